@@ -1,0 +1,81 @@
+import { DuckDBInstance, type DuckDBConnection, type DuckDBPreparedStatement } from '@duckdb/node-api';
+import { LRUCache } from 'lru-cache';
+
+/**
+ * One connection with its own prepared statements. A connection runs one query at
+ * a time and a prepared statement holds its bindings, so neither is ever shared
+ * between two requests in flight: the pool hands a lease to one caller at a time.
+ */
+export class Lease {
+  private readonly statements: LRUCache<string, DuckDBPreparedStatement>;
+
+  constructor(readonly connection: DuckDBConnection) {
+    // Filter shapes (which dimensions, how many values each) bound the distinct SQL
+    // texts; the cap keeps a client that tries every shape from growing memory.
+    this.statements = new LRUCache({ max: 256, dispose: (statement) => statement.destroySync() });
+  }
+
+  /** Runs SQL whose parameters are all integers, reusing the prepared statement. */
+  async queryInts(sql: string, params: readonly number[]) {
+    let statement = this.statements.get(sql);
+    if (!statement) {
+      statement = await this.connection.prepare(sql);
+      this.statements.set(sql, statement);
+    }
+    // Bound as INTEGER, not inferred as DOUBLE: a DOUBLE parameter would cast the
+    // integer columns it meets and keep DuckDB from skipping row groups on `rid`.
+    params.forEach((value, i) => statement.bindInteger(i + 1, value));
+    return statement.runAndReadAll();
+  }
+
+  close(): void {
+    this.statements.clear();
+    this.connection.closeSync();
+  }
+}
+
+export class Database {
+  private readonly idle: Lease[] = [];
+  private readonly waiting: Array<(lease: Lease) => void> = [];
+
+  private constructor(
+    readonly instance: DuckDBInstance,
+    private readonly leases: Lease[],
+  ) {
+    this.idle.push(...leases);
+  }
+
+  static async open(options: { connections: number; threads: number }): Promise<Database> {
+    const instance = await DuckDBInstance.create(':memory:', {
+      threads: String(options.threads),
+      // Serving depends on scans returning rows in insertion (= serving) order, so
+      // a LIMIT stops at the first matching rows instead of sorting all of them.
+      preserve_insertion_order: 'true',
+    });
+    const leases: Lease[] = [];
+    for (let i = 0; i < options.connections; i++) leases.push(new Lease(await instance.connect()));
+    return new Database(instance, leases);
+  }
+
+  /** Runs `work` on a free connection, queueing the caller only when all are busy. */
+  async use<T>(work: (lease: Lease) => Promise<T>): Promise<T> {
+    const lease = this.idle.pop() ?? (await new Promise<Lease>((resolve) => this.waiting.push(resolve)));
+    try {
+      return await work(lease);
+    } finally {
+      const next = this.waiting.shift();
+      if (next) next(lease);
+      else this.idle.push(lease);
+    }
+  }
+
+  /** A connection outside the pool, for loading data without holding up queries. */
+  connect(): Promise<DuckDBConnection> {
+    return this.instance.connect();
+  }
+
+  close(): void {
+    for (const lease of this.leases) lease.close();
+    this.instance.closeSync();
+  }
+}

@@ -1,0 +1,60 @@
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import * as v from 'valibot';
+
+// A release is a folder of Parquet files plus manifest.json, which is written last:
+// a folder without a valid manifest is not a release (a crash mid-write publishes nothing).
+
+export const MANIFEST_FILE = 'manifest.json';
+export const RELEASE_ID = /^\d{4}-(0[1-9]|1[0-2])$/;
+
+const manifestSchema = v.object({
+  release: v.pipe(v.string(), v.regex(RELEASE_ID, 'Expected a release id like 2026-11')),
+  created_at: v.pipe(v.string(), v.isoTimestamp('Expected an ISO timestamp')),
+  datasets: v.record(
+    v.string(),
+    v.object({
+      file: v.pipe(v.string(), v.regex(/^[\w.-]+\.parquet$/, 'Expected a Parquet file name inside the release folder')),
+      rows: v.pipe(v.number(), v.integer(), v.minValue(0)),
+      sha256: v.pipe(v.string(), v.regex(/^[0-9a-f]{64}$/, 'Expected a hex SHA-256 digest')),
+    }),
+  ),
+});
+
+export type Manifest = v.InferOutput<typeof manifestSchema>;
+
+/** A release that cannot be served; the message names the file, the field and the fix. */
+export class ReleaseError extends Error {}
+
+export async function readManifest(dir: string): Promise<Manifest> {
+  const file = path.join(dir, MANIFEST_FILE);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(await fs.readFile(file, 'utf8'));
+  } catch (err) {
+    throw new ReleaseError(`${file}: cannot read the manifest (${(err as Error).message}); regenerate the release with \`npm run etl -- generate --out ${dir}\``);
+  }
+  const result = v.safeParse(manifestSchema, parsed);
+  if (!result.success) {
+    const issue = result.issues[0];
+    throw new ReleaseError(`${file}: field "${v.getDotPath(issue) ?? '(root)'}": ${issue.message}; fix the manifest or regenerate the release`);
+  }
+  if (result.output.release !== path.basename(dir)) {
+    throw new ReleaseError(`${file}: field "release" is "${result.output.release}" but the folder is "${path.basename(dir)}"; rename the folder or fix the field`);
+  }
+  return result.output;
+}
+
+export async function writeManifest(dir: string, manifest: Manifest): Promise<void> {
+  const tmp = path.join(dir, `.${MANIFEST_FILE}.tmp`);
+  await fs.writeFile(tmp, JSON.stringify(manifest, null, 2) + '\n');
+  await fs.rename(tmp, path.join(dir, MANIFEST_FILE));
+}
+
+export async function sha256File(file: string): Promise<string> {
+  const hash = createHash('sha256');
+  for await (const chunk of createReadStream(file)) hash.update(chunk as Buffer);
+  return hash.digest('hex');
+}

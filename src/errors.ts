@@ -1,0 +1,92 @@
+// The catalog of every error a client can see (spec section 7). Each carries its
+// status and body; one middleware renders them, so the texts live only here.
+
+export interface FlatDetails {
+  formErrors: string[];
+  fieldErrors: Record<string, string[]>;
+}
+
+export interface ErrorBody {
+  error: string;
+  details?: FlatDetails;
+  retryAfterSeconds?: number;
+}
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly body: ErrorBody,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(body.error);
+    this.name = new.target.name;
+  }
+}
+
+export class InvalidParametersError extends ApiError {
+  constructor(fieldErrors: Record<string, string[]>, formErrors: string[] = []) {
+    super(400, { error: 'Invalid query parameters', details: { formErrors, fieldErrors } });
+  }
+}
+
+export class UnknownMetricError extends ApiError {
+  constructor(metric: string) {
+    super(400, { error: `Unknown metric: '${metric}'. Use GET /v1/catalog to list the available metrics.` });
+  }
+}
+
+export class UnknownDatasetError extends ApiError {
+  constructor(dataset: string) {
+    super(400, { error: `Unknown dataset: '${dataset}'. Use GET /v1/catalog to list the available datasets.` });
+  }
+}
+
+export class InvalidFilterDimensionError extends ApiError {
+  constructor(dimension: string, metric: string, valid: readonly string[]) {
+    super(400, {
+      error: `Invalid filter dimension "${dimension}" for metric "${metric}". Valid dimensions: ${valid.join(', ')}`,
+    });
+  }
+}
+
+export class InvalidCursorError extends ApiError {
+  constructor() {
+    super(400, { error: 'Invalid pagination cursor' });
+  }
+}
+
+export class MissingKeyError extends ApiError {
+  constructor() {
+    super(401, { error: 'Missing x-api-key header' });
+  }
+}
+
+export class InvalidKeyError extends ApiError {
+  constructor() {
+    super(401, { error: 'Invalid or revoked API key' });
+  }
+}
+
+export class NotFoundError extends ApiError {
+  constructor(what = 'Not found') {
+    super(404, { error: what });
+  }
+}
+
+export class MethodNotAllowedError extends ApiError {
+  constructor(allowed: readonly string[]) {
+    super(405, { error: 'Method not allowed' }, { Allow: allowed.join(', ') });
+  }
+}
+
+export class NotReadyError extends ApiError {
+  constructor() {
+    super(503, { error: 'Service is starting: data is still loading' }, { 'Retry-After': '5' });
+  }
+}
+
+export class InternalError extends ApiError {
+  constructor() {
+    super(500, { error: 'Internal server error' });
+  }
+}
