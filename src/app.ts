@@ -1,0 +1,38 @@
+import Router from '@koa/router';
+import Koa, { type Middleware } from 'koa';
+import { MethodNotAllowedError, NotFoundError } from './errors.ts';
+import { requireKey } from './http/auth.ts';
+import * as catalog from './http/catalog.ts';
+import { renderErrors } from './http/errors.ts';
+import * as financials from './http/financials.ts';
+import * as healthz from './http/healthz.ts';
+import * as reference from './http/reference.ts';
+import { logRequests } from './http/request-log.ts';
+import type { Services } from './services.ts';
+
+/** The public API as a Koa app; it never listens (callers, tests included, do). */
+export function createApp(services: Services): Koa {
+  const app = new Koa();
+  app.use(logRequests(services.log));
+  app.use(renderErrors(services.log));
+
+  const router = new Router();
+  healthz.register(router, services);
+  router.use('/v1', requireKey(services.keys));
+  financials.register(router, services);
+  reference.register(router, services);
+  catalog.register(router);
+
+  app.use(router.routes());
+  app.use(unmatched(router));
+  return app;
+}
+
+/** JSON 405 (with Allow) for a known path and another method; JSON 404 otherwise. */
+export function unmatched(router: Router): Middleware {
+  return async (ctx) => {
+    const methods = new Set(router.match(ctx.path, ctx.method).path.flatMap((layer) => layer.methods));
+    if (methods.size > 0) throw new MethodNotAllowedError([...methods]);
+    throw new NotFoundError();
+  };
+}

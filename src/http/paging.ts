@@ -1,0 +1,35 @@
+import type { Context } from 'koa';
+import type { Filters } from '../query/filters.ts';
+import { whereClauses } from '../query/filters.ts';
+import { readPage } from '../query/page.ts';
+import type { Services } from '../services.ts';
+
+export interface PageRequest {
+  readonly dataset: string;
+  readonly filters: Filters;
+  readonly period?: { readonly text: string; readonly years: { from: number; to: number } };
+  readonly limit: number;
+  readonly cursor?: string;
+  /** The envelope's `meta` for a page of `rowCount` rows. */
+  readonly meta: (rowCount: number) => Record<string, unknown>;
+}
+
+/**
+ * Answers with one keyset page in the spec's envelope. The rows arrive from DuckDB
+ * as ready JSON text; only the small meta and pagination objects are stringified.
+ */
+export async function respondWithPage(ctx: Context, services: Services, request: PageRequest): Promise<void> {
+  const release = services.release.get();
+  const served = release.datasets.get(request.dataset)!;
+  const scope = { release: release.id, dataset: request.dataset, filters: request.filters, period: request.period?.text };
+  const after = request.cursor === undefined ? -1 : services.cursors.decode(request.cursor, scope);
+  const clauses = whereClauses(served, request.filters, request.period?.years);
+  const page = await readPage(services.db, served, clauses, request.limit, after);
+  const pagination = {
+    cursor: page.nextAfter === undefined ? '' : services.cursors.encode(scope, page.nextAfter),
+    has_more: page.nextAfter !== undefined,
+  };
+  ctx.status = 200;
+  ctx.type = 'application/json';
+  ctx.body = `{"meta":${JSON.stringify(request.meta(page.rowCount))},"data":[${page.rowsJson}],"pagination":${JSON.stringify(pagination)}}`;
+}

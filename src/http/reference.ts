@@ -1,0 +1,35 @@
+import type Router from '@koa/router';
+import type { Context } from 'koa';
+import * as v from 'valibot';
+import { findDataset } from '../data/registry.ts';
+import { InvalidParametersError, UnknownDatasetError } from '../errors.ts';
+import type { Services } from '../services.ts';
+import { respondWithPage } from './paging.ts';
+import { cursorParam, limitParam, parseQuery, single, unknownKeys } from './params.ts';
+
+export const schema = v.object({
+  dataset: single(v.pipe(v.string(), v.minLength(1))),
+  limit: limitParam,
+  cursor: cursorParam,
+});
+
+export async function handler(ctx: Context, services: Services): Promise<void> {
+  const unknown = unknownKeys(ctx.query, (key) => key in schema.entries);
+  if (unknown.length) {
+    throw new InvalidParametersError(Object.fromEntries(unknown.map((key) => [key, ['Unknown parameter: /v1/reference accepts dataset, limit and cursor']])));
+  }
+  const { dataset, limit, cursor } = parseQuery(schema, ctx.query);
+  const def = findDataset(dataset, 'reference');
+  if (!def) throw new UnknownDatasetError(dataset);
+  await respondWithPage(ctx, services, {
+    dataset: def.name,
+    filters: new Map(),
+    limit,
+    cursor,
+    meta: (rowCount) => ({ dataset: def.name, row_count: rowCount }),
+  });
+}
+
+export function register(router: Router, services: Services): void {
+  router.get('/v1/reference', (ctx) => handler(ctx, services));
+}

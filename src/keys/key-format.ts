@@ -1,0 +1,25 @@
+import { createHash, randomBytes } from 'node:crypto';
+
+const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+export const KEY_PREFIX = 'sk_live_';
+const SECRET_LENGTH = 40;
+
+/** `sk_live_` + 40 base62 characters (~238 bits), drawn without modulo bias. */
+export function generateKey(): string {
+  let secret = '';
+  while (secret.length < SECRET_LENGTH) {
+    for (const byte of randomBytes(64)) {
+      // 248 = 4 * 62: bytes at or above it would favour the first characters.
+      if (byte < 248 && secret.length < SECRET_LENGTH) secret += BASE62[byte % 62];
+    }
+  }
+  return KEY_PREFIX + secret;
+}
+
+/** Keys are stored only as this digest; a 238-bit random secret needs no slow hash. */
+export const hashKey = (key: string) => createHash('sha256').update(key).digest('hex');
+
+/** Enough of the key for an operator to tell keys apart, far too little to use one. */
+export const displayPrefix = (key: string) => key.slice(0, KEY_PREFIX.length + 4);
+
+export const looksLikeKey = (text: string) => new RegExp(`^${KEY_PREFIX}[0-9A-Za-z]{32,}$`).test(text);

@@ -1,0 +1,19 @@
+/** What is kept of an API key: never the key itself. */
+export interface KeyRecord {
+  readonly id: string;
+  readonly prefix: string;
+  readonly hash: string;
+  readonly client: string;
+  readonly created_at: string;
+  readonly revoked_at: string | null;
+}
+
+export interface KeyStore {
+  /** The active record for a presented key, or undefined when unknown or revoked. */
+  verify(key: string): Promise<KeyRecord | undefined>;
+  /** Issues a key; the plain key is returned here once and never stored. */
+  create(client: string): Promise<{ key: string; record: KeyRecord }>;
+  list(): Promise<KeyRecord[]>;
+  /** Revokes by id or by the full key; undefined when nothing matches. */
+  revoke(ref: string): Promise<KeyRecord | undefined>;
+}

@@ -1,0 +1,34 @@
+import { ConfigError, loadConfig } from './config.ts';
+import { createLogger } from './log.ts';
+import { startService } from './server.ts';
+
+let config;
+try {
+  config = loadConfig();
+} catch (err) {
+  if (!(err instanceof ConfigError)) throw err;
+  console.error(err.message);
+  process.exit(2);
+}
+const log = createLogger(config.LOG_LEVEL);
+const service = await startService(config, log);
+
+service.ready.catch((err: Error) => {
+  log.fatal({ err }, `cannot serve data: ${err.message}`);
+  void service.close().finally(() => process.exit(1));
+});
+
+let stopping = false;
+for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+  process.on(signal, () => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, 'shutting down: finishing in-flight requests');
+    // A client holding a connection open must not keep the process alive forever.
+    setTimeout(() => process.exit(1), 10_000).unref();
+    void service.close().then(() => {
+      log.info('stopped');
+      process.exit(0);
+    });
+  });
+}

@@ -1,0 +1,14 @@
+import type { Logger } from 'pino';
+import type { CurrentRelease } from './data/current-release.ts';
+import type { Database } from './data/duckdb.ts';
+import type { KeyStore } from './keys/store.ts';
+import type { CursorCodec } from './query/cursor.ts';
+
+/** What request handlers depend on, built once at start and passed down. */
+export interface Services {
+  readonly db: Database;
+  readonly release: CurrentRelease;
+  readonly cursors: CursorCodec;
+  readonly keys: KeyStore;
+  readonly log: Logger;
+}

@@ -1,0 +1,123 @@
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { Writable } from 'node:stream';
+import { request } from 'undici';
+import { generateRelease } from '../../etl/generate.ts';
+import { loadConfig } from '../../src/config.ts';
+import { createLogger } from '../../src/log.ts';
+import { startService, type RunningService } from '../../src/server.ts';
+
+// Real servers on ephemeral ports over real DuckDB, for every HTTP test.
+
+const ROOT = path.resolve(import.meta.dirname, '../../tmp/test-data');
+export const FIXTURE_RELEASE = '2026-11';
+
+/**
+ * A DATA_DIR holding one generated release (cached on disk across runs: the
+ * generator is deterministic for a seed and scale, so a cached copy is identical).
+ */
+export async function fixtureDataDir(options: { seed?: number; scale?: number; release?: string } = {}): Promise<string> {
+  const { seed = 7, scale = 0.02, release = FIXTURE_RELEASE } = options;
+  const dataDir = path.join(ROOT, `seed${seed}-scale${scale}-${release}`);
+  const dir = path.join(dataDir, release);
+  if (!(await fs.stat(path.join(dir, 'manifest.json')).then(() => true, () => false))) {
+    await generateRelease({ out: dir, seed, scale, release });
+  }
+  return dataDir;
+}
+
+export const tempDir = (prefix = 'dqs-test-') => fs.mkdtemp(path.join(os.tmpdir(), prefix));
+
+export interface Response {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  text: string;
+  // Parsed JSON body: tests assert on its shape, so `any` keeps them readable.
+  json: any;
+}
+
+export interface TestService {
+  readonly url: string;
+  readonly adminUrl: string;
+  readonly dataDir: string;
+  readonly stateDir: string;
+  readonly running: RunningService;
+  /** An active key created through the admin listener. */
+  readonly key: string;
+  /** Log lines the service wrote, parsed. */
+  readonly logs: any[];
+  get(pathAndQuery: string, options?: { key?: string | null; method?: string; headers?: Record<string, string> }): Promise<Response>;
+  admin(method: string, pathName: string, body?: unknown, token?: string): Promise<Response>;
+  adminToken(): Promise<string>;
+  stop(): Promise<void>;
+}
+
+export async function send(url: string, init: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<Response> {
+  const res = await request(url, { method: (init.method ?? 'GET') as 'GET', headers: init.headers, body: init.body });
+  const text = await res.body.text();
+  let json: unknown;
+  try {
+    json = text ? JSON.parse(text) : undefined;
+  } catch {
+    json = undefined;
+  }
+  return { status: res.statusCode, headers: res.headers as Response['headers'], text, json };
+}
+
+/** Starts the whole service (public + admin listener) on port 0 and waits for data. */
+export async function startTestService(options: { dataDir?: string; stateDir?: string; env?: Record<string, string> } = {}): Promise<TestService> {
+  const dataDir = options.dataDir ?? (await fixtureDataDir());
+  const stateDir = options.stateDir ?? (await tempDir());
+  const config = loadConfig({ PORT: '0', ADMIN_PORT: '0', DATA_DIR: dataDir, STATE_DIR: stateDir, DUCKDB_CONNECTIONS: '2', ...options.env });
+  const logs: any[] = [];
+  const sink = new Writable({
+    write(chunk, _encoding, done) {
+      for (const line of String(chunk).split('\n')) if (line) logs.push(JSON.parse(line));
+      done();
+    },
+  });
+  const running = await startService(config, createLogger('info', sink));
+  await running.ready;
+  const adminToken = async () => (await fs.readFile(path.join(stateDir, 'admin-token'), 'utf8')).trim();
+  const admin = async (method: string, pathName: string, body?: unknown, token?: string) =>
+    send(`${running.adminUrl}${pathName}`, {
+      method,
+      headers: { authorization: `Bearer ${token ?? (await adminToken())}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+  const created = await admin('POST', '/keys', { client: 'test-suite' });
+  const key: string = created.json.key;
+  return {
+    url: running.url,
+    adminUrl: running.adminUrl,
+    dataDir,
+    stateDir,
+    running,
+    key,
+    logs,
+    get: (pathAndQuery, opts = {}) =>
+      send(`${running.url}${pathAndQuery}`, {
+        method: opts.method,
+        headers: { ...(opts.key === null ? {} : { 'x-api-key': opts.key ?? key }), ...opts.headers },
+      }),
+    admin,
+    adminToken,
+    stop: () => running.close(),
+  };
+}
+
+/** Follows `pagination.cursor` until `has_more` is false; returns every page. */
+export async function walkPages(service: TestService, pathAndQuery: string, limit: number): Promise<any[]> {
+  const pages: any[] = [];
+  let cursor = '';
+  for (let guard = 0; guard < 100_000; guard++) {
+    const sep = pathAndQuery.includes('?') ? '&' : '?';
+    const res = await service.get(`${pathAndQuery}${sep}limit=${limit}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+    if (res.status !== 200) throw new Error(`page ${pages.length + 1} of ${pathAndQuery}: ${res.status} ${res.text}`);
+    pages.push(res.json);
+    if (!res.json.pagination.has_more) return pages;
+    cursor = res.json.pagination.cursor;
+  }
+  throw new Error('pagination did not end');
+}
