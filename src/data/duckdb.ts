@@ -74,7 +74,11 @@ export class Database {
     return this.instance.connect();
   }
 
+  private closed = false;
+
   close(): void {
+    if (this.closed) return;
+    this.closed = true;
     for (const lease of this.leases) lease.close();
     this.instance.closeSync();
   }

@@ -78,7 +78,12 @@ export async function startTestService(options: { dataDir?: string; stateDir?: s
     },
   });
   const running = await startService(config, createLogger('info', sink));
-  await running.ready;
+  try {
+    await running.ready;
+  } catch (err) {
+    await running.close();
+    throw err;
+  }
   const adminToken = async () => (await fs.readFile(path.join(stateDir, 'admin-token'), 'utf8')).trim();
   const admin = async (method: string, pathName: string, body?: unknown, token?: string) =>
     send(`${running.adminUrl}${pathName}`, {

@@ -1,0 +1,200 @@
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { DATASETS } from '../src/data/registry.ts';
+import { startTestService, type Response, type TestService } from './helpers/service.ts';
+
+// Every error scenario of spec section 7.2 (rate limiting aside), plus the body
+// shapes the spec leaves open: 404, 405 and 500.
+
+let service: TestService;
+const errors = suite('errors');
+errors.before(async () => {
+  service = await startTestService();
+});
+errors.after(() => service.stop());
+
+function assertError(res: Response, status: number, error: string | RegExp) {
+  assert.is(res.status, status, res.text);
+  assert.match(String(res.headers['content-type']), /^application\/json/);
+  if (typeof error === 'string') assert.is(res.json.error, error);
+  else assert.match(res.json.error, error);
+}
+
+const invalidParams = (res: Response, field: string) => {
+  assertError(res, 400, 'Invalid query parameters');
+  assert.equal(res.json.details.formErrors, []);
+  assert.ok(Array.isArray(res.json.details.fieldErrors[field]), `fieldErrors.${field} in ${res.text}`);
+  return res.json.details.fieldErrors[field] as string[];
+};
+
+errors('missing metric: fieldErrors.metric says a string was expected and none received', async () => {
+  const messages = invalidParams(await service.get('/v1/financials'), 'metric');
+  assert.equal(messages, ['Invalid type: Expected string but received undefined']);
+});
+
+errors('malformed period: fieldErrors.period has the expected format', async () => {
+  for (const period of ['2020-01-01', '2020-1-01:2020-12-31', '20200101:20201231', '2020-01-01:2020-12-31x', '']) {
+    const messages = invalidParams(await service.get(`/v1/financials?metric=ggr&period=${encodeURIComponent(period)}`), 'period');
+    assert.equal(messages, ['Expected format: YYYY-MM-DD:YYYY-MM-DD'], period);
+  }
+});
+
+errors('missing metric and bad period are reported together', async () => {
+  const res = await service.get('/v1/financials?period=2020');
+  invalidParams(res, 'metric');
+  invalidParams(res, 'period');
+});
+
+errors('unknown metric names it in single quotes and points to the catalog', async () => {
+  for (const metric of ['nope', 'GGR', 'country_reference']) {
+    const res = await service.get(`/v1/financials?metric=${metric}`);
+    assertError(res, 400, `Unknown metric: '${metric}'. Use GET /v1/catalog to list the available metrics.`);
+    assert.is(res.json.details, undefined);
+  }
+});
+
+errors('a parameter that is not a dimension of the metric lists the valid ones', async () => {
+  const cases = [
+    ['ggr', 'fx_local_currency'],
+    ['fx', 'product'],
+    ['country', 'channel'],
+    ['turnover', 'bogus'],
+  ];
+  for (const [metric, param] of cases) {
+    const def = DATASETS.find((d) => d.name === metric)!;
+    const res = await service.get(`/v1/financials?metric=${metric}&${param}=x`);
+    assertError(res, 400, `Invalid filter dimension "${param}" for metric "${metric}". Valid dimensions: ${def.dimensions.join(', ')}`);
+    assert.ok(def.dimensions.includes('year'));
+  }
+});
+
+errors('bad cursor', async () => {
+  for (const cursor of ['nonsense', '', 'a.b', '0.AAAAAAAAAAAAAAAAAAAAAA']) {
+    const res = await service.get(`/v1/financials?metric=ggr&cursor=${encodeURIComponent(cursor)}`);
+    assertError(res, 400, 'Invalid pagination cursor');
+    assert.is(res.json.details, undefined);
+  }
+});
+
+// The one auth contract, run against every route.
+for (const route of ['/v1/financials?metric=ggr', '/v1/reference?dataset=country_reference', '/v1/catalog']) {
+  errors(`${route}: missing key → 401 Missing x-api-key header`, async () => {
+    assertError(await service.get(route, { key: null }), 401, 'Missing x-api-key header');
+    assertError(await service.get(route, { key: '' }), 401, 'Missing x-api-key header');
+  });
+  errors(`${route}: invalid or revoked key → 401 Invalid or revoked API key`, async () => {
+    assertError(await service.get(route, { key: 'sk_live_notarealkeynotarealkeynotarealkey00' }), 401, 'Invalid or revoked API key');
+    assertError(await service.get(route, { key: service.key.slice(0, -1) }), 401, 'Invalid or revoked API key');
+    const { json } = await service.admin('POST', '/keys', { client: 'soon revoked' });
+    assert.is((await service.get(route, { key: json.key })).status, 200);
+    await service.admin('POST', `/keys/${json.record.id}/revoke`);
+    assertError(await service.get(route, { key: json.key }), 401, 'Invalid or revoked API key');
+  });
+}
+
+errors('a parameter given twice where one is expected is a 400 naming it', async () => {
+  const cases: Array<[string, string]> = [
+    ['/v1/financials?metric=ggr&metric=fx', 'metric'],
+    ['/v1/financials?metric=ggr&period=2020-01-01:2020-12-31&period=2021-01-01:2021-12-31', 'period'],
+    ['/v1/financials?metric=ggr&limit=5&limit=5', 'limit'],
+    ['/v1/financials?metric=ggr&cursor=a&cursor=b', 'cursor'],
+    ['/v1/reference?dataset=country_reference&dataset=country_reference', 'dataset'],
+    ['/v1/reference?dataset=country_reference&limit=1&limit=2', 'limit'],
+  ];
+  for (const [path, field] of cases) {
+    assert.equal(invalidParams(await service.get(path), field), ['Expected a single value, received several'], path);
+  }
+});
+
+errors('limit and year must be integers in range', async () => {
+  for (const limit of ['0', '1001', '-1', '1.5', 'abc', '1e3', '']) {
+    invalidParams(await service.get(`/v1/financials?metric=ggr&limit=${encodeURIComponent(limit)}`), 'limit');
+    invalidParams(await service.get(`/v1/reference?dataset=country_reference&limit=${encodeURIComponent(limit)}`), 'limit');
+  }
+  for (const year of ['20x0', '2020.5', '', 'two thousand']) {
+    assert.equal(invalidParams(await service.get(`/v1/financials?metric=ggr&year=2020&year=${encodeURIComponent(year)}`), 'year'), ['Expected an integer year']);
+  }
+});
+
+errors('reference: unknown, financial or missing dataset, and unknown parameters', async () => {
+  for (const dataset of ['ggr', 'nope']) {
+    const res = await service.get(`/v1/reference?dataset=${dataset}`);
+    assertError(res, 400, `Unknown dataset: '${dataset}'. Use GET /v1/catalog to list the available datasets.`);
+  }
+  invalidParams(await service.get('/v1/reference'), 'dataset');
+  const messages = invalidParams(await service.get('/v1/reference?dataset=country_reference&region=Europe'), 'region');
+  assert.match(messages[0]!, /Unknown parameter/);
+});
+
+errors('unknown paths are JSON 404s, with or without a key', async () => {
+  for (const path of ['/', '/v1', '/v2/financials', '/v1/financials/ggr', '/v1/catalogue', '/v1/%E0%A4%A', '/healthz/x']) {
+    assertError(await service.get(path), 404, 'Not found');
+    assertError(await service.get(path, { key: null }), 404, 'Not found');
+  }
+});
+
+errors('other methods on known paths are JSON 405s with Allow', async () => {
+  for (const path of ['/v1/financials', '/v1/reference', '/v1/catalog', '/healthz']) {
+    for (const method of ['POST', 'PUT', 'PATCH', 'DELETE']) {
+      const res = await service.get(path, { method });
+      assertError(res, 405, 'Method not allowed');
+      assert.match(String(res.headers.allow), /\bGET\b/);
+    }
+  }
+});
+
+errors('the catalog lists every dataset, year among financial dimensions, matching rows', async () => {
+  const res = await service.get('/v1/catalog');
+  assert.is(res.status, 200);
+  assert.equal(res.json.datasets.map((d: { name: string }) => d.name), DATASETS.map((d) => d.name));
+  for (const entry of res.json.datasets) {
+    const def = DATASETS.find((d) => d.name === entry.name)!;
+    assert.equal(entry.dimensions, def.dimensions);
+    assert.equal(entry.metrics, def.metrics);
+    assert.type(entry.description, 'string');
+    if (def.kind !== 'financial') continue;
+    assert.is(entry.dimensions[0], 'year');
+    const page = await service.get(`/v1/financials?metric=${def.name}&limit=1`);
+    assert.equal(Object.keys(page.json.data[0].dimensions), entry.dimensions);
+    assert.equal(Object.keys(page.json.data[0].values), entry.metrics);
+    assert.type(page.json.data[0].dimensions.year, 'number');
+  }
+});
+
+errors('an unexpected failure is a generic JSON 500 and a log line, nothing leaked', async () => {
+  const broken = await startTestService();
+  try {
+    // Take the table away beneath the running server: DuckDB fails the query.
+    const connection = await broken.running.services.db.connect();
+    const table = broken.running.services.release.get().datasets.get('turnover')!.table;
+    await connection.run(`DROP TABLE ${table}`);
+    connection.closeSync();
+    const res = await broken.get('/v1/financials?metric=turnover');
+    assert.is(res.status, 500);
+    assert.equal(res.json, { error: 'Internal server error' });
+    assert.not.match(res.text, /turnover|Catalog|DuckDB|stack/i);
+    assert.ok(broken.logs.some((line) => line.msg === 'unhandled error' && /turnover/.test(line.err?.message)));
+    assert.is((await broken.get('/v1/financials?metric=ggr&limit=1')).status, 200);
+  } finally {
+    await broken.stop();
+  }
+});
+
+errors('healthz needs no key', async () => {
+  const res = await service.get('/healthz', { key: null });
+  assert.is(res.status, 200);
+  assert.equal(res.json, { status: 'ok', release: '2026-11' });
+});
+
+errors('one JSON log line per request, without the key', async () => {
+  const before = service.logs.length;
+  await service.get('/v1/catalog');
+  const lines = service.logs.slice(before).filter((l) => l.msg === 'request');
+  assert.is(lines.length, 1);
+  assert.is(lines[0].status, 200);
+  assert.is(lines[0].url, '/v1/catalog');
+  assert.match(lines[0].key, /^key_/);
+  assert.not.match(JSON.stringify(lines[0]), /sk_live_/);
+});
+
+errors.run();
