@@ -1,0 +1,126 @@
+import { execFile } from 'node:child_process';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { startTestService, tempDir, type TestService } from './helpers/service.ts';
+
+// API keys end to end: the operator's CLI against a running server's admin
+// listener, what is stored, restart survival and revocation.
+
+const run = promisify(execFile);
+const ROOT = path.resolve(import.meta.dirname, '..');
+
+/** Runs `npm run admin -- …` the way an operator does, against `service`. */
+async function admin(service: Pick<TestService, 'stateDir' | 'adminUrl'>, ...args: string[]) {
+  const env = { ...process.env, STATE_DIR: service.stateDir, ADMIN_PORT: new URL(service.adminUrl).port };
+  try {
+    const { stdout, stderr } = await run('node', ['--import', 'tsx', 'src/cli/admin.ts', ...args], { cwd: ROOT, env, timeout: 30_000 });
+    return { code: 0, stdout, stderr };
+  } catch (err) {
+    const failed = err as { code: number; stdout: string; stderr: string };
+    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
+  }
+}
+
+const keys = suite('keys');
+let service: TestService;
+keys.before(async () => {
+  service = await startTestService();
+});
+keys.after(() => service.stop());
+
+keys('key create prints the new key alone on its last line, and it works at once', async () => {
+  const out = await admin(service, 'key', 'create', '--client', 'Acme Analytics');
+  assert.is(out.code, 0, out.stderr);
+  const key = out.stdout.trimEnd().split('\n').at(-1)!;
+  assert.match(key, /^sk_live_[0-9A-Za-z]{32,}$/);
+  assert.is((await service.get('/v1/catalog', { key })).status, 200);
+});
+
+keys('only a SHA-256 hash and a display prefix are stored, owner-readable only', async () => {
+  const out = await admin(service, 'key', 'create', '--client', 'stored');
+  const key = out.stdout.trimEnd().split('\n').at(-1)!;
+  const file = path.join(service.stateDir, 'keys.json');
+  const text = await fs.readFile(file, 'utf8');
+  assert.not.ok(text.includes(key), 'the key itself is not stored');
+  assert.not.ok(text.includes(key.slice(8)), 'nor its secret part');
+  const record = JSON.parse(text).keys.find((k: { client: string }) => k.client === 'stored');
+  assert.match(record.hash, /^[0-9a-f]{64}$/);
+  assert.is(record.prefix, key.slice(0, 12));
+  for (const name of ['keys.json', 'admin-token', 'cursor-secret']) {
+    assert.is((await fs.stat(path.join(service.stateDir, name))).mode & 0o777, 0o600, name);
+  }
+});
+
+keys('key list shows ids, prefixes and clients but never keys', async () => {
+  const created = await admin(service, 'key', 'create', '--client', 'listed');
+  const key = created.stdout.trimEnd().split('\n').at(-1)!;
+  const out = await admin(service, 'key', 'list');
+  assert.is(out.code, 0, out.stderr);
+  assert.match(out.stdout, /listed/);
+  assert.match(out.stdout, new RegExp(key.slice(0, 12)));
+  assert.not.ok(out.stdout.includes(key));
+  const json = JSON.parse((await admin(service, 'key', 'list', '--json')).stdout);
+  assert.ok(json.every((k: Record<string, unknown>) => !('hash' in k) && /^key_/.test(String(k.id))));
+});
+
+keys('key revoke, by key or by id, takes effect on the next request', async () => {
+  for (const by of ['key', 'id'] as const) {
+    const created = await admin(service, 'key', 'create', '--client', `revoke-by-${by}`);
+    const key = created.stdout.trimEnd().split('\n').at(-1)!;
+    assert.is((await service.get('/v1/catalog', { key })).status, 200);
+    const id = JSON.parse((await admin(service, 'key', 'list', '--json')).stdout).find((k: { client: string }) => k.client === `revoke-by-${by}`).id;
+    const out = await admin(service, 'key', 'revoke', by === 'key' ? key : id);
+    assert.is(out.code, 0, out.stderr);
+    const res = await service.get('/v1/catalog', { key });
+    assert.is(res.status, 401);
+    assert.is(res.json.error, 'Invalid or revoked API key');
+  }
+  const missing = await admin(service, 'key', 'revoke', 'key_0000000000000000');
+  assert.is(missing.code, 1);
+  assert.match(missing.stderr, /No key matches/);
+});
+
+keys('keys and revocations survive a restart', async () => {
+  const stateDir = await tempDir();
+  const first = await startTestService({ dataDir: service.dataDir, stateDir });
+  const kept = (await first.admin('POST', '/keys', { client: 'kept' })).json.key;
+  const revoked = (await first.admin('POST', '/keys', { client: 'revoked' })).json;
+  await first.admin('POST', `/keys/${revoked.record.id}/revoke`);
+  await first.stop();
+
+  const second = await startTestService({ dataDir: service.dataDir, stateDir });
+  assert.is((await second.get('/v1/catalog', { key: kept })).status, 200);
+  assert.is((await second.get('/v1/catalog', { key: revoked.key })).status, 401);
+  assert.is((await second.get('/v1/catalog', { key: first.key })).status, 200);
+  await second.stop();
+  await fs.rm(stateDir, { recursive: true });
+});
+
+keys('the admin listener is on loopback and wants the admin token', async () => {
+  assert.is(new URL(service.adminUrl).hostname, '127.0.0.1');
+  for (const token of ['', 'wrong', `${await service.adminToken()}x`]) {
+    const res = await service.admin('GET', '/keys', undefined, token);
+    assert.is(res.status, 401);
+    assert.is(res.json.error, 'Missing or invalid admin token');
+  }
+  const bad = await service.admin('POST', '/keys', { client: '' });
+  assert.is(bad.status, 400);
+  assert.ok(bad.json.details.fieldErrors.client);
+  // The public listener does not serve admin routes.
+  assert.is((await service.get('/keys')).status, 404);
+});
+
+keys('the start-up log says how to create the first key', async () => {
+  assert.ok(service.logs.some((l) => l.level === 40 && /npm run --silent admin -- key create --client NAME/.test(l.msg)));
+});
+
+keys('the CLI explains when no server is listening', async () => {
+  const out = await admin({ stateDir: service.stateDir, adminUrl: 'http://127.0.0.1:1' }, 'key', 'list');
+  assert.is(out.code, 1);
+  assert.match(out.stderr, /cannot reach the admin listener at http:\/\/127\.0\.0\.1:1/);
+});
+
+keys.run();
