@@ -1,4 +1,3 @@
-import os from 'node:os';
 import path from 'node:path';
 import * as v from 'valibot';
 
@@ -40,8 +39,8 @@ export const settings = {
     help: 'DuckDB connections serving queries concurrently (each runs one query at a time)',
   },
   DUCKDB_THREADS: {
-    schema: positiveInt(Math.max(1, os.availableParallelism())),
-    help: 'Worker threads DuckDB may use in total',
+    schema: positiveInt(1),
+    help: 'Threads one DuckDB query may use while serving (loading a release uses every core); 1 serves the most requests per second',
   },
 } as const;
 

@@ -25,7 +25,9 @@ export class Lease {
     // Bound as INTEGER, not inferred as DOUBLE: a DOUBLE parameter would cast the
     // integer columns it meets and keep DuckDB from skipping row groups on `rid`.
     params.forEach((value, i) => statement.bindInteger(i + 1, value));
-    return statement.runAndReadAll();
+    // Materialized: its chunks are then read synchronously, without further trips
+    // to the thread pool.
+    return statement.run();
   }
 
   close(): void {

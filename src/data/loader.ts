@@ -1,15 +1,19 @@
+import fs from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { Logger } from 'pino';
 import { DATASETS, INTEGER_DIMENSIONS, type DatasetDef } from './registry.ts';
 import { ReleaseError } from './manifest.ts';
 import type { ReleaseOnDisk } from './releases.ts';
+import { RowStore } from './row-store.ts';
 
 export interface ServedDataset {
   readonly def: DatasetDef;
   /** Quoted, schema-qualified table name; comes from the registry, never from a request. */
   readonly table: string;
-  readonly rows: number;
+  /** Each row's response JSON, indexed by `rid`. */
+  readonly rows: RowStore;
   /** For each string dimension, value → the integer code stored in its column. */
   readonly codes: ReadonlyMap<string, ReadonlyMap<string, number>>;
 }
@@ -28,8 +32,8 @@ const NUMERIC_TYPES = new Set([...INTEGER_TYPES, 'FLOAT', 'DOUBLE', 'UBIGINT', '
 /**
  * Copies a release's Parquet files into native DuckDB tables laid out for serving:
  * rows sorted in serving order and numbered by `rid` (the keyset), string dimensions
- * stored as small integer codes (what filters compare), and each row's response
- * JSON rendered once here so that a request only concatenates text.
+ * stored as small integer codes (what filters compare). Each row's response JSON is
+ * rendered once here, by DuckDB, into a RowStore, so a request only copies bytes.
  */
 export async function loadRelease(
   connection: DuckDBConnection,
@@ -44,7 +48,7 @@ export async function loadRelease(
     const entry = release.manifest.datasets[def.name]!;
     const served = await loadDataset(connection, schema, def, path.join(release.dir, entry.file), entry.rows);
     datasets.set(def.name, served);
-    log.info({ dataset: def.name, rows: served.rows, ms: Math.round(performance.now() - started) }, 'dataset loaded');
+    log.info({ dataset: def.name, rows: served.rows.rowCount, bytes: served.rows.byteLength, ms: Math.round(performance.now() - started) }, 'dataset loaded');
   }
   return { id: release.manifest.release, datasets };
 }
@@ -83,14 +87,35 @@ async function loadDataset(
       FROM ${stage}
       ORDER BY rid`);
 
+    const rows = await exportRows(connection, table, expectedRows, file);
+    await connection.run(`ALTER TABLE ${table} DROP COLUMN j`);
+
     const codes = new Map<string, Map<string, number>>();
     for (const dim of strings) {
       const reader = await connection.runAndReadAll(`SELECT unnest(enum_range(NULL::${enumType(dim)}))::VARCHAR`);
       codes.set(dim, new Map(reader.getColumns()[0]!.map((value, code) => [String(value), code])));
     }
-    return { def, table, rows: expectedRows, codes };
+    return { def, table, rows, codes };
   } finally {
     await connection.run(`DROP TABLE IF EXISTS ${stage}`);
+  }
+}
+
+/**
+ * Writes column `j` in `rid` order as one line per row and reads it back whole.
+ * The CSV delimiter and quote are control characters, which JSON text always
+ * escapes, so DuckDB writes each value exactly as it is.
+ */
+async function exportRows(connection: DuckDBConnection, table: string, rows: number, source: string): Promise<RowStore> {
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'dqs-rows-'));
+  const file = path.join(dir, 'rows.txt');
+  try {
+    await connection.run(`COPY (SELECT j FROM ${table} ORDER BY rid) TO ${quoteLiteral(file)} (FORMAT csv, HEADER false, DELIMITER '\x01', QUOTE '\x02', ESCAPE '\x02')`);
+    return RowStore.fromLines(await fs.readFile(file), rows);
+  } catch (err) {
+    throw new ReleaseError(`${source}: cannot prepare the rows for serving (${(err as Error).message}); check free space in ${os.tmpdir()}`);
+  } finally {
+    await fs.rm(dir, { recursive: true, force: true });
   }
 }
 
@@ -112,7 +137,7 @@ async function checkColumns(connection: DuckDBConnection, stage: string, def: Da
   const expect = (column: string, allowed: Set<string> | 'VARCHAR', wanted: string) => {
     const type = types.get(column);
     if (type === undefined) {
-      throw new ReleaseError(`${file}: column "${column}" is missing; the ${def.name} dataset needs ${[...def.dimensions, ...def.metrics].join(', ')}`);
+      throw new ReleaseError(`${file}: column "${column}" is missing; the ${def.name} dataset needs ${[...def.dimensions, ...def.metrics].join(', ')}, so re-export the file with every one of them`);
     }
     if (allowed === 'VARCHAR' ? type !== 'VARCHAR' : !allowed.has(type)) {
       throw new ReleaseError(`${file}: column "${column}" has type ${type}; write it as ${wanted}`);

@@ -33,7 +33,7 @@ export async function latestRelease(dataDir: string): Promise<ReleaseOnDisk | un
 export async function verifyRelease({ dir, manifest }: ReleaseOnDisk): Promise<void> {
   for (const def of DATASETS) {
     const entry = manifest.datasets[def.name];
-    if (!entry) throw new ReleaseError(`${path.join(dir, 'manifest.json')}: field "datasets.${def.name}" is missing; every release needs all of ${DATASETS.map((d) => d.name).join(', ')}`);
+    if (!entry) throw new ReleaseError(`${path.join(dir, 'manifest.json')}: field "datasets.${def.name}" is missing; every release needs all of ${DATASETS.map((d) => d.name).join(', ')}, so add the file with its entry or regenerate the release`);
     const file = path.join(dir, entry.file);
     const actual = await sha256File(file).catch((err: Error) => {
       throw new ReleaseError(`${file}: cannot read (${err.message}); restore the file or regenerate the release`);

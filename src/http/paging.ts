@@ -15,8 +15,8 @@ export interface PageRequest {
 }
 
 /**
- * Answers with one keyset page in the spec's envelope. The rows arrive from DuckDB
- * as ready JSON text; only the small meta and pagination objects are stringified.
+ * Answers with one keyset page in the spec's envelope. DuckDB picks the rows, their
+ * JSON comes ready from the row store, and only meta and pagination are stringified.
  */
 export async function respondWithPage(ctx: Context, services: Services, request: PageRequest): Promise<void> {
   const release = services.release.get();
@@ -31,5 +31,9 @@ export async function respondWithPage(ctx: Context, services: Services, request:
   };
   ctx.status = 200;
   ctx.type = 'application/json';
-  ctx.body = `{"meta":${JSON.stringify(request.meta(page.rowCount))},"data":[${page.rowsJson}],"pagination":${JSON.stringify(pagination)}}`;
+  ctx.body = served.rows.render(
+    page.rids,
+    `{"meta":${JSON.stringify(request.meta(page.rids.length))},"data":[`,
+    `],"pagination":${JSON.stringify(pagination)}}`,
+  );
 }

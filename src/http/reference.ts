@@ -14,7 +14,7 @@ export const schema = v.object({
 });
 
 export async function handler(ctx: Context, services: Services): Promise<void> {
-  const unknown = unknownKeys(ctx.query, (key) => key in schema.entries);
+  const unknown = unknownKeys(ctx.query, (key) => Object.hasOwn(schema.entries, key));
   if (unknown.length) {
     throw new InvalidParametersError(Object.fromEntries(unknown.map((key) => [key, ['Unknown parameter: /v1/reference accepts dataset, limit and cursor']])));
   }

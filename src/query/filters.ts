@@ -54,14 +54,11 @@ export function whereClauses(dataset: ServedDataset, filters: Filters, period?: 
 }
 
 /**
- * One page as a single row: the rows' JSON joined by commas (DuckDB renders the
- * text, so the JS thread handles one string instead of a thousand values), the
- * keyset position of the page's last row, and whether a further row exists.
+ * The `rid`s of one page plus one more (which says whether another page follows).
  *
- * The innermost LIMIT relies on the table being stored in `rid` order and scans
- * returning insertion order: DuckDB stops at the first limit+1 matching rows rather
- * than sorting every match, and `rid > ?` lets it skip row groups before the cursor.
- * Only those few rows are sorted, to number them.
+ * The LIMIT relies on the table being stored in `rid` order and scans returning
+ * insertion order: DuckDB stops at the first limit+1 matching rows instead of
+ * sorting every match, and `rid > $2` lets it skip row groups before the cursor.
  */
 export function pageQuery(table: string, clauses: readonly Clause[], limit: number, afterRid: number): { sql: string; params: number[] } {
   const params = [limit, afterRid];
@@ -71,11 +68,5 @@ export function pageQuery(table: string, clauses: readonly Clause[], limit: numb
     // push() returns the new length, which is the 1-based number of the value just added.
     conditions.push(clause.sql.replace(/\?/g, () => `$${params.push(clause.params[next++]!)}`));
   }
-  const sql = [
-    `SELECT string_agg(j, ',' ORDER BY rid) FILTER (WHERE n <= $1) AS body,`,
-    `max(rid) FILTER (WHERE n <= $1) AS last_rid, count(*) AS fetched`,
-    `FROM (SELECT rid, j, row_number() OVER (ORDER BY rid) AS n`,
-    `FROM (SELECT rid, j FROM ${table} WHERE ${conditions.join(' AND ')} LIMIT $1 + 1))`,
-  ].join(' ');
-  return { sql, params };
+  return { sql: `SELECT rid FROM ${table} WHERE ${conditions.join(' AND ')} LIMIT $1 + 1`, params };
 }

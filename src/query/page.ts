@@ -3,26 +3,25 @@ import type { ServedDataset } from '../data/loader.ts';
 import { pageQuery, type Clause } from './filters.ts';
 
 export interface Page {
-  /** The page's rows as JSON objects joined by commas, ready to sit inside `[...]`. */
-  readonly rowsJson: string;
-  readonly rowCount: number;
+  /** The page's rows, in serving order. */
+  readonly rids: readonly number[];
   /** `rid` of the page's last row, when another page follows. */
   readonly nextAfter: number | undefined;
 }
 
-const EMPTY: Page = { rowsJson: '', rowCount: 0, nextAfter: undefined };
+const EMPTY: Page = { rids: [], nextAfter: undefined };
 
-/** Reads one page; `clauses === null` means the filters can match nothing. */
+/** Finds one keyset page; `clauses === null` means the filters can match nothing. */
 export async function readPage(db: Database, dataset: ServedDataset, clauses: readonly Clause[] | null, limit: number, afterRid: number): Promise<Page> {
   if (!clauses) return EMPTY;
   const { sql, params } = pageQuery(dataset.table, clauses, limit, afterRid);
-  const reader = await db.use((lease) => lease.queryInts(sql, params));
-  const [body, lastRid, fetched] = reader.getRows()[0]!;
-  const count = Number(fetched);
-  if (count === 0) return EMPTY;
-  return {
-    rowsJson: String(body),
-    rowCount: Math.min(count, limit),
-    nextAfter: count > limit ? Number(lastRid) : undefined,
-  };
+  const result = await db.use((lease) => lease.queryInts(sql, params));
+  const rids: number[] = [];
+  for (let c = 0; c < result.chunkCount; c++) {
+    const column = result.getChunk(c).getColumnVector(0);
+    for (let i = 0; i < column.itemCount; i++) rids.push(column.getItem(i) as number);
+  }
+  if (rids.length <= limit) return { rids, nextAfter: undefined };
+  rids.length = limit;
+  return { rids, nextAfter: rids[limit - 1] };
 }

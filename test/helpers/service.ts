@@ -68,6 +68,7 @@ export async function send(url: string, init: { method?: string; headers?: Recor
 /** Starts the whole service (public + admin listener) on port 0 and waits for data. */
 export async function startTestService(options: { dataDir?: string; stateDir?: string; env?: Record<string, string> } = {}): Promise<TestService> {
   const dataDir = options.dataDir ?? (await fixtureDataDir());
+  const ownsStateDir = options.stateDir === undefined;
   const stateDir = options.stateDir ?? (await tempDir());
   const config = loadConfig({ PORT: '0', ADMIN_PORT: '0', DATA_DIR: dataDir, STATE_DIR: stateDir, DUCKDB_CONNECTIONS: '2', ...options.env });
   const logs: any[] = [];
@@ -78,10 +79,14 @@ export async function startTestService(options: { dataDir?: string; stateDir?: s
     },
   });
   const running = await startService(config, createLogger('info', sink));
+  const stop = async () => {
+    await running.close();
+    if (ownsStateDir) await fs.rm(stateDir, { recursive: true, force: true });
+  };
   try {
     await running.ready;
   } catch (err) {
-    await running.close();
+    await stop();
     throw err;
   }
   const adminToken = async () => (await fs.readFile(path.join(stateDir, 'admin-token'), 'utf8')).trim();
@@ -108,7 +113,7 @@ export async function startTestService(options: { dataDir?: string; stateDir?: s
       }),
     admin,
     adminToken,
-    stop: () => running.close(),
+    stop,
   };
 }
 

@@ -1,0 +1,107 @@
+import path from 'node:path';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { ConfigError, loadConfig, settings } from '../src/config.ts';
+
+const DEFAULTS = {
+  HOST: '127.0.0.1',
+  PORT: 3000,
+  ADMIN_PORT: 3001,
+  DATA_DIR: path.resolve('./datasets'),
+  STATE_DIR: path.resolve('./var'),
+  LOG_LEVEL: 'info',
+  DUCKDB_CONNECTIONS: 4,
+  DUCKDB_THREADS: 1,
+};
+
+/** The ConfigError thrown for `env`; fails the test when none is thrown. */
+function configError(env: Record<string, string>): ConfigError {
+  try {
+    loadConfig(env);
+  } catch (err) {
+    assert.instance(err, ConfigError, `${JSON.stringify(env)} threw something other than ConfigError`);
+    return err as ConfigError;
+  }
+  assert.unreachable(`${JSON.stringify(env)} was accepted`);
+  throw new Error('unreachable');
+}
+
+const config = suite('config');
+
+config('loadConfig({}) gives the documented defaults', () => {
+  assert.equal(loadConfig({}), DEFAULTS);
+});
+
+config('every setting has a help line', () => {
+  for (const [key, setting] of Object.entries(settings)) assert.ok(setting.help.length > 10, key);
+  assert.equal(Object.keys(settings).sort(), Object.keys(DEFAULTS).sort());
+});
+
+config('valid values are parsed and directories resolved', () => {
+  const parsed = loadConfig({
+    HOST: '0.0.0.0',
+    PORT: '0',
+    ADMIN_PORT: '65535',
+    DATA_DIR: 'some/data',
+    STATE_DIR: '/abs/state',
+    LOG_LEVEL: 'silent',
+    DUCKDB_CONNECTIONS: '1',
+    DUCKDB_THREADS: '8',
+  });
+  assert.equal(parsed, {
+    HOST: '0.0.0.0',
+    PORT: 0,
+    ADMIN_PORT: 65535,
+    DATA_DIR: path.resolve('some/data'),
+    STATE_DIR: '/abs/state',
+    LOG_LEVEL: 'silent',
+    DUCKDB_CONNECTIONS: 1,
+    DUCKDB_THREADS: 8,
+  });
+});
+
+config('variables the service does not know are ignored', () => {
+  assert.equal(loadConfig({ PATH: '/usr/bin', HOME: '/root', NODE_ENV: 'production' }), DEFAULTS);
+});
+
+const INVALID: Array<[string, string]> = [
+  ['PORT', 'abc'],
+  ['PORT', '70000'],
+  ['PORT', '-1'],
+  ['PORT', '3000.5'],
+  ['ADMIN_PORT', '65536'],
+  ['ADMIN_PORT', 'x'],
+  ['DUCKDB_CONNECTIONS', '0'],
+  ['DUCKDB_CONNECTIONS', 'many'],
+  ['DUCKDB_THREADS', '0'],
+  ['LOG_LEVEL', 'loud'],
+  ['LOG_LEVEL', 'INFO'],
+];
+
+config('invalid values throw ConfigError naming the variable and the value', () => {
+  for (const [key, value] of INVALID) {
+    const err = configError({ [key]: value });
+    // One line per problem, starting with the variable (so PORT is not matched inside ADMIN_PORT).
+    const line = err.message.split('\n').find((l) => l.trimStart().startsWith(`${key}=`));
+    assert.ok(line, `${key}=${value}: message does not name ${key}: ${err.message}`);
+    assert.ok(line.includes(JSON.stringify(value)), `${key}=${value}: message does not show the value: ${line}`);
+    assert.ok(line.includes(settings[key as keyof typeof settings].help), `${key}=${value}: message lacks the help line: ${line}`);
+    // Only the broken variable is reported.
+    assert.is(err.message.split('\n').filter((l) => /^\s+[A-Z_]+=/.test(l)).length, 1, err.message);
+  }
+});
+
+config('every invalid variable is reported at once', () => {
+  const err = configError({ PORT: 'abc', DUCKDB_CONNECTIONS: '0', LOG_LEVEL: 'loud' });
+  for (const key of ['PORT', 'DUCKDB_CONNECTIONS', 'LOG_LEVEL']) {
+    assert.ok(err.message.split('\n').some((l) => l.trimStart().startsWith(`${key}=`)), `${key} missing from ${err.message}`);
+  }
+});
+
+config('empty strings fall back to the defaults', () => {
+  const empty = Object.fromEntries(Object.keys(settings).map((k) => [k, '']));
+  assert.equal(loadConfig(empty), DEFAULTS);
+  for (const key of Object.keys(settings)) assert.equal(loadConfig({ [key]: '' }), DEFAULTS, key);
+});
+
+config.run();
