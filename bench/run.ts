@@ -97,21 +97,28 @@ async function main() {
   };
 
   let late = { cursor: '', pages: 0, afterRid: 0 };
-  for (const connections of [4, 1]) {
-    log(`\nserver with DUCKDB_CONNECTIONS=${connections}: loading ${release.dir}…`);
-    const server = await startServer({ DUCKDB_CONNECTIONS: String(connections), LOG_LEVEL: 'info' });
+  // The defaults first, then one knob turned at a time.
+  const configs = [
+    { DUCKDB_CONNECTIONS: '4', DUCKDB_THREADS: '1' },
+    { DUCKDB_CONNECTIONS: '1', DUCKDB_THREADS: '1' },
+    { DUCKDB_CONNECTIONS: '4', DUCKDB_THREADS: '2' },
+  ];
+  for (const env of configs) {
+    const tag = `[${env.DUCKDB_CONNECTIONS} conn, ${env.DUCKDB_THREADS} thr]`;
+    log(`\nserver with ${tag}: loading ${release.dir}…`);
+    const server = await startServer(env);
     try {
       if (!late.cursor) late = await lateCursor(server.url, server.headers);
       const page = () => QUERY;
       const latePage = () => `${QUERY}&cursor=${late.cursor}`;
       const ceiling = await load(server.url, () => '/healthz', {}, 16, CONCURRENT);
-      report(`[${connections} conn] ceiling: GET /healthz, 16 connections`, ceiling);
+      report(`${tag} ceiling: GET /healthz, 16 connections`, ceiling);
       const single = await load(server.url, page, server.headers, 1, SEQUENTIAL);
-      report(`[${connections} conn] first page, 1 client`, single, `  (${(single.bytes / 1024).toFixed(0)} kB)`);
-      report(`[${connections} conn] late page (${Math.floor(late.pages * 0.9)}/${late.pages}), 1 client`, await load(server.url, latePage, server.headers, 1, SEQUENTIAL));
+      report(`${tag} first page, 1 client`, single, `  (${(single.bytes / 1024).toFixed(0)} kB)`);
+      report(`${tag} late page (${Math.floor(late.pages * 0.9)}/${late.pages}), 1 client`, await load(server.url, latePage, server.headers, 1, SEQUENTIAL));
       const busy = await load(server.url, page, server.headers, 16, CONCURRENT);
-      report(`[${connections} conn] first page, 16 connections`, busy, `  (${((busy.rps / ceiling.rps) * 100).toFixed(0)}% of ceiling)`);
-      report(`[${connections} conn] late page, 16 connections`, await load(server.url, latePage, server.headers, 16, CONCURRENT));
+      report(`${tag} first page, 16 connections`, busy, `  (${((busy.rps / ceiling.rps) * 100).toFixed(0)}% of ceiling)`);
+      report(`${tag} late page, 16 connections`, await load(server.url, latePage, server.headers, 16, CONCURRENT));
     } finally {
       await server.stop();
     }

@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { Logger } from 'pino';
+import { SERVING_CATALOG } from './duckdb.ts';
 import { DATASETS, INTEGER_DIMENSIONS, type DatasetDef } from './registry.ts';
 import { ReleaseError } from './manifest.ts';
 import type { ReleaseOnDisk } from './releases.ts';
@@ -40,7 +41,7 @@ export async function loadRelease(
   release: ReleaseOnDisk,
   log: Logger,
 ): Promise<LoadedRelease> {
-  const schema = quoteIdent(`r${release.manifest.release.replace('-', '_')}`);
+  const schema = `${SERVING_CATALOG}.${quoteIdent(`r${release.manifest.release.replace('-', '_')}`)}`;
   await connection.run(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
   const datasets = new Map<string, ServedDataset>();
   for (const def of DATASETS) {
