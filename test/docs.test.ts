@@ -1,0 +1,20 @@
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { DATASETS } from '../src/data/registry.ts';
+
+// docs/api.md's dataset table is derived from the registry; this keeps it so.
+
+test('docs/api.md lists the registry as it is', async () => {
+  const doc = await fs.readFile(path.resolve(import.meta.dirname, '../docs/api.md'), 'utf8');
+  const table = [
+    '| name | kind | dimensions | metrics |',
+    '|---|---|---|---|',
+    ...DATASETS.map((d) => `| ${d.name} | ${d.kind} | ${d.dimensions.join(', ')} | ${d.metrics.join(', ')} |`.replace('|  |', '| |')),
+  ].join('\n');
+  const between = /<!-- datasets:begin[^\n]*-->\n([\s\S]*?)\n<!-- datasets:end -->/.exec(doc)?.[1];
+  assert.is(between, table, 'replace the table in docs/api.md with the expected one');
+});
+
+test.run();
