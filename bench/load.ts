@@ -8,6 +8,16 @@ export interface Stats {
   readonly bytes: number;
 }
 
+export interface Run {
+  readonly latencies: number[];
+  readonly seconds: number;
+  readonly bytes: number;
+}
+
+/** Pools runs of the same request (e.g. interleaved halves) into one summary. */
+export const summarizeRuns = (runs: Run[]): Stats =>
+  summarize(runs.flatMap((r) => r.latencies), runs.reduce((a, r) => a + r.seconds, 0), runs[0]!.bytes);
+
 export function summarize(latencies: number[], seconds: number, bytes: number): Stats {
   const sorted = [...latencies].sort((a, b) => a - b);
   const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
@@ -19,7 +29,7 @@ export function summarize(latencies: number[], seconds: number, bytes: number): 
  * one request at a time, and times each from send to last body byte. Bounded in
  * count, so it always ends. Throws on any non-200.
  */
-export async function load(origin: string, path: () => string, headers: Record<string, string>, connections: number, total: number): Promise<Stats> {
+export async function load(origin: string, path: () => string, headers: Record<string, string>, connections: number, total: number): Promise<Run> {
   const pool = new Pool(origin, { connections, pipelining: 1 });
   const latencies: number[] = [];
   let sent = 0;
@@ -39,5 +49,5 @@ export async function load(origin: string, path: () => string, headers: Record<s
   await Promise.all(Array.from({ length: connections }, worker));
   const seconds = (performance.now() - started) / 1000;
   await pool.close();
-  return summarize(latencies, seconds, bytes);
+  return { latencies, seconds, bytes };
 }

@@ -6,7 +6,7 @@ import { request } from 'undici';
 import { generateRelease } from '../etl/generate.ts';
 import { latestRelease } from '../src/data/releases.ts';
 import { progressBar } from '../etl/progress.ts';
-import { load, type Stats } from './load.ts';
+import { load, summarizeRuns, type Run, type Stats } from './load.ts';
 import { sqlBench } from './sql.ts';
 
 // `npm run bench`: the service as users run it (a separate process over HTTP), on
@@ -109,16 +109,21 @@ async function main() {
     const server = await startServer(env);
     try {
       if (!late.cursor) late = await lateCursor(server.url, server.headers);
-      const page = () => QUERY;
-      const latePage = () => `${QUERY}&cursor=${late.cursor}`;
-      const ceiling = await load(server.url, () => '/healthz', {}, 16, CONCURRENT);
+      const ceiling = summarizeRuns([await load(server.url, () => '/healthz', {}, 16, CONCURRENT)]);
       report(`${tag} ceiling: GET /healthz, 16 connections`, ceiling);
-      const single = await load(server.url, page, server.headers, 1, SEQUENTIAL);
-      report(`${tag} first page, 1 client`, single, `  (${(single.bytes / 1024).toFixed(0)} kB)`);
-      report(`${tag} late page (${Math.floor(late.pages * 0.9)}/${late.pages}), 1 client`, await load(server.url, latePage, server.headers, 1, SEQUENTIAL));
-      const busy = await load(server.url, page, server.headers, 16, CONCURRENT);
-      report(`${tag} first page, 16 connections`, busy, `  (${((busy.rps / ceiling.rps) * 100).toFixed(0)}% of ceiling)`);
-      report(`${tag} late page, 16 connections`, await load(server.url, latePage, server.headers, 16, CONCURRENT));
+      const pages = { first: () => QUERY, late: () => `${QUERY}&cursor=${late.cursor}` };
+      for (const [connections, total] of [[1, SEQUENTIAL], [16, CONCURRENT]] as const) {
+        // First and late pages alternate (first, late, late, first) so that neither
+        // gains from running later in a warmer process.
+        const runs = { first: [] as Run[], late: [] as Run[] };
+        for (const which of ['first', 'late', 'late', 'first'] as const) {
+          runs[which].push(await load(server.url, pages[which], server.headers, connections, total / 2));
+        }
+        const first = summarizeRuns(runs.first);
+        const who = connections === 1 ? '1 client' : `${connections} connections`;
+        report(`${tag} first page, ${who}`, first, `  (${(first.bytes / 1024).toFixed(0)} kB, ${((first.rps / ceiling.rps) * 100).toFixed(0)}% of ceiling)`);
+        report(`${tag} late page (${Math.floor(late.pages * 0.9)}/${late.pages}), ${who}`, summarizeRuns(runs.late));
+      }
     } finally {
       await server.stop();
     }

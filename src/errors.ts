@@ -67,6 +67,13 @@ export class InvalidKeyError extends ApiError {
   }
 }
 
+/** The admin listener's own credential, separate from API keys (spec 5.5). */
+export class AdminUnauthorizedError extends ApiError {
+  constructor() {
+    super(401, { error: 'Missing or invalid admin token' });
+  }
+}
+
 export class NotFoundError extends ApiError {
   constructor(what = 'Not found') {
     super(404, { error: what });

@@ -5,7 +5,7 @@ import Koa from 'koa';
 import type { Logger } from 'pino';
 import * as v from 'valibot';
 import { unmatched } from '../app.ts';
-import { ApiError, InvalidParametersError, NotFoundError } from '../errors.ts';
+import { AdminUnauthorizedError, InvalidParametersError, NotFoundError } from '../errors.ts';
 import { renderErrors } from '../http/errors.ts';
 import { invalidParameters } from '../http/params.ts';
 import { logRequests } from '../http/request-log.ts';
@@ -20,12 +20,6 @@ const createKeyBody = v.object({
 
 /** Never the hash: an operator only needs what tells keys apart. */
 const publicRecord = ({ hash: _hash, ...rest }: KeyRecord) => rest;
-
-class AdminUnauthorizedError extends ApiError {
-  constructor() {
-    super(401, { error: 'Missing or invalid admin token' });
-  }
-}
 
 export function createAdminApp(options: { keys: KeyStore; token: string; log: Logger }): Koa {
   const expected = Buffer.from(`Bearer ${options.token}`);
