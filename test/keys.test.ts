@@ -39,6 +39,12 @@ keys('key create prints the new key alone on its last line, and it works at once
   assert.is((await service.get('/v1/catalog', { key })).status, 200);
 });
 
+keys('key create refuses a blank client and says why', async () => {
+  const blank = await admin(service, 'key', 'create', '--client', ' ');
+  assert.is(blank.code, 1);
+  assert.match(blank.stderr, /400: Invalid query parameters \(client: Name the client the key is for\)/);
+});
+
 keys('only a SHA-256 hash and a display prefix are stored, owner-readable only', async () => {
   const out = await admin(service, 'key', 'create', '--client', 'stored');
   const key = out.stdout.trimEnd().split('\n').at(-1)!;

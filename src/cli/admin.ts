@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import { request } from 'undici';
 import { ConfigError, loadConfig } from '../config.ts';
+import type { ErrorBody } from '../errors.ts';
 import { SECRET_FILES, readOrCreateSecret } from '../state/secrets.ts';
 
 // Operators' CLI. It talks to the running server's admin listener (127.0.0.1:ADMIN_PORT),
@@ -27,8 +28,11 @@ async function call<T>(method: 'GET' | 'POST', path: string, body?: unknown): Pr
   }).catch((err: Error & { code?: string }) => {
     throw new CliError(`cannot reach the admin listener at ${url} (${err.code ?? err.message}); is the server running (npm start) with the same ADMIN_PORT and STATE_DIR?`);
   });
-  const payload = (await response.body.json().catch(() => ({}))) as T & { error?: string };
-  if (response.statusCode >= 400) throw new CliError(`${response.statusCode}: ${payload.error ?? 'request failed'}`);
+  const payload = (await response.body.json().catch(() => ({}))) as T & ErrorBody;
+  if (response.statusCode >= 400) {
+    const fields = Object.entries(payload.details?.fieldErrors ?? {}).map(([field, messages]) => `${field}: ${messages.join('; ')}`);
+    throw new CliError(`${response.statusCode}: ${payload.error ?? 'request failed'}${fields.length ? ` (${fields.join(', ')})` : ''}`);
+  }
   return payload;
 }
 
