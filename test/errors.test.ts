@@ -1,7 +1,17 @@
+import { once } from 'node:events';
+import fs from 'node:fs/promises';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { DATASETS } from '../src/data/registry.ts';
-import { startTestService, type Response, type TestService } from './helpers/service.ts';
+import { createApp } from '../src/app.ts';
+import { CurrentRelease } from '../src/data/current-release.ts';
+import { Database } from '../src/data/duckdb.ts';
+import { FileKeyStore } from '../src/keys/file-store.ts';
+import { createLogger } from '../src/log.ts';
+import { CursorCodec } from '../src/query/cursor.ts';
+import { send, startTestService, tempDir, type Response, type TestService } from './helpers/service.ts';
 
 // Every error scenario of spec section 7.2 (rate limiting aside), plus the body
 // shapes the spec leaves open: 404, 405 and 500.
@@ -198,3 +208,31 @@ errors('one JSON log line per request, without the key', async () => {
 });
 
 errors.run();
+
+const loading = suite('while the first release loads');
+loading('data routes answer 503 with Retry-After; catalog and key checks still work', async () => {
+  const stateDir = await tempDir();
+  const keys = await FileKeyStore.open(stateDir);
+  const { key } = await keys.create('early');
+  const db = await Database.open({ connections: 1, threads: 1 });
+  const services = { db, release: new CurrentRelease(), cursors: new CursorCodec(Buffer.alloc(32)), keys, log: createLogger('silent') };
+  const server = http.createServer(createApp(services).callback()).listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  try {
+    for (const path of ['/v1/financials?metric=ggr', '/v1/reference?dataset=country_reference']) {
+      const res = await send(`${url}${path}`, { headers: { 'x-api-key': key } });
+      assertError(res, 503, 'Service is starting: data is still loading');
+      assert.is(res.headers['retry-after'], '5');
+    }
+    assert.is((await send(`${url}/v1/catalog`, { headers: { 'x-api-key': key } })).status, 200);
+    assertError(await send(`${url}/v1/financials?metric=ggr`), 401, 'Missing x-api-key header');
+    const health = await send(`${url}/healthz`);
+    assert.equal([health.status, health.json], [503, { status: 'loading' }]);
+  } finally {
+    server.close();
+    db.close();
+    await fs.rm(stateDir, { recursive: true });
+  }
+});
+loading.run();
