@@ -3,6 +3,7 @@ import pino from 'pino';
 import { Database } from '../src/data/duckdb.ts';
 import { loadRelease } from '../src/data/loader.ts';
 import type { ReleaseOnDisk } from '../src/data/releases.ts';
+import { quoteLiteral } from '../src/data/sql-text.ts';
 import { whereClauses } from '../src/query/filters.ts';
 import { readPage } from '../src/query/page.ts';
 import { summarize, type Stats } from './load.ts';
@@ -35,8 +36,8 @@ export async function sqlBench(release: ReleaseOnDisk, filters: Map<string, stri
   };
 
   // The naive layout: VARCHAR dimensions straight from Parquet, numbered in file order.
-  const file = path.join(release.dir, 'ggr.parquet').replaceAll("'", "''");
-  await loader.run(`CREATE TABLE naive AS SELECT row_number() OVER () AS row_id, * FROM read_parquet('${file}')`);
+  const file = quoteLiteral(path.join(release.dir, 'ggr.parquet'));
+  await loader.run(`CREATE TABLE naive AS SELECT row_number() OVER () AS row_id, * FROM read_parquet(${file})`);
   const [[dimA, [valueA]], [dimB, [valueB]]] = [...filters] as [[string, string[]], [string, string[]]];
   const where = `WHERE "${dimA}" = $1 AND "${dimB}" = $2`;
   const dims = ggr.def.dimensions;

@@ -1,8 +1,9 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { DuckDBDataChunk, DuckDBInstance, DOUBLE, INTEGER, VARCHAR, type DuckDBConnection, type DuckDBType } from '@duckdb/node-api';
-import { DATASETS } from '../src/data/registry.ts';
+import { DATASETS, INTEGER_DIMENSIONS } from '../src/data/registry.ts';
 import { RELEASE_ID, sha256File, writeManifest, type Manifest } from '../src/data/manifest.ts';
+import { quoteIdent, quoteLiteral } from '../src/data/sql-text.ts';
 import { COUNTRIES, SUB_NATIONAL, type Country } from './geo-data.ts';
 
 // Synthetic but plausible market data. Every number comes from one seeded PRNG
@@ -165,7 +166,7 @@ class ChunkWriter {
   }
 
   static async create(connection: DuckDBConnection, table: string, columns: Array<[string, DuckDBType]>) {
-    await connection.run(`CREATE OR REPLACE TABLE ${table} (${columns.map(([n, t]) => `"${n}" ${t.toString()}`).join(', ')})`);
+    await connection.run(`CREATE OR REPLACE TABLE ${table} (${columns.map(([n, t]) => `${quoteIdent(n)} ${t.toString()}`).join(', ')})`);
     return new ChunkWriter(await connection.createAppender(table), columns.map(([, t]) => t));
   }
 
@@ -190,16 +191,22 @@ class ChunkWriter {
   }
 }
 
-const dimensionColumns = (names: readonly string[]): Array<[string, DuckDBType]> =>
-  names.map((n) => [n, n === 'year' ? INTEGER : VARCHAR]);
+/** A dataset's Parquet columns, from the registry: integer year, text dimensions, DOUBLE metrics. */
+const columnsOf = (name: string): Array<[string, DuckDBType]> => {
+  const def = DATASETS.find((d) => d.name === name)!;
+  return [
+    ...def.dimensions.map((d): [string, DuckDBType] => [d, INTEGER_DIMENSIONS.has(d) ? INTEGER : VARCHAR]),
+    ...def.metrics.map((m): [string, DuckDBType] => [m, DOUBLE]),
+  ];
+};
 
 async function copyOut(connection: DuckDBConnection, select: string, file: string): Promise<void> {
-  await connection.run(`COPY (${select}) TO '${file.replaceAll("'", "''")}' (FORMAT parquet, COMPRESSION zstd)`);
+  await connection.run(`COPY (${select}) TO ${quoteLiteral(file)} (FORMAT parquet, COMPRESSION zstd)`);
 }
 
 async function writeMarket(connection: DuckDBConnection, dir: string, geos: Geo[], rates: Rates, random: () => number, dataYear: number, options: GenerateOptions): Promise<number> {
   const dims = DATASETS.find((d) => d.name === 'ggr')!.dimensions;
-  const writer = await ChunkWriter.create(connection, 'market', [...dimensionColumns(dims), ['ggr', DOUBLE], ['turnover', DOUBLE]]);
+  const writer = await ChunkWriter.create(connection, 'market', [...columnsOf('ggr'), ['turnover', DOUBLE]]);
   const years = LAST_YEAR - FIRST_YEAR + 1;
   const total = Math.round(years * geos.length * PRODUCTS.length * CHANNELS.length * 3 * options.scale);
   let kept = 0;
@@ -229,7 +236,7 @@ async function writeMarket(connection: DuckDBConnection, dir: string, geos: Geo[
   }
   writer.close();
   options.onProgress?.(kept, kept);
-  const columns = dims.map((d) => `"${d}"`).join(', ');
+  const columns = dims.map(quoteIdent).join(', ');
   await copyOut(connection, `SELECT ${columns}, ggr FROM market`, path.join(dir, 'ggr.parquet'));
   await copyOut(connection, `SELECT ${columns}, turnover FROM market`, path.join(dir, 'turnover.parquet'));
   await connection.run('DROP TABLE market');
@@ -238,7 +245,7 @@ async function writeMarket(connection: DuckDBConnection, dir: string, geos: Geo[
 
 async function writeFx(connection: DuckDBConnection, dir: string, geos: Geo[], rates: Rates, dataYear: number): Promise<number> {
   const def = DATASETS.find((d) => d.name === 'fx')!;
-  const writer = await ChunkWriter.create(connection, 'fx', [...dimensionColumns(def.dimensions), ...def.metrics.map((m): [string, DuckDBType] => [m, DOUBLE])]);
+  const writer = await ChunkWriter.create(connection, 'fx', columnsOf('fx'));
   let rows = 0;
   for (let year = FIRST_YEAR; year <= LAST_YEAR; year++) {
     for (const geo of geos) {
@@ -262,7 +269,7 @@ async function writeFx(connection: DuckDBConnection, dir: string, geos: Geo[], r
 
 async function writeCountry(connection: DuckDBConnection, dir: string, geos: Geo[], rates: Rates, random: () => number, dataYear: number): Promise<number> {
   const def = DATASETS.find((d) => d.name === 'country')!;
-  const writer = await ChunkWriter.create(connection, 'country', [...dimensionColumns(def.dimensions), ...def.metrics.map((m): [string, DuckDBType] => [m, DOUBLE])]);
+  const writer = await ChunkWriter.create(connection, 'country', columnsOf('country'));
   let rows = 0;
   const traits = new Map(COUNTRIES.map((c) => [c.name, { gdpPerGgr: 150 + random() * 250, usdPerAdult: 3000 + random() ** 2 * 60000, inflation: 1 + random() * 6 }]));
   for (let year = FIRST_YEAR; year <= LAST_YEAR; year++) {
@@ -281,7 +288,7 @@ async function writeCountry(connection: DuckDBConnection, dir: string, geos: Geo
 }
 
 async function writeReference(connection: DuckDBConnection, dir: string): Promise<number> {
-  const writer = await ChunkWriter.create(connection, 'country_reference', [['region', VARCHAR], ['country', VARCHAR], ['country_type', VARCHAR]]);
+  const writer = await ChunkWriter.create(connection, 'country_reference', columnsOf('country_reference'));
   for (const c of COUNTRIES) writer.push([c.region, c.name, c.type]);
   writer.close();
   await copyOut(connection, 'SELECT * FROM country_reference', path.join(dir, 'country_reference.parquet'));

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { quoteLiteral } from '../src/data/sql-text.ts';
 import { generateRelease } from '../etl/generate.ts';
 import { CANADIAN_PROVINCES, REGIONS, US_STATES } from '../etl/geo-data.ts';
 import { MANIFEST_FILE, sha256File, type Manifest } from '../src/data/manifest.ts';
@@ -25,7 +26,6 @@ const PRODUCTS: Record<string, readonly string[]> = {
   Lottery: ['Draw Based', 'Instants', 'Numbers', 'Keno'],
 };
 
-const sqlString = (text: string) => `'${text.replaceAll("'", "''")}'`;
 const sorted = <T>(values: Iterable<T>) => [...values].sort();
 
 // ---------------------------------------------------------------------------
@@ -39,7 +39,7 @@ const state = {
   connection: undefined as DuckDBConnection | undefined,
 };
 
-const file = (dataset: string) => sqlString(path.join(state.dir, `${dataset}.parquet`));
+const file = (dataset: string) => quoteLiteral(path.join(state.dir, `${dataset}.parquet`));
 const src = (dataset: string) => `read_parquet(${file(dataset)})`;
 
 async function rows(sql: string): Promise<Record<string, unknown>[]> {
@@ -150,7 +150,7 @@ realism('country_reference: ~200 distinct countries, two country types, six regi
   }
   assert.equal(regions, sorted(REGIONS));
   for (const country of ['United States', 'United Kingdom', 'Germany', 'Japan', 'Brazil', 'Australia', 'South Africa', 'Canada']) {
-    assert.is(await count(`SELECT count(*) FROM ${src('country_reference')} WHERE country = ${sqlString(country)}`), 1, country);
+    assert.is(await count(`SELECT count(*) FROM ${src('country_reference')} WHERE country = ${quoteLiteral(country)}`), 1, country);
   }
 });
 
@@ -197,7 +197,7 @@ realism('categories are Betting, Gaming, Lottery and every product sits under it
   const spot: Array<[string, string]> = [['Sport Betting', 'Betting'], ['Casino Slots', 'Gaming'], ['Draw Based', 'Lottery']];
   for (const [product, category] of spot) {
     assert.equal(
-      (await rows(`SELECT DISTINCT category FROM ${src('ggr')} WHERE product = ${sqlString(product)}`)).map((r) => r.category),
+      (await rows(`SELECT DISTINCT category FROM ${src('ggr')} WHERE product = ${quoteLiteral(product)}`)).map((r) => r.category),
       [category],
       product,
     );
@@ -291,7 +291,7 @@ determinism('the same seed and scale give byte-identical files; another seed giv
   const connection = await instance.connect();
   try {
     const sum = async (name: string) => {
-      const reader = await connection.runAndReadAll(`SELECT sum(ggr) FROM read_parquet(${sqlString(path.join(detRoot, name, 'ggr.parquet'))})`);
+      const reader = await connection.runAndReadAll(`SELECT sum(ggr) FROM read_parquet(${quoteLiteral(path.join(detRoot, name, 'ggr.parquet'))})`);
       return Number(reader.getRows()[0]![0]);
     };
     assert.is(await sum('a'), await sum('b'));

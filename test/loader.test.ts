@@ -3,13 +3,13 @@ import path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { quoteLiteral } from '../src/data/sql-text.ts';
 import { MANIFEST_FILE, ReleaseError, sha256File, type Manifest } from '../src/data/manifest.ts';
 import { DATASETS } from '../src/data/registry.ts';
 import { FIXTURE_RELEASE, fixtureDataDir, send, startTestService, tempDir, type TestService } from './helpers/service.ts';
 
 // The loader refuses a release it cannot serve, and says which file, which field and what to do.
 
-const sqlString = (text: string) => `'${text.replaceAll("'", "''")}'`;
 const exists = (p: string) => fs.stat(p).then(() => true, () => false);
 
 const created: string[] = [];
@@ -44,7 +44,7 @@ async function rewriteParquet(dir: string, dataset: string, select: (src: string
   const instance = await DuckDBInstance.create(':memory:');
   const connection = await instance.connect();
   try {
-    await connection.run(`COPY (${select(`read_parquet(${sqlString(target)})`)}) TO ${sqlString(tmp)} (FORMAT parquet)`);
+    await connection.run(`COPY (${select(`read_parquet(${quoteLiteral(target)})`)}) TO ${quoteLiteral(tmp)} (FORMAT parquet)`);
   } finally {
     connection.closeSync();
     instance.closeSync();

@@ -8,6 +8,7 @@ import { DATASETS, INTEGER_DIMENSIONS, type DatasetDef } from './registry.ts';
 import { ReleaseError } from './manifest.ts';
 import type { ReleaseOnDisk } from './releases.ts';
 import { RowStore } from './row-store.ts';
+import { quoteIdent, quoteLiteral } from './sql-text.ts';
 
 export interface ServedDataset {
   readonly def: DatasetDef;
@@ -24,8 +25,6 @@ export interface LoadedRelease {
   readonly datasets: ReadonlyMap<string, ServedDataset>;
 }
 
-export const quoteIdent = (name: string) => `"${name.replaceAll('"', '""')}"`;
-const quoteLiteral = (text: string) => `'${text.replaceAll("'", "''")}'`;
 
 const INTEGER_TYPES = new Set(['TINYINT', 'SMALLINT', 'INTEGER', 'BIGINT', 'UTINYINT', 'USMALLINT', 'UINTEGER']);
 const NUMERIC_TYPES = new Set([...INTEGER_TYPES, 'FLOAT', 'DOUBLE', 'UBIGINT', 'HUGEINT']);

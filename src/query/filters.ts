@@ -1,5 +1,6 @@
 import { INTEGER_DIMENSIONS } from '../data/registry.ts';
-import { quoteIdent, type ServedDataset } from '../data/loader.ts';
+import type { ServedDataset } from '../data/loader.ts';
+import { quoteIdent } from '../data/sql-text.ts';
 
 /** Requested filters: dimension → values, both already validated against the registry. */
 export type Filters = ReadonlyMap<string, readonly string[]>;
