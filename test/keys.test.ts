@@ -123,6 +123,14 @@ keys('the start-up log says how to create the first key', async () => {
   assert.ok(service.logs.some((l) => l.level === 40 && /npm run --silent admin -- key create --client NAME/.test(l.msg)));
 });
 
+keys('the CLI explains when there is no admin token to read', async () => {
+  const empty = await tempDir();
+  const out = await admin({ stateDir: empty, adminUrl: service.adminUrl }, 'key', 'list');
+  assert.is(out.code, 1);
+  assert.match(out.stderr, /cannot read the admin token .*admin-token; start the server once/);
+  await fs.rm(empty, { recursive: true });
+});
+
 keys('the CLI explains when no server is listening', async () => {
   const out = await admin({ stateDir: service.stateDir, adminUrl: 'http://127.0.0.1:1' }, 'key', 'list');
   assert.is(out.code, 1);

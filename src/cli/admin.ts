@@ -1,8 +1,10 @@
+import fs from 'node:fs/promises';
+import path from 'node:path';
 import { Command } from 'commander';
 import { request } from 'undici';
 import { ConfigError, loadConfig } from '../config.ts';
 import type { ErrorBody } from '../errors.ts';
-import { SECRET_FILES, readOrCreateSecret } from '../state/secrets.ts';
+import { SECRET_FILES } from '../state/secrets.ts';
 
 // Operators' CLI. It talks to the running server's admin listener (127.0.0.1:ADMIN_PORT),
 // so a change such as a revocation takes effect on the server's very next request.
@@ -17,10 +19,14 @@ interface PublicKeyRecord {
 
 class CliError extends Error {}
 
-async function call<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
+async function call<T>(method: 'GET' | 'POST', route: string, body?: unknown): Promise<T> {
   const config = loadConfig();
-  const token = await readOrCreateSecret(config.STATE_DIR, SECRET_FILES.adminToken);
-  const url = `http://127.0.0.1:${config.ADMIN_PORT}${path}`;
+  const tokenFile = path.join(config.STATE_DIR, SECRET_FILES.adminToken);
+  // Only read: the server creates the token at its first start.
+  const token = (await fs.readFile(tokenFile, 'utf8').catch(() => {
+    throw new CliError(`cannot read the admin token ${tokenFile}; start the server once (npm start) with the same STATE_DIR, and run this as the same user`);
+  })).trim();
+  const url = `http://127.0.0.1:${config.ADMIN_PORT}${route}`;
   const response = await request(url, {
     method,
     headers: { authorization: `Bearer ${token}`, ...(body ? { 'content-type': 'application/json' } : {}) },
