@@ -30,8 +30,10 @@ export class CursorCodec {
     const match = TOKEN.exec(token);
     if (!match) throw new InvalidCursorError();
     const [, position, mac] = match as unknown as [string, string, string];
-    const given = Buffer.from(mac, 'base64url');
-    const expected = this.mac(scope, position);
+    // Compared as text, not decoded bytes: base64 ignores the low bits of the last
+    // character, so decoding would accept a cursor with that character changed.
+    const given = Buffer.from(mac);
+    const expected = Buffer.from(this.mac(scope, position).toString('base64url'));
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw new InvalidCursorError();
     return parseInt(position, 36);
   }
