@@ -110,10 +110,14 @@ async function exportRows(connection: DuckDBConnection, table: string, rows: num
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'dqs-rows-'));
   const file = path.join(dir, 'rows.txt');
   try {
-    await connection.run(`COPY (SELECT j FROM ${table} ORDER BY rid) TO ${quoteLiteral(file)} (FORMAT csv, HEADER false, DELIMITER '\x01', QUOTE '\x02', ESCAPE '\x02')`);
-    return RowStore.fromLines(await fs.readFile(file), rows);
-  } catch (err) {
-    throw new ReleaseError(`${source}: cannot prepare the rows for serving (${(err as Error).message}); check free space in ${os.tmpdir()}`);
+    const text = await connection
+      .run(`COPY (SELECT j FROM ${table} ORDER BY rid) TO ${quoteLiteral(file)} (FORMAT csv, HEADER false, DELIMITER '\x01', QUOTE '\x02', ESCAPE '\x02')`)
+      .then(() => fs.readFile(file))
+      .catch((err: Error) => {
+        throw new ReleaseError(`${source}: cannot write the rows for serving to ${os.tmpdir()} (${err.message}); free space there or set TMPDIR`);
+      });
+    // A malformed row here is a bug in the loader, not in the file: let it surface as one.
+    return RowStore.fromLines(text, rows);
   } finally {
     await fs.rm(dir, { recursive: true, force: true });
   }

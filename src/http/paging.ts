@@ -1,6 +1,5 @@
 import type { Context } from 'koa';
-import type { Filters } from '../query/filters.ts';
-import { whereClauses } from '../query/filters.ts';
+import { whereClauses, type Filters } from '../query/filters.ts';
 import { readPage } from '../query/page.ts';
 import type { Services } from '../services.ts';
 
