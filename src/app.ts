@@ -7,14 +7,22 @@ import { renderErrors } from './http/errors.ts';
 import * as financials from './http/financials.ts';
 import * as healthz from './http/healthz.ts';
 import * as reference from './http/reference.ts';
+import { guardQuery } from './http/query-guard.ts';
 import { logRequests } from './http/request-log.ts';
 import type { Services } from './services.ts';
 
+export interface AppOptions {
+  /** Behind a balancer: the client address is the last X-Forwarded-For hop. */
+  readonly trustProxy?: boolean;
+}
+
 /** The public API as a Koa app; it never listens (callers, tests included, do). */
-export function createApp(services: Services): Koa {
-  const app = new Koa();
+export function createApp(services: Services, options: AppOptions = {}): Koa {
+  // maxIpsCount 1: only the hop our own balancer appended is trusted, not what the client wrote before it.
+  const app = new Koa({ proxy: options.trustProxy ?? false, maxIpsCount: 1 });
   app.use(logRequests(services.log));
   app.use(renderErrors(services.log));
+  app.use(guardQuery());
 
   const router = new Router();
   healthz.register(router, services);

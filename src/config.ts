@@ -21,6 +21,12 @@ const positiveInt = (fallback: number) =>
     v.minValue(1),
   );
 
+const flag = (fallback: boolean) =>
+  v.pipe(
+    v.optional(v.picklist(['true', 'false', '1', '0']), fallback ? 'true' : 'false'),
+    v.transform((text) => text === 'true' || text === '1'),
+  );
+
 const dir = (fallback: string) =>
   v.pipe(v.optional(v.string(), fallback), v.minLength(1), v.transform((p) => path.resolve(p)));
 
@@ -41,6 +47,22 @@ export const settings = {
   DUCKDB_THREADS: {
     schema: positiveInt(1),
     help: 'Threads one DuckDB query may use while serving (loading a release uses every core); 1 serves the most requests per second',
+  },
+  HTTP_HEADERS_TIMEOUT_MS: {
+    schema: positiveInt(10_000),
+    help: 'A connection that has not sent a request\'s headers within this is answered 408 and closed (slow or silent clients)',
+  },
+  HTTP_REQUEST_TIMEOUT_MS: {
+    schema: positiveInt(30_000),
+    help: 'A request (headers and body) that has not fully arrived within this is answered 408 and closed',
+  },
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: {
+    schema: positiveInt(5_000),
+    help: 'An idle keep-alive connection is closed after this (plus Node\'s 1 s grace)',
+  },
+  TRUST_PROXY: {
+    schema: flag(false),
+    help: 'Take the client address from the last X-Forwarded-For hop (set only behind a balancer that writes it)',
   },
 } as const;
 

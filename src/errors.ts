@@ -74,6 +74,31 @@ export class AdminUnauthorizedError extends ApiError {
   }
 }
 
+export class QueryTooLongError extends ApiError {
+  constructor(maxBytes: number) {
+    super(414, { error: `Query string too long: at most ${maxBytes} bytes` });
+  }
+}
+
+// Raised by Node's HTTP parser before Koa sees the request (src/http/node-server.ts).
+export class MalformedRequestError extends ApiError {
+  constructor() {
+    super(400, { error: 'Malformed HTTP request' });
+  }
+}
+
+export class HeadersTooLargeError extends ApiError {
+  constructor() {
+    super(431, { error: 'Request headers too large' });
+  }
+}
+
+export class RequestTimeoutError extends ApiError {
+  constructor() {
+    super(408, { error: 'Request timed out: the request was not received in time' });
+  }
+}
+
 export class NotFoundError extends ApiError {
   constructor(what = 'Not found') {
     super(404, { error: what });

@@ -12,6 +12,7 @@ import { Database } from './data/duckdb.ts';
 import { loadRelease, type LoadedRelease } from './data/loader.ts';
 import { latestRelease, verifyRelease } from './data/releases.ts';
 import { FileKeyStore } from './keys/file-store.ts';
+import { createHttpServer } from './http/node-server.ts';
 import { CursorCodec } from './query/cursor.ts';
 import type { Services } from './services.ts';
 import { SECRET_FILES, ensureStateDir, readOrCreateSecret } from './state/secrets.ts';
@@ -37,8 +38,9 @@ export async function startService(config: Config, log: Logger): Promise<Running
   const db = await Database.open({ connections: config.DUCKDB_CONNECTIONS, threads: config.DUCKDB_THREADS });
   const services: Services = { db, release: new CurrentRelease(), cursors: new CursorCodec(Buffer.from(cursorSecret, 'hex')), keys, log };
 
-  const server = http.createServer(createApp(services).callback());
-  const admin = http.createServer(createAdminApp({ keys, token: adminToken, log }).callback());
+  const timeouts = { headersMs: config.HTTP_HEADERS_TIMEOUT_MS, requestMs: config.HTTP_REQUEST_TIMEOUT_MS, keepAliveMs: config.HTTP_KEEP_ALIVE_TIMEOUT_MS };
+  const server = createHttpServer(createApp(services, { trustProxy: config.TRUST_PROXY }).callback(), timeouts, log);
+  const admin = createHttpServer(createAdminApp({ keys, token: adminToken, log }).callback(), timeouts, log.child({ listener: 'admin' }));
   await listen(server, config.PORT, config.HOST);
   await listen(admin, config.ADMIN_PORT, '127.0.0.1');
   const url = `http://${hostForUrl(config.HOST)}:${(server.address() as AddressInfo).port}`;

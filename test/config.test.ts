@@ -12,6 +12,10 @@ const DEFAULTS = {
   LOG_LEVEL: 'info',
   DUCKDB_CONNECTIONS: 4,
   DUCKDB_THREADS: 1,
+  HTTP_HEADERS_TIMEOUT_MS: 10_000,
+  HTTP_REQUEST_TIMEOUT_MS: 30_000,
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: 5_000,
+  TRUST_PROXY: false,
 };
 
 /** The ConfigError thrown for `env`; fails the test when none is thrown. */
@@ -47,6 +51,7 @@ config('valid values are parsed and directories resolved', () => {
     LOG_LEVEL: 'silent',
     DUCKDB_CONNECTIONS: '1',
     DUCKDB_THREADS: '8',
+    TRUST_PROXY: 'true',
   });
   assert.equal(parsed, {
     HOST: '0.0.0.0',
@@ -57,6 +62,10 @@ config('valid values are parsed and directories resolved', () => {
     LOG_LEVEL: 'silent',
     DUCKDB_CONNECTIONS: 1,
     DUCKDB_THREADS: 8,
+    HTTP_HEADERS_TIMEOUT_MS: 10_000,
+    HTTP_REQUEST_TIMEOUT_MS: 30_000,
+    HTTP_KEEP_ALIVE_TIMEOUT_MS: 5_000,
+    TRUST_PROXY: true,
   });
 });
 
@@ -76,6 +85,8 @@ const INVALID: Array<[string, string]> = [
   ['DUCKDB_THREADS', '0'],
   ['LOG_LEVEL', 'loud'],
   ['LOG_LEVEL', 'INFO'],
+  ['HTTP_HEADERS_TIMEOUT_MS', '0'],
+  ['TRUST_PROXY', 'yes'],
 ];
 
 config('invalid values throw ConfigError naming the variable and the value', () => {

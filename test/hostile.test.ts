@@ -52,8 +52,9 @@ const HOSTILE_VALUES: string[] = [
   '\u202eecnarF',
   '\u0000',
   'France\u0000',
-  'x'.repeat(5000),
-  "'".repeat(5000),
+  // Long, yet inside the 4 kB query-string limit (a longer one is a 414: edge.test.ts).
+  'x'.repeat(3000),
+  "'".repeat(1000),
 ];
 
 // Object.prototype's members first: a lookup like `name in someObject` would take them for known names.

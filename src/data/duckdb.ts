@@ -41,6 +41,8 @@ const ROW_GROUP_SIZE = 16_384;
 
 export class Database {
   private readonly idle: Lease[] = [];
+  /** Work units run on the pool since start: how tests see that a request never reached DuckDB. */
+  private used = 0;
   private readonly waiting: Array<(lease: Lease) => void> = [];
 
   private constructor(
@@ -70,6 +72,7 @@ export class Database {
 
   /** Runs `work` on a free connection, queueing the caller only when all are busy. */
   async use<T>(work: (lease: Lease) => Promise<T>): Promise<T> {
+    this.used++;
     const lease = this.idle.pop() ?? (await new Promise<Lease>((resolve) => this.waiting.push(resolve)));
     try {
       return await work(lease);
@@ -78,6 +81,10 @@ export class Database {
       if (next) next(lease);
       else this.idle.push(lease);
     }
+  }
+
+  get queriesRun(): number {
+    return this.used;
   }
 
   /** A connection outside the pool, for loading data without holding up queries. */

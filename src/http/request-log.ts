@@ -3,6 +3,16 @@ import type { Logger } from 'pino';
 
 const MAX_URL = 512;
 
+// Keys belong in the x-api-key header, but a client may paste one into the URL;
+// it must not reach the logs in plain or percent-encoded form.
+const KEY_IN_URL = /sk(?:_|%5f)live(?:_|%5f)[^&/#;]*/gi;
+
+/** The URL as logged: keys redacted, then cut to a bounded length. */
+export function loggableUrl(url: string): string {
+  const redacted = url.replace(KEY_IN_URL, 'sk_live_[redacted]');
+  return redacted.length > MAX_URL ? `${redacted.slice(0, MAX_URL)}…` : redacted;
+}
+
 /** One JSON line per request, written when the response is done. */
 export function logRequests(log: Logger): Middleware {
   return async (ctx, next) => {
@@ -12,7 +22,7 @@ export function logRequests(log: Logger): Middleware {
     } finally {
       log.info({
         method: ctx.method,
-        url: ctx.url.length > MAX_URL ? `${ctx.url.slice(0, MAX_URL)}…` : ctx.url,
+        url: loggableUrl(ctx.url),
         status: ctx.status,
         ms: Math.round((performance.now() - started) * 100) / 100,
         bytes: ctx.length,

@@ -1,0 +1,53 @@
+import http from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { Logger } from 'pino';
+import { HeadersTooLargeError, MalformedRequestError, RequestTimeoutError, type ApiError } from '../errors.ts';
+
+export interface ConnectionTimeouts {
+  /** A request's headers must arrive within this (from the connection's first byte wait). */
+  readonly headersMs: number;
+  /** A whole request, body included, must arrive within this. */
+  readonly requestMs: number;
+  /** An idle keep-alive connection is closed after this (Node adds a 1 s grace). */
+  readonly keepAliveMs: number;
+}
+
+/**
+ * A node:http server whose connections cannot be held open by slow or silent
+ * clients, and whose parser-level refusals (431, malformed requests, timeouts) are
+ * JSON like every other error and leave a log line. Node's defaults keep a silent
+ * connection 60–90 s and answer those cases with an empty body.
+ */
+export function createHttpServer(handler: http.RequestListener, timeouts: ConnectionTimeouts, log: Logger): http.Server {
+  const server = http.createServer(
+    // Node checks headers and request deadlines on this interval; its 30 s default
+    // would let a connection outlive a short deadline by up to 30 s.
+    { connectionsCheckingInterval: Math.min(1000, timeouts.headersMs) },
+    handler,
+  );
+  server.headersTimeout = timeouts.headersMs;
+  server.requestTimeout = timeouts.requestMs;
+  server.keepAliveTimeout = timeouts.keepAliveMs;
+  server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
+    const refusal = refusalFor(err.code);
+    log.warn({ code: err.code, status: refusal?.status, remote: (socket as { remoteAddress?: string }).remoteAddress }, 'client error');
+    // A reset connection, or one whose response already started, cannot take an answer.
+    if (!refusal || !socket.writable || (socket as { _httpMessage?: unknown })._httpMessage) {
+      socket.destroy();
+      return;
+    }
+    const body = JSON.stringify(refusal.body);
+    socket.end(
+      `HTTP/1.1 ${refusal.status} ${http.STATUS_CODES[refusal.status]}\r\n` +
+        `Content-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  });
+  return server;
+}
+
+function refusalFor(code: string | undefined): ApiError | undefined {
+  if (code === 'ECONNRESET') return undefined;
+  if (code === 'HPE_HEADER_OVERFLOW') return new HeadersTooLargeError();
+  if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return new RequestTimeoutError();
+  return new MalformedRequestError();
+}

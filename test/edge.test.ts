@@ -1,0 +1,125 @@
+import net from 'node:net';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { QUERY_LIMITS } from '../src/http/query-guard.ts';
+import { startTestService, type TestService } from './helpers/service.ts';
+
+// The request edge: oversized query strings, parser-level errors and slow clients
+// are refused cheaply, as JSON, with a log line, and never reach DuckDB.
+
+const edge = suite<{ service: TestService }>('request edge');
+
+edge.before(async (ctx) => {
+  ctx.service = await startTestService({
+    env: { HTTP_HEADERS_TIMEOUT_MS: '400', HTTP_REQUEST_TIMEOUT_MS: '800', HTTP_KEEP_ALIVE_TIMEOUT_MS: '200' },
+  });
+});
+edge.after(async ({ service }) => service.stop());
+
+const queries = (service: TestService) => service.running.services.db.queriesRun;
+
+/** `count` filter parameters on a valid ggr query, padded so the query string is exactly `bytes` long when given. */
+function query(count: number, bytes?: number): string {
+  const parts = ['metric=ggr', ...Array.from({ length: count - 1 }, () => 'country=France')];
+  let qs = parts.join('&');
+  if (bytes !== undefined) qs += '&state=' + 'x'.repeat(bytes - qs.length - '&state='.length);
+  return qs;
+}
+
+/** Raw bytes over a socket; resolves with what the server sent once it closes the connection. */
+function raw(service: TestService, data: string, keepOpen = false): Promise<{ text: string; ms: number }> {
+  const { hostname, port } = new URL(service.url);
+  return new Promise((resolve, reject) => {
+    const started = performance.now();
+    const socket = net.connect(Number(port), hostname, () => {
+      if (data) socket.write(data);
+      if (!keepOpen && !data) socket.end();
+    });
+    let text = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk) => (text += chunk));
+    socket.on('error', reject);
+    socket.on('close', () => resolve({ text, ms: performance.now() - started }));
+    // Bounds the test if the server never closes: the assertion below then fails.
+    setTimeout(() => socket.destroy(), 10_000).unref();
+  });
+}
+
+const bodyOf = (text: string) => JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4));
+
+edge('a query string at the byte limit passes; one byte more is 414 and runs no query', async ({ service }) => {
+  const atLimit = await service.get(`/v1/financials?${query(3, QUERY_LIMITS.maxBytes)}`);
+  assert.is(atLimit.status, 200, atLimit.text);
+  const before = queries(service);
+  const over = await service.get(`/v1/financials?${query(3, QUERY_LIMITS.maxBytes + 1)}`);
+  assert.is(over.status, 414);
+  assert.equal(over.json, { error: 'Query string too long: at most 4096 bytes' });
+  assert.is(queries(service), before);
+});
+
+edge('200 parameters pass; 201 are a 400 in the spec shape and run no query', async ({ service }) => {
+  const ok = await service.get(`/v1/financials?${query(200)}`);
+  assert.is(ok.status, 200, ok.text);
+  const before = queries(service);
+  const over = await service.get(`/v1/financials?${query(201)}`);
+  assert.is(over.status, 400);
+  assert.equal(over.json, { error: 'Invalid query parameters', details: { formErrors: ['Too many query parameters: at most 200'], fieldErrors: {} } });
+  assert.is(queries(service), before);
+});
+
+edge('the guard also covers paths that need no key and unknown paths', async ({ service }) => {
+  const long = 'a=' + 'x'.repeat(QUERY_LIMITS.maxBytes);
+  assert.is((await service.get(`/healthz?${long}`, { key: null })).status, 414);
+  assert.is((await service.get(`/nowhere?${long}`, { key: null })).status, 414);
+});
+
+edge('oversized headers get a JSON 431 and a log line', async ({ service }) => {
+  const { text } = await raw(service, `GET /v1/catalog HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
+  assert.match(text, /^HTTP\/1\.1 431 /);
+  assert.match(text, /Content-Type: application\/json/);
+  assert.equal(bodyOf(text), { error: 'Request headers too large' });
+  assert.ok(service.logs.some((l) => l.msg === 'client error' && l.code === 'HPE_HEADER_OVERFLOW' && l.status === 431));
+});
+
+edge('a malformed request gets a JSON 400', async ({ service }) => {
+  const { text } = await raw(service, 'HELLO THERE\r\n\r\n');
+  assert.match(text, /^HTTP\/1\.1 400 /);
+  assert.equal(bodyOf(text), { error: 'Malformed HTTP request' });
+});
+
+edge('a silent connection is answered 408 and closed on the headers timeout', async ({ service }) => {
+  const { text, ms } = await raw(service, '', true);
+  assert.match(text, /^HTTP\/1\.1 408 /);
+  assert.equal(bodyOf(text), { error: 'Request timed out: the request was not received in time' });
+  assert.ok(ms < 5000, `closed after ${ms} ms`);
+});
+
+edge('headers sent slowly are cut off at the headers timeout', async ({ service }) => {
+  const { text, ms } = await raw(service, 'GET /v1/catalog HTTP/1.1\r\nHost: x\r\n', true);
+  assert.match(text, /^HTTP\/1\.1 408 /);
+  assert.ok(ms < 5000, `closed after ${ms} ms`);
+});
+
+edge('a body that never finishes arriving is cut off at the request timeout', async ({ service }) => {
+  const { ms } = await raw(service, 'POST /v1/catalog HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\nabc', true);
+  assert.ok(ms < 5000, `closed after ${ms} ms`);
+});
+
+edge('an idle keep-alive connection is closed after the keep-alive timeout', async ({ service }) => {
+  const { text, ms } = await raw(service, 'GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n', true);
+  assert.match(text, /^HTTP\/1\.1 200 /);
+  assert.ok(ms < 5000, `closed after ${ms} ms`);
+});
+
+edge('a key pasted into the URL never reaches the request log', async ({ service }) => {
+  const key = service.key;
+  const encoded = key.replace(/_/g, '%5F');
+  await service.get(`/v1/catalog?api_key=${key}`);
+  await service.get(`/v1/catalog?x=${encoded}`);
+  await service.get(`/v1/${key}`);
+  const logged = JSON.stringify(service.logs);
+  assert.not.ok(logged.includes(key.slice(8)), 'the secret part of the key was logged');
+  assert.ok(service.logs.some((l) => l.msg === 'request' && l.url === '/v1/catalog?api_key=sk_live_[redacted]'));
+});
+
+edge.run();
