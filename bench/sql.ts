@@ -32,7 +32,7 @@ export async function sqlBench(release: ReleaseOnDisk, filters: Map<string, stri
   const clauses = whereClauses(ggr, filters)!;
   const served = async (after: number) => {
     const page = await readPage(db, ggr, clauses, 1000, after);
-    return ggr.rows.render(page.rids, '[', ']');
+    return ggr.json.render(page.rids, '[', ']');
   };
   // The late page's start, found the way a client finds it: by walking the pages.
   const starts = [-1];

@@ -218,7 +218,7 @@ serving('a normal start: /healthz answers 200 with status ok and the release id'
     assert.is(loaded.id, FIXTURE_RELEASE);
     const manifest = await readManifestJson(path.join(service.dataDir, FIXTURE_RELEASE));
     for (const def of DATASETS) {
-      assert.is(loaded.datasets.get(def.name)?.rows.rowCount, manifest.datasets[def.name]!.rows, def.name);
+      assert.is(loaded.datasets.get(def.name)?.store.rowCount, manifest.datasets[def.name]!.rows, def.name);
     }
   } finally {
     await service.stop();
