@@ -100,8 +100,11 @@ async function loadDataset(
     await connection.run(`CREATE TYPE ${enumType(dim)} AS ENUM (SELECT DISTINCT ${quoteIdent(dim)} FROM ${source} ORDER BY 1)`);
   }
   const table = `${schema}.${quoteIdent(def.name)}`;
-  // Sorted as ENUMs (their order is the sorted strings'), so the sort carries small
-  // codes instead of text. A sample of rows keeps DuckDB's own JSON for the self-check.
+  // Sorted once, as ENUMs (ordered like their sorted strings), so the sort carries
+  // small codes instead of text, then numbered in that order: a window with its own
+  // ORDER BY and a final ORDER BY rid sorted twice, at twice the memory.
+  // readColumns checks the order that results. A sample of rows keeps DuckDB's own
+  // JSON for the self-check.
   const typed = def.dimensions.map((dim) =>
     INTEGER_DIMENSIONS.has(dim) ? `${quoteIdent(dim)}::INTEGER AS ${quoteIdent(dim)}` : `${quoteIdent(dim)}::${enumType(dim)} AS ${quoteIdent(dim)}`,
   );
@@ -113,11 +116,13 @@ async function loadDataset(
            ${def.metrics.map(quoteIdent).map((m) => `${m}, `).join('')}
            CASE WHEN rid % ${stride} = 0 OR rid = ${expectedRows - 1} THEN ${rowJson(def)} END AS self_check
     FROM (
-      SELECT (row_number() OVER (ORDER BY ${def.dimensions.map(quoteIdent).join(', ')}) - 1)::INTEGER AS rid,
-             ${typed.join(', ')}${def.metrics.map((m) => `, ${quoteIdent(m)}::DOUBLE AS ${quoteIdent(m)}`).join('')}
-      FROM ${source}
-    )
-    ORDER BY rid`);
+      SELECT (row_number() OVER () - 1)::INTEGER AS rid, *
+      FROM (
+        SELECT ${typed.join(', ')}${def.metrics.map((m) => `, ${quoteIdent(m)}::DOUBLE AS ${quoteIdent(m)}`).join('')}
+        FROM ${source}
+        ORDER BY ${def.dimensions.map(quoteIdent).join(', ')}
+      )
+    )`);
 
   const dictionaries = new Map<string, Dictionary>();
   for (const dim of def.dimensions) {
@@ -144,10 +149,11 @@ async function loadDataset(
 }
 
 /**
- * Reads the served table in storage order, which must be `rid` order (the keyset
- * relies on it), into columns. Rows arrive sorted by every dimension, so two rows
- * with the same dimension values are neighbours: such a file is refused, since
- * its order (and so every cursor into it) would be arbitrary.
+ * Reads the served table in storage order into columns, checking what the keyset
+ * relies on: storage order is `rid` order, and rows ascend by every dimension (codes
+ * sort like their values). Two rows with the same dimension values are neighbours
+ * then: such a file is refused, since their order (and so every cursor into it)
+ * would be arbitrary.
  */
 async function readColumns(
   connection: DuckDBConnection,
@@ -176,17 +182,21 @@ async function readColumns(
     for (let i = 0; i < chunk.rowCount; i++, row++) {
       const rid = ridVector!.getItem(i) as number;
       if (rid !== row) throw new Error(`${table}: row ${row} in storage order has rid ${rid}; pages would skip or repeat rows`);
-      let same = row > 0;
+      // The first dimension where this row differs from the previous one.
+      let differs = row > 0 ? -1 : 0;
       for (let d = 0; d < dims.length; d++) {
         const item = rest[d]!.getItem(i) as number;
         const code = integerCodes[d] ? integerCodes[d]!.get(item)! : item;
-        if (same && codes[d]![row - 1] !== code) same = false;
+        if (differs < 0 && codes[d]![row - 1] !== code) {
+          if (code < codes[d]![row - 1]!) throw new Error(`${table}: row ${row} sorts before row ${row - 1} on ${dims[d]}; rids are not in serving order`);
+          differs = d;
+        }
         codes[d]![row] = code;
       }
       for (let m = 0; m < metrics.length; m++) metrics[m]!.values[row] = rest[dims.length + m]!.getItem(i) as number;
       const check = checkVector.getItem(i);
       if (check !== null) samples.push([rid, String(check)]);
-      if (same) {
+      if (differs < 0) {
         duplicates++;
         if (!example) example = { rid: row, count: 2 };
         else if (example.rid + example.count - 1 === row) example.count++;
@@ -197,7 +207,7 @@ async function readColumns(
   if (example) {
     const key = dims.map((dim, d) => `${dim}=${JSON.stringify(dictionaries.get(dim)!.values[codes[d]![example!.rid]!])}`).join(', ');
     throw new ReleaseError(
-      `${file}: ${duplicates} rows repeat the dimension values of another row (for example ${key} appears ${example.count} times); each row needs its own combination of ${dims.join(', ')}, so merge or remove the duplicates and regenerate the file`,
+      `${file}: ${duplicates === 1 ? '1 row repeats' : `${duplicates} rows repeat`} the dimension values of another row (for example ${key} appears ${example.count} times); each row needs its own combination of ${dims.join(', ')}, so merge or remove the duplicates and regenerate the file`,
     );
   }
   const inputs: DimensionInput[] = dims.map((name, d) => ({ name, dictionary: dictionaries.get(name)!, codes: codes[d]! }));
