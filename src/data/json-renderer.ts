@@ -55,6 +55,11 @@ export class JsonRenderer implements PageRenderer {
       this.values.length * MAX_DOUBLE_LENGTH;
   }
 
+  /** Bytes of all pre-encoded fragments: what this renderer keeps beside the store. */
+  get fragmentBytes(): number {
+    return this.fragments.reduce((sum, list) => sum + list.reduce((n, f) => n + f.length, 0), 0);
+  }
+
   render(rids: readonly number[], before: string, after: string): Buffer {
     const out = Buffer.allocUnsafe(Buffer.byteLength(before) + Buffer.byteLength(after) + rids.length * this.maxRowBytes);
     const { codes, fragments, values, metricGlue, tail } = this;
