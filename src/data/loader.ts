@@ -75,11 +75,19 @@ export async function loadRelease(
         'dataset loaded',
       );
     }
+    await compress(connection, log);
     return { id: release.manifest.release, datasets };
   } catch (err) {
     await connection.run(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
     throw err;
   }
+}
+
+/** Compresses the new tables; without it they stay as written, about 25x larger, but serve the same. */
+async function compress(connection: DuckDBConnection, log: Logger): Promise<void> {
+  await connection.run(`CHECKPOINT ${SERVING_CATALOG}`).catch((err: Error) => {
+    log.warn({ err }, 'checkpoint failed: the served tables stay uncompressed and take more memory');
+  });
 }
 
 async function loadDataset(
