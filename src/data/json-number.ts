@@ -14,7 +14,7 @@ export function formatDouble(x: number): string {
 const MINUS = 0x2d;
 const DOT = 0x2e;
 const ZERO = 0x30;
-/** Below 10^15 hundredths a value has at most 15 significant digits: see writeDouble. */
+/** Below 10^15 hundredths a value has at most 15 significant digits (see writeDouble). */
 const MAX_HUNDREDTHS = 1e15;
 
 /** Longest text formatDouble returns (`-2.2250738585072014e-308`); sizes output buffers. */
@@ -23,9 +23,9 @@ export const MAX_DOUBLE_LENGTH = 24;
 /**
  * Writes formatDouble(x) into `out` at `at` and returns the end. Money has at most
  * two decimals, and for those the digits are written straight from the integer
- * number of hundredths, three times faster than String(x). That text is the
- * shortest: a value with at most 15 significant digits is the only decimal of that
- * length within the double's rounding interval (10^15 < 2^53 spacing). Anything
+ * number of hundredths, about twice as fast as String(x). That text is the
+ * shortest: decimals of at most 15 significant digits are further apart than a
+ * double's spacing, so no shorter decimal reads back as the same double. Anything
  * else goes through formatDouble.
  */
 export function writeDouble(out: Buffer, at: number, x: number): number {

@@ -141,7 +141,10 @@ async function loadDataset(
     dictionaries.set(dim, { values: rows.map(([value]) => (INTEGER_DIMENSIONS.has(dim) ? Number(value) : String(value))), json: rows.map(([, json]) => String(json)) });
   }
 
-  const { store, samples } = await readColumns(connection, table, def, file, expectedRows, dictionaries, maxCombinations);
+  // Fragments average ~100 B, so at most one combination per 16 rows keeps them
+  // under ~6 B a row: a small dataset is not fused into a fragment per row.
+  const limit = Math.min(maxCombinations, Math.max(0x100, Math.floor(expectedRows / 16)));
+  const { store, samples } = await readColumns(connection, table, def, file, expectedRows, dictionaries, limit);
   await connection.run(`ALTER TABLE ${table} DROP COLUMN self_check`);
   for (const metric of def.metrics) await connection.run(`ALTER TABLE ${table} DROP COLUMN ${quoteIdent(metric)}`);
 
