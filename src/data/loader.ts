@@ -26,11 +26,6 @@ export interface LoadedRelease {
   readonly datasets: ReadonlyMap<string, ServedDataset>;
 }
 
-export interface LoadOptions {
-  /** Most combinations a fused segment of dimensions may have (see ColumnStore.build). */
-  readonly maxCombinations?: number;
-}
-
 /** Fits a fused code in 16 bits; docs/performance.md has the alternatives measured. */
 const MAX_COMBINATIONS = 0x10000;
 /** Rows per dataset that the load-time self-check renders both ways. */
@@ -40,7 +35,7 @@ const INTEGER_TYPES = new Set(['TINYINT', 'SMALLINT', 'INTEGER', 'BIGINT', 'UTIN
 const NUMERIC_TYPES = new Set([...INTEGER_TYPES, 'FLOAT', 'DOUBLE', 'UBIGINT', 'HUGEINT']);
 
 /** The schema holding a release's tables and types. */
-export const releaseSchema = (id: string) => `${SERVING_CATALOG}.${quoteIdent(`r${id.replace('-', '_')}`)}`;
+const releaseSchema = (id: string) => `${SERVING_CATALOG}.${quoteIdent(`r${id.replace('-', '_')}`)}`;
 
 /**
  * Copies a release's Parquet files into native DuckDB tables laid out for serving
@@ -57,7 +52,6 @@ export async function loadRelease(
   connection: DuckDBConnection,
   release: ReleaseOnDisk,
   log: Logger,
-  options: LoadOptions = {},
 ): Promise<LoadedRelease> {
   const schema = releaseSchema(release.manifest.release);
   await connection.run(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
@@ -67,7 +61,7 @@ export async function loadRelease(
     for (const def of DATASETS) {
       const started = performance.now();
       const entry = release.manifest.datasets[def.name]!;
-      const served = await loadDataset(connection, schema, def, path.join(release.dir, entry.file), entry.rows, options.maxCombinations ?? MAX_COMBINATIONS);
+      const served = await loadDataset(connection, schema, def, path.join(release.dir, entry.file), entry.rows);
       datasets.set(def.name, served);
       const { store } = served;
       log.info(
@@ -78,7 +72,8 @@ export async function loadRelease(
     await compress(connection, log);
     return { id: release.manifest.release, datasets };
   } catch (err) {
-    await connection.run(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+    // The load's own error is the one to report; a failed clean-up is logged beside it.
+    await connection.run(`DROP SCHEMA IF EXISTS ${schema} CASCADE`).catch((dropErr: Error) => log.error({ err: dropErr, schema }, 'cannot drop the failed load\'s schema'));
     throw err;
   }
 }
@@ -96,7 +91,6 @@ async function loadDataset(
   def: DatasetDef,
   file: string,
   expectedRows: number,
-  maxCombinations: number,
 ): Promise<ServedDataset> {
   const source = `read_parquet(${quoteLiteral(file)})`;
   await checkColumns(connection, source, def, file);
@@ -143,7 +137,7 @@ async function loadDataset(
 
   // Fragments average ~100 B, so at most one combination per 16 rows keeps them
   // under ~6 B a row: a small dataset is not fused into a fragment per row.
-  const limit = Math.min(maxCombinations, Math.max(0x100, Math.floor(expectedRows / 16)));
+  const limit = Math.min(MAX_COMBINATIONS, Math.max(0x100, Math.floor(expectedRows / 16)));
   const { store, samples } = await readColumns(connection, table, def, file, expectedRows, dictionaries, limit);
   await connection.run(`ALTER TABLE ${table} DROP COLUMN self_check`);
   for (const metric of def.metrics) await connection.run(`ALTER TABLE ${table} DROP COLUMN ${quoteIdent(metric)}`);
