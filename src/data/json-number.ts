@@ -14,6 +14,8 @@ export function formatDouble(x: number): string {
 const MINUS = 0x2d;
 const DOT = 0x2e;
 const ZERO = 0x30;
+/** "00" to "99": two digits per division. */
+const PAIRS = Buffer.from(Array.from({ length: 100 }, (_, i) => String(i).padStart(2, '0')).join(''), 'latin1');
 /** Below 10^15 hundredths a value has at most 15 significant digits (see writeDouble). */
 const MAX_HUNDREDTHS = 1e15;
 
@@ -40,18 +42,26 @@ export function writeDouble(out: Buffer, at: number, x: number): number {
   }
   const cents = n % 100;
   let whole = (n - cents) / 100;
-  // Integer digits, written backwards from the end of their own span.
   let digits = 1;
   for (let rest = whole; rest >= 10; rest = Math.floor(rest / 10)) digits++;
-  for (let i = at + digits - 1; i >= at; i--) {
-    const next = Math.floor(whole / 10);
-    out[i] = ZERO + (whole - next * 10);
+  let i = at + digits;
+  while (whole >= 100) {
+    const next = Math.floor(whole / 100);
+    const pair = (whole - next * 100) * 2;
+    out[--i] = PAIRS[pair + 1]!;
+    out[--i] = PAIRS[pair]!;
     whole = next;
   }
+  if (whole >= 10) {
+    out[--i] = PAIRS[whole * 2 + 1]!;
+    out[--i] = PAIRS[whole * 2]!;
+  } else out[--i] = ZERO + whole;
   at += digits;
   out[at++] = DOT;
-  const tens = Math.floor(cents / 10);
-  out[at++] = ZERO + tens;
-  if (cents !== tens * 10) out[at++] = ZERO + (cents - tens * 10);
+  if (cents % 10 === 0) out[at++] = ZERO + cents / 10;
+  else {
+    out[at++] = PAIRS[cents * 2]!;
+    out[at++] = PAIRS[cents * 2 + 1]!;
+  }
   return at;
 }

@@ -79,8 +79,8 @@ export class JsonRenderer implements PageRenderer {
         }
         at = writeDouble(out, at, values[m]![rid]!);
       }
-      out.set(tail, at);
-      at += tail.length;
+      // A byte or two: a set() call would cost more than the copy.
+      for (let t = 0; t < tail.length; t++) out[at++] = tail[t]!;
     }
     at += out.write(after, at);
     return out.subarray(0, at);
