@@ -107,15 +107,19 @@ interface Part {
   readonly members: readonly CodeArray[];
 }
 
-// Combination keys index a dense table below this size; a Map above it.
-const DENSE_KEYS = 1 << 22;
+// Combination keys index a dense table below this size; a Map above it. One table
+// serves every pair of a dataset: a fresh one per pair was garbage enough to raise
+// the process's resident memory after a load.
+const DENSE_KEYS = 1 << 20;
 
 function fuse(parts: Part[], rows: number, max: number): Part[] {
+  const dense = new Int32Array(DENSE_KEYS);
+  const combine = (a: Part, b: Part, build: boolean) => combinePair(a, b, rows, max, build, dense);
   // Combination counts of adjacent pairs, cached by the pair's left part (a merge replaces both parts).
   const counts = new Map<Part, number>();
   const countPair = (i: number) => {
     let count = counts.get(parts[i]!);
-    if (count === undefined) counts.set(parts[i]!, (count = combine(parts[i]!, parts[i + 1]!, rows, max, false)?.combinations ?? Infinity));
+    if (count === undefined) counts.set(parts[i]!, (count = combine(parts[i]!, parts[i + 1]!, false)?.combinations ?? Infinity));
     return count;
   };
   for (;;) {
@@ -124,7 +128,7 @@ function fuse(parts: Part[], rows: number, max: number): Part[] {
     if (best < 0) return parts;
     counts.delete(parts[best]!);
     if (best > 0) counts.delete(parts[best - 1]!);
-    parts.splice(best, 2, combine(parts[best]!, parts[best + 1]!, rows, max, true)!);
+    parts.splice(best, 2, combine(parts[best]!, parts[best + 1]!, true)!);
   }
 }
 
@@ -132,11 +136,12 @@ function fuse(parts: Part[], rows: number, max: number): Part[] {
  * `a` and `b` as one part, or null when they have more than `max` combinations.
  * Without `build` only the count is wanted: the result has no codes of its own.
  */
-function combine(a: Part, b: Part, rows: number, max: number, build: boolean): Part | null {
+function combinePair(a: Part, b: Part, rows: number, max: number, build: boolean, table: Int32Array): Part | null {
   const keys = a.combinations * b.combinations;
-  const dense = keys <= DENSE_KEYS ? new Int32Array(keys).fill(-1) : null;
+  const dense = keys <= table.length ? table.fill(-1, 0, keys) : null;
   const sparse = dense ? null : new Map<number, number>();
-  const codes = build ? new Uint32Array(rows) : null;
+  // At most `max` combinations, so codes this wide always fit; narrowed below if fewer.
+  const codes = build ? codeArray(max, rows) : null;
   const left: number[] = [];
   const right: number[] = [];
   for (let rid = 0; rid < rows; rid++) {
@@ -156,8 +161,8 @@ function combine(a: Part, b: Part, rows: number, max: number, build: boolean): P
   }
   const combinations = left.length;
   if (!codes) return { first: a.first, codes: a.codes, combinations, members: [] };
-  const narrow = codeArray(combinations, rows);
-  narrow.set(codes);
+  const narrow = codeArray(combinations, 1).constructor === codes.constructor ? codes : codeArray(combinations, rows);
+  if (narrow !== codes) narrow.set(codes);
   const through = (member: CodeArray, picks: number[]) => {
     let count = 0;
     for (const code of member) count = Math.max(count, code + 1);

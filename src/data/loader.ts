@@ -63,13 +63,15 @@ export async function loadRelease(
       const entry = release.manifest.datasets[def.name]!;
       const served = await loadDataset(connection, schema, def, path.join(release.dir, entry.file), entry.rows);
       datasets.set(def.name, served);
+      // Each dataset's tables compressed before the next one is written, so the
+      // uncompressed copies never add up.
+      await compress(connection, log);
       const { store } = served;
       log.info(
         { dataset: def.name, rows: store.rowCount, segments: store.segments.map((s) => s.combinations), bytesPerRow: store.bytesPerRow, ms: Math.round(performance.now() - started) },
         'dataset loaded',
       );
     }
-    await compress(connection, log);
     return { id: release.manifest.release, datasets };
   } catch (err) {
     // The load's own error is the one to report; a failed clean-up is logged beside it.
