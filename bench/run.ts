@@ -1,12 +1,11 @@
-import { spawn } from 'node:child_process';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
 import { request } from 'undici';
 import { generateRelease } from '../etl/generate.ts';
 import { latestRelease } from '../src/data/releases.ts';
 import { progressBar } from '../etl/progress.ts';
 import { load, summarizeRuns, type Run, type Stats } from './load.ts';
+import { startServer } from './server.ts';
 import { sqlBench } from './sql.ts';
 
 // `npm run bench`: the service as users run it (a separate process over HTTP), on
@@ -31,42 +30,6 @@ async function ensureRelease() {
     await generateRelease({ out: path.join(DATA_DIR, RELEASE), seed: 1, scale: 1, release: RELEASE, onProgress: bar.update }).finally(bar.stop);
   }
   return (await latestRelease(DATA_DIR))!;
-}
-
-/** Starts `npm start`'s entry point with extra settings; resolves once it serves. */
-async function startServer(env: Record<string, string>) {
-  const stateDir = path.join(WORK, 'state');
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    cwd: ROOT,
-    env: { ...process.env, DATA_DIR, STATE_DIR: stateDir, PORT: '0', ADMIN_PORT: '0', ...env },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  let url = '';
-  let adminUrl = '';
-  await new Promise<void>((resolve, reject) => {
-    child.once('exit', (code) => reject(new Error(`server exited with ${code}`)));
-    createInterface({ input: child.stdout! }).on('line', (line) => {
-      const entry = JSON.parse(line);
-      if (entry.msg === 'listening') ({ url, adminUrl } = entry);
-      if (entry.msg === 'ready') resolve();
-    });
-  });
-  const token = (await fs.readFile(path.join(stateDir, 'admin-token'), 'utf8')).trim();
-  const created = await request(`${adminUrl}/keys`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ client: 'bench' }),
-  });
-  const { key } = (await created.body.json()) as { key: string };
-  return {
-    url,
-    headers: { 'x-api-key': key },
-    stop: () => new Promise<void>((resolve) => {
-      child.removeAllListeners('exit');
-      child.once('exit', () => resolve());
-      child.kill('SIGTERM');
-    }),
-  };
 }
 
 /** A cursor about 90% of the way through the benchmark query's pages. */
@@ -106,7 +69,7 @@ async function main() {
   for (const env of configs) {
     const tag = `[${env.DUCKDB_CONNECTIONS} conn, ${env.DUCKDB_THREADS} thr]`;
     log(`\nserver with ${tag}: loading ${release.dir}…`);
-    const server = await startServer(env);
+    const server = await startServer({ DATA_DIR, STATE_DIR: path.join(WORK, 'state'), ...env });
     try {
       if (!late.cursor) late = await lateCursor(server.url, server.headers);
       const ceiling = summarizeRuns([await load(server.url, () => '/healthz', {}, 16, CONCURRENT)]);

@@ -46,7 +46,7 @@ export const settings = {
   },
   DUCKDB_THREADS: {
     schema: positiveInt(1),
-    help: 'Threads one DuckDB query may use while serving (loading a release uses every core); 1 serves the most requests per second',
+    help: "DuckDB's thread count for the whole instance, shared by every query and by loading a release (DuckDB has no per-query setting); 1 serves the most requests per second on 2 cores",
   },
   HTTP_HEADERS_TIMEOUT_MS: {
     schema: positiveInt(10_000),

@@ -1,6 +1,5 @@
 import type { AddressInfo } from 'node:net';
 import http from 'node:http';
-import os from 'node:os';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import { generateRelease } from '../etl/generate.ts';
@@ -81,14 +80,12 @@ async function loadServingRelease(config: Config, db: Database, log: Logger): Pr
   }
   log.info({ release: release.manifest.release, dir: release.dir }, 'loading release');
   await verifyRelease(release);
+  // Loads with the instance's DUCKDB_THREADS: DuckDB's thread count is instance-wide,
+  // so raising it for the load would change it for every serving connection too.
   const connection = await db.connect();
-  // Loading sorts and renders millions of rows: worth every core, unlike the small
-  // page queries, which serve more per second on one thread each.
-  await connection.run(`SET threads = ${os.availableParallelism()}`);
   try {
     return await loadRelease(connection, release, log);
   } finally {
-    await connection.run(`SET threads = ${config.DUCKDB_THREADS}`);
     connection.closeSync();
   }
 }

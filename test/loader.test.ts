@@ -1,8 +1,12 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { DuckDBInstance } from '@duckdb/node-api';
+import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import pino from 'pino';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { Database } from '../src/data/duckdb.ts';
+import { loadRelease } from '../src/data/loader.ts';
+import { latestRelease } from '../src/data/releases.ts';
 import { quoteLiteral } from '../src/data/sql-text.ts';
 import { MANIFEST_FILE, ReleaseError, sha256File, type Manifest } from '../src/data/manifest.ts';
 import { DATASETS } from '../src/data/registry.ts';
@@ -133,6 +137,17 @@ const CASES: BrokenCase[] = [
     fix: /use '' for a dimension/,
   },
   {
+    name: 'rows that repeat every dimension value of another row',
+    async breakIt(dir) {
+      // Row 5 three times (the metric differs, the key does not): 2 rows repeat it.
+      await rewriteParquet(dir, 'ggr', (src) => `SELECT * FROM ${src} UNION ALL SELECT r.* REPLACE (r.ggr + k AS ggr) FROM (SELECT * FROM ${src} LIMIT 1 OFFSET 5) AS r, range(1, 3) AS t(k)`);
+      await editManifest(dir, (m) => void (m.datasets.ggr!.rows += 2));
+      return parquetPath(dir, 'ggr');
+    },
+    field: /2 rows repeat the dimension values of another row \(for example year=\d{4}, region="[^"]+", country="[^"]+", state="[^"]*", category=.* appears 3 times\)/,
+    fix: /each row needs its own combination of year, region, .*calculation, so merge or remove the duplicates/,
+  },
+  {
     name: 'year written as text',
     async breakIt(dir) {
       await rewriteParquet(dir, 'turnover', (src) => `SELECT * REPLACE (year::VARCHAR AS year) FROM ${src}`);
@@ -218,7 +233,7 @@ serving('a normal start: /healthz answers 200 with status ok and the release id'
     assert.is(loaded.id, FIXTURE_RELEASE);
     const manifest = await readManifestJson(path.join(service.dataDir, FIXTURE_RELEASE));
     for (const def of DATASETS) {
-      assert.is(loaded.datasets.get(def.name)?.rows.rowCount, manifest.datasets[def.name]!.rows, def.name);
+      assert.is(loaded.datasets.get(def.name)?.store.rowCount, manifest.datasets[def.name]!.rows, def.name);
     }
   } finally {
     await service.stop();
@@ -246,3 +261,71 @@ serving('with two releases in DATA_DIR the newest is served', async () => {
 });
 
 serving.run();
+
+// ---------------------------------------------------------------------------
+
+const catalog = suite('loader: what a load leaves in DuckDB');
+catalog.after(async () => {
+  await Promise.all(created.splice(0).map((dir) => fs.rm(dir, { recursive: true, force: true })));
+});
+
+/** Every schema, table and type in the serving catalog, as sorted text. */
+async function servingCatalog(connection: DuckDBConnection): Promise<string[]> {
+  const reader = await connection.runAndReadAll(`
+    SELECT 'schema ' || schema_name FROM duckdb_schemas() WHERE database_name = 'serving'
+    UNION ALL SELECT 'table ' || schema_name || '.' || table_name || ' ' || estimated_size FROM duckdb_tables() WHERE database_name = 'serving'
+    UNION ALL SELECT 'type ' || schema_name || '.' || type_name FROM duckdb_types() WHERE database_name = 'serving'
+    ORDER BY 1`);
+  return reader.getRows().map(([line]) => String(line));
+}
+
+const silent = pino({ level: 'silent' });
+const release = async (dataDir: string) => (await latestRelease(dataDir))!;
+
+catalog('loading the same release twice leaves exactly what one load leaves', async () => {
+  const db = await Database.open({ connections: 1, threads: 1 });
+  const connection = await db.connect();
+  try {
+    const empty = await servingCatalog(connection);
+    await loadRelease(connection, await release(await fixtureDataDir()), silent);
+    const once = await servingCatalog(connection);
+    assert.ok(once.some((line) => line.startsWith(`table r${FIXTURE_RELEASE.replace('-', '_')}.ggr `)), once.join('\n'));
+    assert.ok(once.some((line) => line.startsWith('type ')), 'the ENUM types are in the catalog');
+    assert.ok(once.length > empty.length);
+    await loadRelease(connection, await release(await fixtureDataDir()), silent);
+    assert.equal(await servingCatalog(connection), once);
+  } finally {
+    connection.closeSync();
+    db.close();
+  }
+});
+
+catalog('a load that fails halfway leaves the catalog as it was, beside a loaded release and on its own', async () => {
+  // The last dataset loaded is broken, so every other one was loaded before the failure.
+  const dataDir = await scratch('dqs-loader-data-');
+  const dir = await copyRelease(dataDir, '2026-12');
+  const last = DATASETS.at(-1)!.name;
+  await rewriteParquet(dir, last, (src) => `SELECT * FROM ${src} UNION ALL (SELECT * FROM ${src} LIMIT 1)`);
+  await editManifest(dir, (m) => void (m.datasets[last]!.rows += 1));
+  const broken = await release(dataDir);
+
+  const db = await Database.open({ connections: 1, threads: 1 });
+  const connection = await db.connect();
+  try {
+    const empty = await servingCatalog(connection);
+    const error = await loadRelease(connection, broken, silent).then(() => undefined, (err: unknown) => err);
+    assert.instance(error, ReleaseError);
+    assert.match((error as Error).message, new RegExp(`${last}\\.parquet: 1 row repeats the dimension values of another row`));
+    assert.equal(await servingCatalog(connection), empty);
+
+    await loadRelease(connection, await release(await fixtureDataDir()), silent);
+    const served = await servingCatalog(connection);
+    assert.instance(await loadRelease(connection, broken, silent).then(() => undefined, (err: unknown) => err), ReleaseError);
+    assert.equal(await servingCatalog(connection), served);
+  } finally {
+    connection.closeSync();
+    db.close();
+  }
+});
+
+catalog.run();

@@ -1,7 +1,8 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { DATASETS } from '../src/data/registry.ts';
-import { RowStore } from '../src/data/row-store.ts';
+import { ColumnStore } from '../src/data/column-store.ts';
+import { JsonRenderer } from '../src/data/json-renderer.ts';
 import type { ServedDataset } from '../src/data/loader.ts';
 import { pageQuery, whereClauses, type YearRange } from '../src/query/filters.ts';
 
@@ -11,7 +12,8 @@ import { pageQuery, whereClauses, type YearRange } from '../src/query/filters.ts
 const ggr: ServedDataset = {
   def: DATASETS.find((d) => d.name === 'ggr')!,
   table: '"r2026_11"."ggr"',
-  rows: RowStore.fromLines(Buffer.from(''), 0),
+  store: ColumnStore.build(0, [], [], 1),
+  json: new JsonRenderer(ColumnStore.build(0, [], [], 1), 'financial'),
   codes: new Map([
     ['country', new Map([['France', 0], ['Spain', 1], ["Cote d'Ivoire", 2]])],
     ['channel', new Map([['Land', 0], ['Online', 1]])],
@@ -43,16 +45,43 @@ for (const c of cases) {
 }
 sql.run();
 
-const rows = suite('row store');
-rows('renders chosen rows between a prefix and a suffix', () => {
-  const store = RowStore.fromLines(Buffer.from('{"a":1}\n{"b":"é"}\n{"c":[1,2]}\n'), 3);
-  assert.is(store.render([0, 2], '{"data":[', ']}').toString(), '{"data":[{"a":1},{"c":[1,2]}]}');
-  assert.is(store.render([1], '[', ']').toString(), '[{"b":"é"}]');
-  assert.is(store.render([], '[', ']').toString(), '[]');
+const store = suite('column store and JSON renderer');
+// Three dimensions where `country` fixes `region`: fused when allowed, apart otherwise.
+const dictionary = (values: (string | number)[]) => ({ values, json: values.map((v) => JSON.stringify(v)) });
+const inputs = () => [
+  { name: 'year', dictionary: dictionary([2020, 2021]), codes: Uint8Array.from([0, 0, 1, 1]) },
+  { name: 'region', dictionary: dictionary(['Asia', 'Europe']), codes: Uint8Array.from([1, 0, 1, 1]) },
+  { name: 'country', dictionary: dictionary(['France', 'Japan', 'Côte "d" Ivoire']), codes: Uint8Array.from([0, 1, 0, 2]) },
+];
+const metric = () => [{ name: 'ggr', values: Float64Array.from([1, 2.5, -0, 1e21]) }];
+const expected = [
+  '{"dimensions":{"year":2020,"region":"Europe","country":"France"},"values":{"ggr":1.0}}',
+  '{"dimensions":{"year":2020,"region":"Asia","country":"Japan"},"values":{"ggr":2.5}}',
+  '{"dimensions":{"year":2021,"region":"Europe","country":"France"},"values":{"ggr":-0.0}}',
+  '{"dimensions":{"year":2021,"region":"Europe","country":"Côte \\"d\\" Ivoire"},"values":{"ggr":1e21}}',
+];
+for (const max of [1, 3, 4, 0x10000]) {
+  store(`renders the same rows whatever the fusion (at most ${max} combinations)`, () => {
+    const columns = ColumnStore.build(4, inputs(), metric(), max);
+    const json = new JsonRenderer(columns, 'financial');
+    assert.is(json.render([0, 1, 2, 3], '{"data":[', ']}').toString(), `{"data":[${expected.join(',')}]}`);
+    assert.is(json.render([3, 1], '[', ']').toString(), `[${expected[3]},${expected[1]}]`);
+    assert.is(json.render([], '[', ']').toString(), '[]');
+    // Each dimension's own code survives fusion (what CSV and Arrow output read).
+    for (const [d, input] of inputs().entries()) {
+      assert.equal([0, 1, 2, 3].map((rid) => columns.code(d, rid)), [...input.codes], input.name);
+    }
+    assert.ok(columns.segments.every((s) => s.combinations <= Math.max(max, 3)));
+  });
+}
+store('fuses the pair with the fewest combinations first, within the limit', () => {
+  // year+region and region+country have 3 combinations each: a tie fuses the left pair.
+  assert.equal(ColumnStore.build(4, inputs(), metric(), 1).segments.map((s) => s.dimensions), [[0], [1], [2]]);
+  assert.equal(ColumnStore.build(4, inputs(), metric(), 3).segments.map((s) => s.dimensions), [[0, 1], [2]]);
+  assert.equal(ColumnStore.build(4, inputs(), metric(), 4).segments.map((s) => s.dimensions), [[0, 1, 2]]);
 });
-rows('refuses text that is not one JSON object per line', () => {
-  for (const [text, count] of [['{"a":1}\n', 2], ['{"a":1}\n{"b":2}\n', 1], ['{"a":1}', 1], ['"x"\n', 1], ['{"a":\n1}\n', 1]] as const) {
-    assert.throws(() => RowStore.fromLines(Buffer.from(text), count), undefined, JSON.stringify(text));
-  }
+store('reference rows are flat', () => {
+  const columns = ColumnStore.build(4, inputs().slice(1), [], 0x10000);
+  assert.is(new JsonRenderer(columns, 'reference').render([1], '', '').toString(), '{"region":"Asia","country":"Japan"}');
 });
-rows.run();
+store.run();

@@ -1,21 +1,22 @@
-import fs from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { Logger } from 'pino';
+import { ColumnStore, codeArray, type CodeArray, type DimensionInput, type Dictionary, type MetricColumn } from './column-store.ts';
 import { SERVING_CATALOG } from './duckdb.ts';
+import { JsonRenderer, type PageRenderer } from './json-renderer.ts';
 import { DATASETS, INTEGER_DIMENSIONS, type DatasetDef } from './registry.ts';
 import { ReleaseError } from './manifest.ts';
 import type { ReleaseOnDisk } from './releases.ts';
-import { RowStore } from './row-store.ts';
 import { quoteIdent, quoteLiteral } from './sql-text.ts';
 
 export interface ServedDataset {
   readonly def: DatasetDef;
   /** Quoted, schema-qualified table name; comes from the registry, never from a request. */
   readonly table: string;
-  /** Each row's response JSON, indexed by `rid`. */
-  readonly rows: RowStore;
+  /** Every row's dimension codes and metrics, by `rid`: what each output format reads. */
+  readonly store: ColumnStore;
+  /** The response rows as JSON, rendered from `store`. */
+  readonly json: PageRenderer;
   /** For each string dimension, value → the integer code stored in its column. */
   readonly codes: ReadonlyMap<string, ReadonlyMap<string, number>>;
 }
@@ -25,32 +26,65 @@ export interface LoadedRelease {
   readonly datasets: ReadonlyMap<string, ServedDataset>;
 }
 
+/** Fits a fused code in 16 bits; docs/performance.md has the alternatives measured. */
+const MAX_COMBINATIONS = 0x10000;
+/** Rows per dataset that the load-time self-check renders both ways. */
+const SELF_CHECK_ROWS = 1000;
 
 const INTEGER_TYPES = new Set(['TINYINT', 'SMALLINT', 'INTEGER', 'BIGINT', 'UTINYINT', 'USMALLINT', 'UINTEGER']);
 const NUMERIC_TYPES = new Set([...INTEGER_TYPES, 'FLOAT', 'DOUBLE', 'UBIGINT', 'HUGEINT']);
 
+/** The schema holding a release's tables and types. */
+const releaseSchema = (id: string) => `${SERVING_CATALOG}.${quoteIdent(`r${id.replace('-', '_')}`)}`;
+
 /**
- * Copies a release's Parquet files into native DuckDB tables laid out for serving:
- * rows sorted in serving order and numbered by `rid` (the keyset), string dimensions
- * stored as small integer codes (what filters compare). Each row's response JSON is
- * rendered once here, by DuckDB, into a RowStore, so a request only copies bytes.
+ * Copies a release's Parquet files into native DuckDB tables laid out for serving
+ * (rows sorted in serving order and numbered by `rid`, the keyset; string
+ * dimensions stored as small integer codes, which filters compare) and reads them
+ * back, in `rid` order, into a ColumnStore that renders the response rows.
+ *
+ * The release's schema is dropped first and again on failure, so loading an id
+ * that is already loaded replaces it and a failed load leaves nothing behind. The
+ * connection's settings are left alone: DuckDB's are instance-wide, and serving
+ * connections share them.
  */
 export async function loadRelease(
   connection: DuckDBConnection,
   release: ReleaseOnDisk,
   log: Logger,
 ): Promise<LoadedRelease> {
-  const schema = `${SERVING_CATALOG}.${quoteIdent(`r${release.manifest.release.replace('-', '_')}`)}`;
-  await connection.run(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
-  const datasets = new Map<string, ServedDataset>();
-  for (const def of DATASETS) {
-    const started = performance.now();
-    const entry = release.manifest.datasets[def.name]!;
-    const served = await loadDataset(connection, schema, def, path.join(release.dir, entry.file), entry.rows);
-    datasets.set(def.name, served);
-    log.info({ dataset: def.name, rows: served.rows.rowCount, bytes: served.rows.byteLength, ms: Math.round(performance.now() - started) }, 'dataset loaded');
+  const schema = releaseSchema(release.manifest.release);
+  await connection.run(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+  await connection.run(`CREATE SCHEMA ${schema}`);
+  try {
+    const datasets = new Map<string, ServedDataset>();
+    for (const def of DATASETS) {
+      const started = performance.now();
+      const entry = release.manifest.datasets[def.name]!;
+      const served = await loadDataset(connection, schema, def, path.join(release.dir, entry.file), entry.rows);
+      datasets.set(def.name, served);
+      // Each dataset's tables compressed before the next one is written, so the
+      // uncompressed copies never add up.
+      await compress(connection, log);
+      const { store } = served;
+      log.info(
+        { dataset: def.name, rows: store.rowCount, segments: store.segments.map((s) => s.combinations), bytesPerRow: store.bytesPerRow, ms: Math.round(performance.now() - started) },
+        'dataset loaded',
+      );
+    }
+    return { id: release.manifest.release, datasets };
+  } catch (err) {
+    // The load's own error is the one to report; a failed clean-up is logged beside it.
+    await connection.run(`DROP SCHEMA IF EXISTS ${schema} CASCADE`).catch((dropErr: Error) => log.error({ err: dropErr, schema }, 'cannot drop the failed load\'s schema'));
+    throw err;
   }
-  return { id: release.manifest.release, datasets };
+}
+
+/** Compresses the new tables; without it they stay as written, about 25x larger, but serve the same. */
+async function compress(connection: DuckDBConnection, log: Logger): Promise<void> {
+  await connection.run(`CHECKPOINT ${SERVING_CATALOG}`).catch((err: Error) => {
+    log.warn({ err }, 'checkpoint failed: the served tables stay uncompressed and take more memory');
+  });
 }
 
 async function loadDataset(
@@ -60,70 +94,134 @@ async function loadDataset(
   file: string,
   expectedRows: number,
 ): Promise<ServedDataset> {
-  const stage = quoteIdent(`stage_${def.name}`);
-  await connection.run(`CREATE OR REPLACE TEMP TABLE ${stage} AS SELECT * FROM read_parquet(${quoteLiteral(file)})`).catch((err: Error) => {
-    throw new ReleaseError(`${file}: cannot read as Parquet (${err.message}); regenerate the file`);
-  });
-  try {
-    await checkColumns(connection, stage, def, file);
-    await checkValues(connection, stage, def, file, expectedRows);
+  const source = `read_parquet(${quoteLiteral(file)})`;
+  await checkColumns(connection, source, def, file);
+  await checkValues(connection, source, def, file, expectedRows);
 
-    const strings = def.dimensions.filter((d) => !INTEGER_DIMENSIONS.has(d));
-    const enumType = (dim: string) => `${schema}.${quoteIdent(`${def.name}__${dim}`)}`;
-    for (const dim of strings) {
-      await connection.run(`CREATE TYPE ${enumType(dim)} AS ENUM (SELECT DISTINCT ${quoteIdent(dim)} FROM ${stage} ORDER BY 1)`);
-    }
-    const table = `${schema}.${quoteIdent(def.name)}`;
-    const order = def.dimensions.map(quoteIdent).join(', ');
-    const columns = def.dimensions.map((dim) =>
-      INTEGER_DIMENSIONS.has(dim)
-        ? `${quoteIdent(dim)}::INTEGER AS ${quoteIdent(dim)}`
-        : `enum_code(${quoteIdent(dim)}::${enumType(dim)}) AS ${quoteIdent(dim)}`,
-    );
-    await connection.run(`
-      CREATE TABLE ${table} AS
-      SELECT (row_number() OVER (ORDER BY ${order}) - 1)::INTEGER AS rid, ${columns.join(', ')},
-             ${rowJson(def)} AS j
-      FROM ${stage}
-      ORDER BY rid`);
-
-    const rows = await exportRows(connection, table, expectedRows, file);
-    await connection.run(`ALTER TABLE ${table} DROP COLUMN j`);
-
-    const codes = new Map<string, Map<string, number>>();
-    for (const dim of strings) {
-      const reader = await connection.runAndReadAll(`SELECT unnest(enum_range(NULL::${enumType(dim)}))::VARCHAR`);
-      codes.set(dim, new Map(reader.getColumns()[0]!.map((value, code) => [String(value), code])));
-    }
-    return { def, table, rows, codes };
-  } finally {
-    await connection.run(`DROP TABLE IF EXISTS ${stage}`);
+  const strings = def.dimensions.filter((d) => !INTEGER_DIMENSIONS.has(d));
+  const enumType = (dim: string) => `${schema}.${quoteIdent(`${def.name}__${dim}`)}`;
+  for (const dim of strings) {
+    await connection.run(`CREATE TYPE ${enumType(dim)} AS ENUM (SELECT DISTINCT ${quoteIdent(dim)} FROM ${source} ORDER BY 1)`);
   }
+  const table = `${schema}.${quoteIdent(def.name)}`;
+  // Sorted once, as ENUMs (ordered like their sorted strings), so the sort carries
+  // small codes instead of text, then numbered in that order: a window with its own
+  // ORDER BY and a final ORDER BY rid sorted twice, at twice the memory.
+  // readColumns checks the order that results. A sample of rows keeps DuckDB's own
+  // JSON for the self-check.
+  const typed = def.dimensions.map((dim) =>
+    INTEGER_DIMENSIONS.has(dim) ? `${quoteIdent(dim)}::INTEGER AS ${quoteIdent(dim)}` : `${quoteIdent(dim)}::${enumType(dim)} AS ${quoteIdent(dim)}`,
+  );
+  const stride = Math.max(1, Math.floor(expectedRows / SELF_CHECK_ROWS));
+  await connection.run(`
+    CREATE TABLE ${table} AS
+    SELECT rid,
+           ${def.dimensions.map((dim) => (INTEGER_DIMENSIONS.has(dim) ? quoteIdent(dim) : `enum_code(${quoteIdent(dim)}) AS ${quoteIdent(dim)}`)).join(', ')},
+           ${def.metrics.map(quoteIdent).map((m) => `${m}, `).join('')}
+           CASE WHEN rid % ${stride} = 0 OR rid = ${expectedRows - 1} THEN ${rowJson(def)} END AS self_check
+    FROM (
+      SELECT (row_number() OVER () - 1)::INTEGER AS rid, *
+      FROM (
+        SELECT ${typed.join(', ')}${def.metrics.map((m) => `, ${quoteIdent(m)}::DOUBLE AS ${quoteIdent(m)}`).join('')}
+        FROM ${source}
+        ORDER BY ${def.dimensions.map(quoteIdent).join(', ')}
+      )
+    )`);
+
+  const dictionaries = new Map<string, Dictionary>();
+  for (const dim of def.dimensions) {
+    const sql = INTEGER_DIMENSIONS.has(dim)
+      ? `SELECT DISTINCT ${quoteIdent(dim)} AS v, to_json(v)::VARCHAR FROM ${table} ORDER BY 1`
+      : `SELECT v::VARCHAR, to_json(v::VARCHAR)::VARCHAR FROM unnest(enum_range(NULL::${enumType(dim)})) AS t(v)`;
+    const rows = (await connection.runAndReadAll(sql)).getRows();
+    dictionaries.set(dim, { values: rows.map(([value]) => (INTEGER_DIMENSIONS.has(dim) ? Number(value) : String(value))), json: rows.map(([, json]) => String(json)) });
+  }
+
+  // Fragments average ~100 B, so at most one combination per 16 rows keeps them
+  // under ~6 B a row: a small dataset is not fused into a fragment per row.
+  const limit = Math.min(MAX_COMBINATIONS, Math.max(0x100, Math.floor(expectedRows / 16)));
+  const { store, samples } = await readColumns(connection, table, def, file, expectedRows, dictionaries, limit);
+  await connection.run(`ALTER TABLE ${table} DROP COLUMN self_check`);
+  for (const metric of def.metrics) await connection.run(`ALTER TABLE ${table} DROP COLUMN ${quoteIdent(metric)}`);
+
+  const json = new JsonRenderer(store, def.kind);
+  for (const [rid, expected] of samples) {
+    const rendered = json.render([rid], '', '').toString();
+    if (rendered !== expected) {
+      throw new ReleaseError(`${file}: row ${rid} renders as ${rendered} but DuckDB's to_json gives ${expected}; the serving store has a bug, so keep serving the previous release and report this file`);
+    }
+  }
+  const codes = new Map(strings.map((dim) => [dim, new Map(dictionaries.get(dim)!.values.map((value, code) => [String(value), code]))]));
+  return { def, table, store, json, codes };
 }
 
 /**
- * Writes column `j` in `rid` order as one line per row and reads it back whole.
- * The CSV delimiter and quote are control characters, which JSON text always
- * escapes, so DuckDB writes each value exactly as it is.
+ * Reads the served table in storage order into columns, checking what the keyset
+ * relies on: storage order is `rid` order, and rows ascend by every dimension (codes
+ * sort like their values). Two rows with the same dimension values are neighbours
+ * then: such a file is refused, since their order (and so every cursor into it)
+ * would be arbitrary.
  */
-async function exportRows(connection: DuckDBConnection, table: string, rows: number, source: string): Promise<RowStore> {
-  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'dqs-rows-'));
-  const file = path.join(dir, 'rows.txt');
-  try {
-    const text = await connection
-      .run(`COPY (SELECT j FROM ${table} ORDER BY rid) TO ${quoteLiteral(file)} (FORMAT csv, HEADER false, DELIMITER '\x01', QUOTE '\x02', ESCAPE '\x02')`)
-      .then(() => fs.readFile(file))
-      .catch((err: Error) => {
-        throw new ReleaseError(`${source}: cannot write the rows for serving to ${os.tmpdir()} (${err.message}); free space there or set TMPDIR`);
-      });
-    // A malformed row here is a bug in the loader, not in the file: let it surface as one.
-    return RowStore.fromLines(text, rows);
-  } finally {
-    await fs.rm(dir, { recursive: true, force: true });
+async function readColumns(
+  connection: DuckDBConnection,
+  table: string,
+  def: DatasetDef,
+  file: string,
+  rows: number,
+  dictionaries: ReadonlyMap<string, Dictionary>,
+  maxCombinations: number,
+): Promise<{ store: ColumnStore; samples: Array<[number, string]> }> {
+  const dims = def.dimensions;
+  const codes: CodeArray[] = dims.map((dim) => codeArray(dictionaries.get(dim)!.values.length, rows));
+  // Integer dimensions hold values, not codes: their dictionary gives the code.
+  const integerCodes = dims.map((dim) => (INTEGER_DIMENSIONS.has(dim) ? new Map(dictionaries.get(dim)!.values.map((v, code) => [v as number, code])) : null));
+  const metrics: MetricColumn[] = def.metrics.map((name) => ({ name, values: new Float64Array(rows) }));
+  const samples: Array<[number, string]> = [];
+  let duplicates = 0;
+  let example: { rid: number; count: number } | undefined;
+
+  const result = await connection.stream(`SELECT rid, ${[...dims, ...def.metrics].map(quoteIdent).join(', ')}, self_check FROM ${table}`);
+  let row = 0;
+  for (let chunk = await result.fetchChunk(); chunk && chunk.rowCount > 0; chunk = await result.fetchChunk()) {
+    const vectors = Array.from({ length: chunk.columnCount }, (_, c) => chunk.getColumnVector(c));
+    const [ridVector, ...rest] = vectors;
+    const checkVector = rest.pop()!;
+    for (let i = 0; i < chunk.rowCount; i++, row++) {
+      const rid = ridVector!.getItem(i) as number;
+      if (rid !== row) throw new Error(`${table}: row ${row} in storage order has rid ${rid}; pages would skip or repeat rows`);
+      // The first dimension where this row differs from the previous one.
+      let differs = row > 0 ? -1 : 0;
+      for (let d = 0; d < dims.length; d++) {
+        const item = rest[d]!.getItem(i) as number;
+        const code = integerCodes[d] ? integerCodes[d]!.get(item)! : item;
+        if (differs < 0 && codes[d]![row - 1] !== code) {
+          if (code < codes[d]![row - 1]!) throw new Error(`${table}: row ${row} sorts before row ${row - 1} on ${dims[d]}; rids are not in serving order`);
+          differs = d;
+        }
+        codes[d]![row] = code;
+      }
+      for (let m = 0; m < metrics.length; m++) metrics[m]!.values[row] = rest[dims.length + m]!.getItem(i) as number;
+      const check = checkVector.getItem(i);
+      if (check !== null) samples.push([rid, String(check)]);
+      if (differs < 0) {
+        duplicates++;
+        if (!example) example = { rid: row, count: 2 };
+        else if (example.rid + example.count - 1 === row) example.count++;
+      }
+    }
   }
+  if (row !== rows) throw new Error(`${table}: read ${row} rows, expected ${rows}`);
+  if (example) {
+    const key = dims.map((dim, d) => `${dim}=${JSON.stringify(dictionaries.get(dim)!.values[codes[d]![example!.rid]!])}`).join(', ');
+    throw new ReleaseError(
+      `${file}: ${duplicates === 1 ? '1 row repeats' : `${duplicates} rows repeat`} the dimension values of another row (for example ${key} appears ${example.count} times); each row needs its own combination of ${dims.join(', ')}, so merge or remove the duplicates and regenerate the file`,
+    );
+  }
+  const inputs: DimensionInput[] = dims.map((name, d) => ({ name, dictionary: dictionaries.get(name)!, codes: codes[d]! }));
+  return { store: ColumnStore.build(rows, inputs, metrics, maxCombinations), samples };
 }
 
-/** The row exactly as the API returns it; financial rows split dimensions from values. */
+/** The row exactly as the API has always returned it; financial rows split dimensions from values. */
 function rowJson(def: DatasetDef): string {
   const struct = (names: readonly string[], cast: (n: string) => string) =>
     `{${names.map((n) => `${quoteLiteral(n)}: ${cast(n)}`).join(', ')}}`;
@@ -135,8 +233,10 @@ function rowJson(def: DatasetDef): string {
   return `to_json(${body})::VARCHAR`;
 }
 
-async function checkColumns(connection: DuckDBConnection, stage: string, def: DatasetDef, file: string) {
-  const reader = await connection.runAndReadAll(`SELECT column_name, column_type FROM (DESCRIBE ${stage})`);
+async function checkColumns(connection: DuckDBConnection, source: string, def: DatasetDef, file: string) {
+  const reader = await connection.runAndReadAll(`SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM ${source})`).catch((err: Error) => {
+    throw new ReleaseError(`${file}: cannot read as Parquet (${err.message}); regenerate the file`);
+  });
   const types = new Map(reader.getRows().map(([name, type]) => [String(name), String(type)]));
   const expect = (column: string, allowed: Set<string> | 'VARCHAR', wanted: string) => {
     const type = types.get(column);
@@ -154,14 +254,14 @@ async function checkColumns(connection: DuckDBConnection, stage: string, def: Da
   for (const metric of def.metrics) expect(metric, NUMERIC_TYPES, 'a number (DOUBLE)');
 }
 
-async function checkValues(connection: DuckDBConnection, stage: string, def: DatasetDef, file: string, expectedRows: number) {
+async function checkValues(connection: DuckDBConnection, source: string, def: DatasetDef, file: string, expectedRows: number) {
   const columns = [...def.dimensions, ...def.metrics];
   const bad = columns.map((c) =>
     def.metrics.includes(c)
       ? `count(*) FILTER (WHERE ${quoteIdent(c)} IS NULL OR NOT isfinite(${quoteIdent(c)}::DOUBLE))`
       : `count(*) FILTER (WHERE ${quoteIdent(c)} IS NULL)`,
   );
-  const reader = await connection.runAndReadAll(`SELECT count(*), ${bad.join(', ')} FROM ${stage}`);
+  const reader = await connection.runAndReadAll(`SELECT count(*), ${bad.join(', ')} FROM ${source}`);
   const [rows, ...badCounts] = reader.getRows()[0]!.map(Number);
   if (rows !== expectedRows) {
     throw new ReleaseError(`${file}: has ${rows} rows but the manifest says ${expectedRows}; the file and manifest.json disagree, so regenerate the release`);

@@ -15,7 +15,7 @@ export interface PageRequest {
 
 /**
  * Answers with one keyset page in the spec's envelope. DuckDB picks the rows, their
- * JSON comes ready from the row store, and only meta and pagination are stringified.
+ * JSON is rendered from the column store, and only meta and pagination are stringified.
  */
 export async function respondWithPage(ctx: Context, services: Services, request: PageRequest): Promise<void> {
   const release = services.release.get();
@@ -30,7 +30,7 @@ export async function respondWithPage(ctx: Context, services: Services, request:
   };
   ctx.status = 200;
   ctx.type = 'application/json';
-  ctx.body = served.rows.render(
+  ctx.body = served.json.render(
     page.rids,
     `{"meta":${JSON.stringify(request.meta(page.rids.length))},"data":[`,
     `],"pagination":${JSON.stringify(pagination)}}`,

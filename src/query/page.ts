@@ -21,7 +21,22 @@ export async function readPage(db: Database, dataset: ServedDataset, clauses: re
     const column = result.getChunk(c).getColumnVector(0);
     for (let i = 0; i < column.itemCount; i++) rids.push(column.getItem(i) as number);
   }
+  checkKeysetOrder(rids, afterRid, dataset.table);
   if (rids.length <= limit) return { rids, nextAfter: undefined };
   rids.length = limit;
   return { rids, nextAfter: rids[limit - 1] };
+}
+
+/**
+ * A page's rids must come after the cursor and strictly increase: the LIMIT
+ * without ORDER BY relies on DuckDB scanning in storage (= rid) order. Should that
+ * ever break, the request fails loudly (a logged 500) instead of a cursor silently
+ * skipping or repeating rows.
+ */
+export function checkKeysetOrder(rids: readonly number[], afterRid: number, table: string): void {
+  let previous = afterRid;
+  for (const rid of rids) {
+    if (rid <= previous) throw new Error(`${table}: page query returned rid ${rid} after ${previous}; rows are not scanned in rid order`);
+    previous = rid;
+  }
 }

@@ -1,0 +1,46 @@
+import { spawn } from 'node:child_process';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { request } from 'undici';
+
+const ROOT = path.resolve(import.meta.dirname, '..');
+
+/**
+ * Starts `npm start`'s entry point in its own process with these settings (DATA_DIR
+ * and STATE_DIR among them) on free ports; resolves once it serves, with an API key.
+ */
+export async function startServer(env: Record<string, string>) {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    cwd: ROOT,
+    env: { ...process.env, PORT: '0', ADMIN_PORT: '0', ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let url = '';
+  let adminUrl = '';
+  await new Promise<void>((resolve, reject) => {
+    child.once('exit', (code) => reject(new Error(`server exited with ${code}`)));
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      const entry = JSON.parse(line);
+      if (entry.msg === 'listening') ({ url, adminUrl } = entry);
+      if (entry.msg === 'ready') resolve();
+    });
+  });
+  const token = (await fs.readFile(path.join(env.STATE_DIR!, 'admin-token'), 'utf8')).trim();
+  const created = await request(`${adminUrl}/keys`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ client: 'bench' }),
+  });
+  const { key } = (await created.body.json()) as { key: string };
+  return {
+    url,
+    pid: child.pid!,
+    headers: { 'x-api-key': key },
+    stop: () => new Promise<void>((resolve) => {
+      child.removeAllListeners('exit');
+      child.once('exit', () => resolve());
+      child.kill('SIGTERM');
+    }),
+  };
+}

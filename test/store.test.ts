@@ -1,0 +1,187 @@
+import path from 'node:path';
+import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import pino from 'pino';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { Database } from '../src/data/duckdb.ts';
+import { formatDouble, MAX_DOUBLE_LENGTH, writeDouble } from '../src/data/json-number.ts';
+import { loadRelease, type LoadedRelease } from '../src/data/loader.ts';
+import { DATASETS, INTEGER_DIMENSIONS } from '../src/data/registry.ts';
+import { latestRelease } from '../src/data/releases.ts';
+import { quoteIdent, quoteLiteral } from '../src/data/sql-text.ts';
+import { checkKeysetOrder } from '../src/query/page.ts';
+import { FIXTURE_RELEASE, fixtureDataDir, startTestService } from './helpers/service.ts';
+
+// The columnar store serves exactly the bytes DuckDB's to_json made of each row.
+
+let duck: DuckDBInstance;
+let sql: DuckDBConnection;
+
+const numbers = suite('doubles print as DuckDB to_json prints them');
+numbers.before(async () => {
+  duck = await DuckDBInstance.create(':memory:');
+  sql = await duck.connect();
+});
+numbers.after(() => {
+  sql.closeSync();
+  duck.closeSync();
+});
+
+/** What DuckDB's to_json prints for each double, the double passed as its exact shortest text. */
+async function duckdbJson(values: readonly number[]): Promise<string[]> {
+  const list = values.map((x) => quoteLiteral(Object.is(x, -0) ? '-0' : String(x))).join(', ');
+  const reader = await sql.runAndReadAll(`SELECT to_json(v::DOUBLE)::VARCHAR FROM unnest([${list}]) WITH ORDINALITY AS t(v, i) ORDER BY i`);
+  return reader.getRows().map(([text]) => String(text));
+}
+
+function written(x: number): string {
+  const out = Buffer.alloc(MAX_DOUBLE_LENGTH + 8);
+  const end = writeDouble(out, 3, x);
+  return out.toString('latin1', 3, end);
+}
+
+// Awkward on purpose: integral values, the switch to exponents at 1e21 and 1e-7,
+// the extremes, negative zero, cents that are not exact in binary, 15-17 digit values.
+const TABLE: Array<[number, string]> = [
+  [0, '0.0'],
+  [-0, '-0.0'],
+  [1, '1.0'],
+  [-1, '-1.0'],
+  [748386, '748386.0'],
+  [0.1, '0.1'],
+  [0.3, '0.3'],
+  [0.05, '0.05'],
+  [-0.07, '-0.07'],
+  [4148.57, '4148.57'],
+  [21160607.59, '21160607.59'],
+  [3220082649377.93, '3220082649377.93'],
+  [99999999999999.99, '99999999999999.98'],
+  [1e15, '1000000000000000.0'],
+  [1e20, '100000000000000000000.0'],
+  [123456789012345680000, '123456789012345680000.0'],
+  [1e21, '1e21'],
+  [-1e21, '-1e21'],
+  [1.5e300, '1.5e300'],
+  [Number.MAX_VALUE, '1.7976931348623157e308'],
+  [0.000001, '0.000001'],
+  [1e-7, '1e-7'],
+  [1.23e-18, '1.23e-18'],
+  [Number.MIN_VALUE, '5e-324'],
+  [-2.2250738585072014e-308, '-2.2250738585072014e-308'],
+  [9007199254740993, '9007199254740992.0'],
+  [0.1 + 0.2, '0.30000000000000004'],
+  [1 / 3, '0.3333333333333333'],
+  [-1234.5678, '-1234.5678'],
+  [999999999999999.9, '999999999999999.9'],
+];
+
+numbers('a table of awkward values: the text, DuckDB agrees, and it reads back as the same double', async () => {
+  const duckdb = await duckdbJson(TABLE.map(([x]) => x));
+  TABLE.forEach(([x, text], i) => {
+    assert.is(formatDouble(x), text, `formatDouble(${x})`);
+    assert.is(written(x), text, `writeDouble(${x})`);
+    assert.is(duckdb[i], text, `DuckDB to_json(${x})`);
+    assert.ok(Object.is(JSON.parse(text), x), `${text} reads back as ${x}`);
+    assert.ok(text.length <= MAX_DOUBLE_LENGTH, text);
+  });
+});
+
+numbers('thousands of random doubles and cent amounts print as DuckDB prints them', async () => {
+  // A fixed-seed generator, so a failure reproduces.
+  let state = 0x2545f491;
+  const random = () => ((state = (Math.imul(state, 1103515245) + 12345) >>> 0) / 2 ** 32);
+  const bits = new DataView(new ArrayBuffer(8));
+  const values: number[] = [];
+  while (values.length < 3000) {
+    bits.setUint32(0, random() * 2 ** 32);
+    bits.setUint32(4, random() * 2 ** 32);
+    const x = bits.getFloat64(0);
+    if (Number.isFinite(x)) values.push(x);
+  }
+  for (let i = 0; i < 3000; i++) values.push(Math.round((random() - 0.5) * 10 ** (2 + (i % 16))) / 100);
+  for (let e = -30; e <= 30; e++) values.push(10 ** e, -(10 ** e) * 3.7, 2 ** e);
+  const duckdb = await duckdbJson(values);
+  values.forEach((x, i) => {
+    assert.is(formatDouble(x), duckdb[i], `formatDouble(${x})`);
+    assert.is(written(x), duckdb[i], `writeDouble(${x})`);
+    assert.ok(Object.is(JSON.parse(duckdb[i]!), x));
+  });
+});
+
+numbers.run();
+
+// ---------------------------------------------------------------------------
+
+const rows = suite('every row of the test release, byte for byte');
+let db: Database;
+let release: LoadedRelease;
+let dir: string;
+rows.before(async () => {
+  dir = path.join(await fixtureDataDir(), FIXTURE_RELEASE);
+  db = await Database.open({ connections: 1, threads: 1 });
+  const connection = await db.connect();
+  release = await loadRelease(connection, (await latestRelease(path.dirname(dir)))!, pino({ level: 'silent' }));
+  connection.closeSync();
+});
+rows.after(() => db.close());
+
+for (const def of DATASETS) {
+  rows(`${def.name}: each row renders as DuckDB's to_json of the Parquet row, in serving order`, async () => {
+    // The oracle, written independently of the loader: to_json of the row straight
+    // from the file, numbered in the documented order (sorted by every dimension).
+    const struct = (names: readonly string[], cast: (n: string) => string) => `{${names.map((n) => `${quoteLiteral(n)}: ${cast(n)}`).join(', ')}}`;
+    const dim = (n: string) => `${quoteIdent(n)}::${INTEGER_DIMENSIONS.has(n) ? 'INTEGER' : 'VARCHAR'}`;
+    const body = def.kind === 'financial' ? `{'dimensions': ${struct(def.dimensions, dim)}, 'values': ${struct(def.metrics, (n) => `${quoteIdent(n)}::DOUBLE`)}}` : struct(def.dimensions, dim);
+    const file = quoteLiteral(path.join(dir, `${def.name}.parquet`));
+    const expected = await db.use(async (lease) =>
+      (await lease.connection.runAndReadAll(`SELECT to_json(${body})::VARCHAR FROM read_parquet(${file}) ORDER BY ${def.dimensions.map(quoteIdent).join(', ')}`))
+        .getRows()
+        .map(([json]) => String(json)),
+    );
+    const { json, store } = release.datasets.get(def.name)!;
+    assert.is(store.rowCount, expected.length);
+    assert.ok(expected.length > 100, `fixture too small: ${expected.length}`);
+    for (let rid = 0; rid < expected.length; rid++) {
+      const got = json.render([rid], '', '').toString();
+      if (got !== expected[rid]) assert.fixture(got, expected[rid]!, `${def.name} row ${rid}`);
+    }
+    // And as pages: the same rows joined, between the envelope's text.
+    const all = Array.from({ length: expected.length }, (_, rid) => rid);
+    assert.ok(json.render(all, '{"data":[', ']}').equals(Buffer.from(`{"data":[${expected.join(',')}]}`)));
+  });
+}
+
+rows.run();
+
+// ---------------------------------------------------------------------------
+
+const keyset = suite('keyset order guard');
+
+keyset('rids must come after the cursor and strictly increase', () => {
+  checkKeysetOrder([], 5, 't');
+  checkKeysetOrder([0, 1, 7], -1, 't');
+  for (const [rids, after] of [[[3, 3], -1], [[4, 2], -1], [[5], 5], [[1, 9], 2]] as const) {
+    assert.throws(() => checkKeysetOrder(rids, after, '"r"."ggr"'), /not scanned in rid order/, JSON.stringify([rids, after]));
+  }
+});
+
+keyset('a table whose storage order stops matching rid answers a logged 500, not a page', async () => {
+  const service = await startTestService();
+  try {
+    const query = '/v1/financials?metric=ggr&limit=5';
+    const before = await service.get(query);
+    assert.is(before.status, 200);
+    const { table } = (await service.running.ready).datasets.get('ggr')!;
+    // Rows 0 and 1 swap rids in place: a scan now meets rid 1 before rid 0.
+    await service.running.services.db.use((lease) => lease.connection.run(`UPDATE ${table} SET rid = 1 - rid WHERE rid IN (0, 1)`));
+    const res = await service.get(query);
+    assert.is(res.status, 500);
+    assert.equal(res.json, { error: 'Internal server error' });
+    const logged = service.logs.find((line) => line.level >= 50 && /not scanned in rid order/.test(line.err?.message ?? ''));
+    assert.ok(logged, 'the failure is logged with its reason');
+  } finally {
+    await service.stop();
+  }
+});
+
+keyset.run();
