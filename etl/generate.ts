@@ -92,7 +92,11 @@ export async function generateRelease(options: GenerateOptions): Promise<Manifes
   if (!(options.scale > 0 && options.scale <= MAX_SCALE)) throw new Error(`--scale must be greater than 0 and at most ${MAX_SCALE} (got ${options.scale})`);
   if (!RELEASE_ID.test(options.release)) throw new Error(`--release must look like 2026-11 (got "${options.release}")`);
   const target = path.resolve(options.out);
-  if (await fs.readdir(target).then((entries) => entries.length > 0, () => false)) {
+  const existing = await fs.stat(target).catch(() => undefined);
+  if (existing && !existing.isDirectory()) {
+    throw new Error(`${target} already exists and is not a folder; remove it or choose another --out`);
+  }
+  if (existing && (await fs.readdir(target)).length > 0) {
     throw new Error(`${target} already exists and is not empty; remove it or choose another --out`);
   }
   // Written beside the target and renamed into place, so a crash never leaves a half release.

@@ -485,4 +485,15 @@ cli('generating into a non-empty folder fails, names the folder and leaves it un
   assert.equal(sorted(await fs.readdir(cliRoot)), before, 'a work folder was left beside the target');
 });
 
+cli('generating onto an existing file fails, names it and leaves it untouched', async () => {
+  const out = path.join(cliRoot, '2026-08');
+  await fs.writeFile(out, 'precious\n');
+  const before = sorted(await fs.readdir(cliRoot));
+  const result = await runCli(['generate', '--out', out, '--seed', '2', '--scale', '0.01']);
+  assert.is.not(result.code, 0);
+  assert.ok(result.stderr.includes(`${out} already exists and is not a folder`), `stderr: ${result.stderr}`);
+  assert.is(await fs.readFile(out, 'utf8'), 'precious\n');
+  assert.equal(sorted(await fs.readdir(cliRoot)), before, 'a work folder was left beside the target');
+});
+
 cli.run();
