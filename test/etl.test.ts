@@ -333,6 +333,12 @@ grown('rows stay unique, and the added markets are provinces of tracked countrie
     assert.is(p.country_type, 'Tracked', String(p.state));
     assert.not.ok(['United States', 'Canada'].includes(String(p.country)), String(p.state));
   }
+  // Provinces are states of countries already in country_reference, with the same region.
+  for (const dataset of ['ggr', 'turnover', 'fx', 'country']) {
+    const orphans = await rows(`SELECT DISTINCT d.country, d.region FROM ${src(dataset)} d
+      ANTI JOIN ${src('country_reference')} r ON r.country = d.country AND r.region = d.region`);
+    assert.equal(orphans, [], `${dataset}: countries/regions not in country_reference`);
+  }
   // Every market is in every yearly dataset, and provinces are Calculated history like US states.
   for (const dataset of ['turnover', 'fx', 'country']) {
     const geo = (name: string) => `SELECT DISTINCT country, region, state FROM ${src(name)}`;
