@@ -30,10 +30,16 @@ async function generatorDigest(): Promise<string> {
  */
 export async function fixtureDataDir(options: { seed?: number; scale?: number; release?: string } = {}): Promise<string> {
   const { seed = 7, scale = 0.02, release = FIXTURE_RELEASE } = options;
-  const dataDir = path.join(ROOT, `seed${seed}-scale${scale}-${release}-${await generatorDigest()}`);
+  const name = `seed${seed}-scale${scale}-${release}`;
+  const dataDir = path.join(ROOT, `${name}-${await generatorDigest()}`);
   const dir = path.join(dataDir, release);
   if (!(await fs.stat(path.join(dir, 'manifest.json')).then(() => true, () => false))) {
     await generateRelease({ out: dir, seed, scale, release });
+    // Copies made by an earlier generator are stale for good: drop them rather than pile them up.
+    const stale = (entry: string) => (entry === name || entry.startsWith(`${name}-`)) && path.join(ROOT, entry) !== dataDir;
+    for (const entry of (await fs.readdir(ROOT)).filter(stale)) {
+      await fs.rm(path.join(ROOT, entry), { recursive: true, force: true });
+    }
   }
   return dataDir;
 }
