@@ -12,11 +12,21 @@ import { COUNTRIES, SUB_NATIONAL, type Country } from './geo-data.ts';
 export interface GenerateOptions {
   out: string;
   seed: number;
-  /** Fraction of ggr/turnover rows kept (0 < scale <= 1); fx, country and the reference stay whole. */
+  /**
+   * Up to 1: the fraction of ggr/turnover rows kept (fx, country and the reference stay whole).
+   * Above 1 (up to MAX_SCALE): about that many times the ggr/turnover rows, grown by adding
+   * synthetic sub-national markets, which fx and country cover too.
+   */
   scale: number;
   release: string;
   onProgress?: (done: number, total: number) => void;
+  /** Called as a step that has no row count starts: the market rows being written out to Parquet. */
+  onStep?: (step: string) => void;
 }
+
+export const MAX_SCALE = 64;
+/** Market rows DuckDB holds before they are spilled to a Parquet part: bounds memory at any scale. */
+const PART_ROWS = 1 << 20;
 
 const FIRST_YEAR = 2000;
 const LAST_YEAR = 2030;
@@ -71,13 +81,22 @@ interface Geo {
   share: number;
   growth: number;
   onlineBias: number;
+  /**
+   * The stream this market's numbers come from: the seed's own stream for the scale-1 markets,
+   * a second one for the markets added above scale 1, so those never shift the scale-1 rows.
+   */
+  random: () => number;
 }
 
 export async function generateRelease(options: GenerateOptions): Promise<Manifest> {
-  if (!(options.scale > 0 && options.scale <= 1)) throw new Error(`--scale must be greater than 0 and at most 1 (got ${options.scale})`);
+  if (!(options.scale > 0 && options.scale <= MAX_SCALE)) throw new Error(`--scale must be greater than 0 and at most ${MAX_SCALE} (got ${options.scale})`);
   if (!RELEASE_ID.test(options.release)) throw new Error(`--release must look like 2026-11 (got "${options.release}")`);
   const target = path.resolve(options.out);
-  if (await fs.readdir(target).then((entries) => entries.length > 0, () => false)) {
+  const existing = await fs.stat(target).catch(() => undefined);
+  if (existing && !existing.isDirectory()) {
+    throw new Error(`${target} already exists and is not a folder; remove it or choose another --out`);
+  }
+  if (existing && (await fs.readdir(target)).length > 0) {
     throw new Error(`${target} already exists and is not empty; remove it or choose another --out`);
   }
   // Written beside the target and renamed into place, so a crash never leaves a half release.
@@ -88,13 +107,15 @@ export async function generateRelease(options: GenerateOptions): Promise<Manifes
   const random = mulberry32(options.seed);
   const dataYear = Number(options.release.slice(0, 4));
   const rates = currencyRates(random);
-  const geos = geographies(random);
+  const geos = addMarkets(geographies(random), options.scale, mulberry32(options.seed ^ 0x5ca1ab1e));
 
-  const instance = await DuckDBInstance.create(':memory:');
+  // One thread: the rows come from one JS loop anyway, and DuckDB's order-keeping Parquet writer
+  // buffers more with each extra thread (at 16x, peak RSS 0.73 GB with one thread, 1.54 GB with two).
+  const instance = await DuckDBInstance.create(':memory:', { threads: '1' });
   const connection = await instance.connect();
   try {
     const rows: Record<string, number> = {};
-    const market = await writeMarket(connection, work, geos, rates, random, dataYear, options);
+    const market = await writeMarket(connection, work, geos, rates, dataYear, options);
     rows.ggr = rows.turnover = market;
     rows.fx = await writeFx(connection, work, geos, rates, dataYear);
     rows.country = await writeCountry(connection, work, geos, rates, random, dataYear);
@@ -139,13 +160,49 @@ function geographies(random: () => number): Geo[] {
   for (const country of COUNTRIES) {
     const growth = 0.01 + random() * 0.07;
     const onlineBias = 0.5 + random();
-    geos.push({ country, state: '', share: 1, growth, onlineBias });
+    geos.push({ country, state: '', share: 1, growth, onlineBias, random });
     const states = SUB_NATIONAL[country.name] ?? [];
     const weights = states.map(() => 0.2 + random() ** 2 * 3);
     const total = weights.reduce((a, b) => a + b, 0);
-    states.forEach((state, i) => geos.push({ country, state, share: weights[i]! / total, growth: growth + (random() - 0.5) * 0.02, onlineBias }));
+    states.forEach((state, i) => geos.push({ country, state, share: weights[i]! / total, growth: growth + (random() - 0.5) * 0.02, onlineBias, random }));
   }
   return geos;
+}
+
+const currenciesOf = (country: Country) => [...new Set(['USD', 'EUR', country.currency])];
+const marketRowsPerYear = (geo: Geo) => PRODUCTS.length * CHANNELS.length * currenciesOf(geo.country).length;
+const sum = (values: number[]) => values.reduce((a, b) => a + b, 0);
+
+/**
+ * Above scale 1, adds synthetic provinces ("Japan Province 007") to the tracked countries that have
+ * no sub-national data yet, enough for about (scale - 1) times the scale-1 market rows. Bigger
+ * markets get more (in proportion to the square root of their size); a country's provinces split
+ * its national figures, as US states do. Years and every other dimension stay as at scale 1.
+ */
+function addMarkets(geos: Geo[], scale: number, random: () => number): Geo[] {
+  if (scale <= 1) return geos;
+  const nationals = geos.filter((g) => g.state === '' && g.country.type === 'Tracked' && !SUB_NATIONAL[g.country.name]);
+  const weights = nationals.map((g) => Math.sqrt(g.country.size));
+  const rowsPerMarket = sum(nationals.map((g, i) => weights[i]! * marketRowsPerYear(g))) / sum(weights);
+  const markets = Math.round(((scale - 1) * sum(geos.map(marketRowsPerYear))) / rowsPerMarket);
+  // Largest remainder: each country's count is its quota rounded so the counts add up to `markets`.
+  const quotas = weights.map((w) => (markets * w) / sum(weights));
+  const counts = quotas.map(Math.floor);
+  const byRemainder = quotas.map((q, i) => i).sort((a, b) => quotas[b]! - counts[b]! - (quotas[a]! - counts[a]!) || a - b);
+  for (const i of byRemainder.slice(0, markets - sum(counts))) counts[i]!++;
+
+  const provinces = new Map(nationals.map((national, i) => {
+    const shares = Array.from({ length: counts[i]! }, () => 0.2 + random() ** 2 * 3);
+    const total = sum(shares);
+    return [national, shares.map((share, n): Geo => ({
+      ...national,
+      state: `${national.country.name} Province ${String(n + 1).padStart(3, '0')}`,
+      share: share / total,
+      growth: national.growth + (random() - 0.5) * 0.02,
+      random,
+    }))];
+  }));
+  return geos.flatMap((geo) => [geo, ...(provinces.get(geo) ?? [])]);
 }
 
 const temporal = (year: number, dataYear: number) => (year <= dataYear ? 'Current' : 'Forecast');
@@ -204,42 +261,57 @@ async function copyOut(connection: DuckDBConnection, select: string, file: strin
   await connection.run(`COPY (${select}) TO ${quoteLiteral(file)} (FORMAT parquet, COMPRESSION zstd)`);
 }
 
-async function writeMarket(connection: DuckDBConnection, dir: string, geos: Geo[], rates: Rates, random: () => number, dataYear: number, options: GenerateOptions): Promise<number> {
+async function writeMarket(connection: DuckDBConnection, dir: string, geos: Geo[], rates: Rates, dataYear: number, options: GenerateOptions): Promise<number> {
   const dims = DATASETS.find((d) => d.name === 'ggr')!.dimensions;
-  const writer = await ChunkWriter.create(connection, 'market', [...columnsOf('ggr'), ['turnover', DOUBLE]]);
+  const columns: Array<[string, DuckDBType]> = [...columnsOf('ggr'), ['turnover', DOUBLE]];
   const years = LAST_YEAR - FIRST_YEAR + 1;
-  const total = Math.round(years * geos.length * PRODUCTS.length * CHANNELS.length * 3 * options.scale);
+  const total = Math.round(years * sum(geos.map(marketRowsPerYear)) * Math.min(1, options.scale));
+  const parts: string[] = [];
+  let writer = await ChunkWriter.create(connection, 'market', columns);
+  const spill = async () => {
+    writer.close();
+    const part = path.join(dir, `market-${parts.length}.parquet`);
+    await copyOut(connection, 'SELECT * FROM market', part);
+    parts.push(part);
+  };
   let kept = 0;
   for (let year = FIRST_YEAR; year <= LAST_YEAR; year++) {
     const eurPerUsd = rates.get('EUR')!(year);
     for (const geo of geos) {
-      const { country } = geo;
+      const { country, random } = geo;
       const size = country.size * 1e9 * geo.share * (1 + geo.growth) ** (year - BASE_YEAR);
       const online = Math.min(0.85, Math.max(0.01, (0.02 + 0.018 * (year - FIRST_YEAR)) * geo.onlineBias));
-      const currencies = [...new Set(['USD', 'EUR', country.currency])];
       for (const p of PRODUCTS) {
         for (const c of CHANNELS) {
           const channelShare = c.channel === 'Land' ? 1 - online : c.sub_channel === 'Onshore' ? online * 0.75 : online * 0.25;
           const usd = size * p.share * channelShare * (0.85 + random() * 0.3);
           const margin = p.margin * (0.9 + random() * 0.2);
-          for (const fx of currencies) {
+          for (const fx of currenciesOf(country)) {
             if (options.scale < 1 && random() >= options.scale) continue;
             const perUsd = fx === 'USD' ? 1 : fx === 'EUR' ? eurPerUsd : rates.get(fx)!(year);
             const ggr = round2(usd * perUsd);
             writer.push([year, country.region, country.name, geo.state, p.category, p.product, c.channel, c.sub_channel, fx,
               temporal(year, dataYear), calculation(geo, year, dataYear, c.sub_channel === 'Offshore'), ggr, round2(ggr / margin)]);
             if (++kept % 50_000 === 0) options.onProgress?.(kept, total);
+            if (kept % PART_ROWS === 0) {
+              await spill();
+              writer = await ChunkWriter.create(connection, 'market', columns);
+            }
           }
         }
       }
     }
   }
-  writer.close();
-  options.onProgress?.(kept, kept);
-  const columns = dims.map(quoteIdent).join(', ');
-  await copyOut(connection, `SELECT ${columns}, ggr FROM market`, path.join(dir, 'ggr.parquet'));
-  await copyOut(connection, `SELECT ${columns}, turnover FROM market`, path.join(dir, 'turnover.parquet'));
+  await spill();
   await connection.run('DROP TABLE market');
+  options.onProgress?.(kept, kept);
+  options.onStep?.(`writing ${kept} rows to ggr.parquet and turnover.parquet`);
+  // The parts are read back in the order they were written, so the files keep generation order.
+  const from = `read_parquet([${parts.map(quoteLiteral).join(', ')}])`;
+  const keys = dims.map(quoteIdent).join(', ');
+  await copyOut(connection, `SELECT ${keys}, ggr FROM ${from}`, path.join(dir, 'ggr.parquet'));
+  await copyOut(connection, `SELECT ${keys}, turnover FROM ${from}`, path.join(dir, 'turnover.parquet'));
+  await Promise.all(parts.map((part) => fs.rm(part)));
   return kept;
 }
 
@@ -275,10 +347,10 @@ async function writeCountry(connection: DuckDBConnection, dir: string, geos: Geo
   for (let year = FIRST_YEAR; year <= LAST_YEAR; year++) {
     for (const geo of geos) {
       const t = traits.get(geo.country.name)!;
-      const gdpUsd = geo.country.size * 1e9 * t.gdpPerGgr * geo.share * 1.03 ** (year - BASE_YEAR) * (0.97 + random() * 0.06);
+      const gdpUsd = geo.country.size * 1e9 * t.gdpPerGgr * geo.share * 1.03 ** (year - BASE_YEAR) * (0.97 + geo.random() * 0.06);
       writer.push([year, geo.country.region, geo.country.name, geo.state, temporal(year, dataYear), calculation(geo, year, dataYear),
         round2(gdpUsd * rates.get(geo.country.currency)!(year)), round2(gdpUsd), Math.round(gdpUsd / t.usdPerAdult),
-        round2(t.inflation + (random() - 0.5) * 2)]);
+        round2(t.inflation + (geo.random() - 0.5) * 2)]);
       rows++;
     }
   }

@@ -25,6 +25,7 @@ export function progressBar(label: string) {
     },
     stop() {
       if (started) bar.stop();
+      started = false;
     },
   };
 }

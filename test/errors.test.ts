@@ -64,17 +64,17 @@ errors('unknown metric names it in single quotes and points to the catalog', asy
 });
 
 errors('a parameter that is not a dimension of the metric lists the valid ones', async () => {
+  // The lists are spec section 2.2's, written out: derived from the registry, they could not catch it.
+  const market = 'year, region, country, state, category, product, channel, sub_channel, fx, temporal, calculation';
   const cases = [
-    ['ggr', 'fx_local_currency'],
-    ['fx', 'product'],
-    ['country', 'channel'],
-    ['turnover', 'bogus'],
+    ['ggr', 'fx_local_currency', market],
+    ['fx', 'product', 'year, region, country, state, fx_local_currency, temporal, calculation'],
+    ['country', 'channel', 'year, region, country, state, temporal, calculation'],
+    ['turnover', 'bogus', market],
   ];
-  for (const [metric, param] of cases) {
-    const def = DATASETS.find((d) => d.name === metric)!;
+  for (const [metric, param, valid] of cases) {
     const res = await service.get(`/v1/financials?metric=${metric}&${param}=x`);
-    assertError(res, 400, `Invalid filter dimension "${param}" for metric "${metric}". Valid dimensions: ${def.dimensions.join(', ')}`);
-    assert.ok(def.dimensions.includes('year'));
+    assertError(res, 400, `Invalid filter dimension "${param}" for metric "${metric}". Valid dimensions: ${valid}`);
   }
 });
 
@@ -182,7 +182,6 @@ errors('an unexpected failure is a generic JSON 500 and a log line, nothing leak
     const res = await broken.get('/v1/financials?metric=turnover');
     assert.is(res.status, 500);
     assert.equal(res.json, { error: 'Internal server error' });
-    assert.not.match(res.text, /turnover|Catalog|DuckDB|stack/i);
     assert.ok(broken.logs.some((line) => line.msg === 'unhandled error' && /turnover/.test(line.err?.message)));
     assert.is((await broken.get('/v1/financials?metric=ggr&limit=1')).status, 200);
   } finally {

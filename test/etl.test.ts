@@ -1,11 +1,12 @@
 import { execFile } from 'node:child_process';
+import crypto from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { quoteLiteral } from '../src/data/sql-text.ts';
-import { generateRelease } from '../etl/generate.ts';
+import { quoteIdent, quoteLiteral } from '../src/data/sql-text.ts';
+import { generateRelease, MAX_SCALE } from '../etl/generate.ts';
 import { CANADIAN_PROVINCES, REGIONS, US_STATES } from '../etl/geo-data.ts';
 import { MANIFEST_FILE, sha256File, type Manifest } from '../src/data/manifest.ts';
 import { DATASETS, INTEGER_DIMENSIONS } from '../src/data/registry.ts';
@@ -27,6 +28,29 @@ const PRODUCTS: Record<string, readonly string[]> = {
 };
 
 const sorted = <T>(values: Iterable<T>) => [...values].sort();
+
+/**
+ * Content digests of every dataset's rows, in file order, as the generator at main wrote them for
+ * SEED before scales above 1 existed (computed with that code and pinned): the sample that README
+ * examples and comparisons rely on must not move.
+ */
+const MAIN_DIGESTS = {
+  [SCALE]: '58b7acc313edb0f71247eb76e8e47eac962a53f33bcdc03f5252bce2bbf3d62e',
+  1: 'e0a3d12b4243e43ca2a1fa7371a69ade066dac8afe7ebd6aa234a0f07851866f',
+};
+const PROVINCE = "state LIKE '% Province ___'";
+
+/** sha256 over each dataset's name and rows as JSON lines, in file order; `withoutProvinces` skips the rows added above scale 1. */
+async function rowsDigest(connection: DuckDBConnection, dir: string, withoutProvinces = false): Promise<string> {
+  const hash = crypto.createHash('sha256');
+  for (const def of DATASETS) {
+    const where = withoutProvinces && def.dimensions.includes('state') ? `WHERE NOT (${PROVINCE})` : '';
+    const result = await connection.stream(`SELECT * FROM read_parquet(${quoteLiteral(path.join(dir, `${def.name}.parquet`))}) ${where}`);
+    hash.update(`${def.name}\n`);
+    for await (const rows of result.yieldRowsJs()) for (const row of rows) hash.update(`${JSON.stringify(row)}\n`);
+  }
+  return hash.digest('hex');
+}
 
 // ---------------------------------------------------------------------------
 // Shared state: one release generated once, read through an in-memory DuckDB.
@@ -120,6 +144,10 @@ files('each file has exactly the registry columns, dimensions then metrics, with
     }
   }
   assert.equal(DATASETS.find((d) => d.name === 'country_reference')!.dimensions, ['region', 'country', 'country_type']);
+});
+
+files(`scale ${SCALE} writes exactly the rows the generator at main wrote for the same seed`, async () => {
+  assert.is(await rowsDigest(state.connection!, state.dir), MAIN_DIGESTS[SCALE]);
 });
 
 files('no NULL in any column and every metric is finite', async () => {
@@ -265,6 +293,65 @@ realism.run();
 
 // ---------------------------------------------------------------------------
 
+const GROWN_SCALE = 1.05;
+const SCALE_1_ROWS = 938_742;
+const grown = suite(`etl: scale ${GROWN_SCALE} adds provinces and keeps every scale-1 row`);
+grown.before(async () => {
+  state.root = await tempDir('dqs-etl-grown-');
+  state.dir = path.join(state.root, RELEASE);
+  state.manifest = await generateRelease({ out: state.dir, seed: SEED, scale: GROWN_SCALE, release: RELEASE });
+  state.instance = await DuckDBInstance.create(':memory:');
+  state.connection = await state.instance.connect();
+});
+grown.after(teardown);
+
+grown('about scale times the scale-1 market rows; fx and country grow with the markets; the reference stays whole', async () => {
+  const { datasets } = state.manifest!;
+  const ratio = datasets.ggr!.rows / SCALE_1_ROWS;
+  assert.ok(Math.abs(ratio - GROWN_SCALE) < 0.01, `ggr has ${datasets.ggr!.rows} rows, ${ratio.toFixed(3)} times scale 1`);
+  assert.is(datasets.turnover!.rows, datasets.ggr!.rows);
+  assert.ok(datasets.fx!.rows > 8_339, `fx has ${datasets.fx!.rows} rows`);
+  assert.is(datasets.country!.rows, datasets.fx!.rows);
+  assert.is(datasets.country_reference!.rows, 205);
+});
+
+grown('without the added provinces, every dataset holds exactly the scale-1 rows of main, in the same order', async () => {
+  assert.is(await rowsDigest(state.connection!, state.dir, true), MAIN_DIGESTS[1]);
+});
+
+grown('rows stay unique, and the added markets are provinces of tracked countries without states', async () => {
+  for (const def of DATASETS.filter((d) => d.kind === 'financial')) {
+    const keys = def.dimensions.map(quoteIdent).join(', ');
+    assert.is(await count(`SELECT count(*) FROM (SELECT ${keys} FROM ${src(def.name)} GROUP BY ALL HAVING count(*) > 1)`), 0, `${def.name}: duplicate keys`);
+  }
+  const provinces = await rows(`
+    SELECT DISTINCT d.country, d.state, r.country_type FROM ${src('ggr')} d JOIN ${src('country_reference')} r USING (country, region)
+    WHERE ${PROVINCE} ORDER BY ALL`);
+  assert.ok(provinces.length >= 5, `only ${provinces.length} provinces`);
+  for (const p of provinces) {
+    assert.match(String(p.state), new RegExp(`^${String(p.country)} Province \\d{3}$`));
+    assert.is(p.country_type, 'Tracked', String(p.state));
+    assert.not.ok(['United States', 'Canada'].includes(String(p.country)), String(p.state));
+  }
+  // Provinces are states of countries already in country_reference, with the same region.
+  for (const dataset of ['ggr', 'turnover', 'fx', 'country']) {
+    const orphans = await rows(`SELECT DISTINCT d.country, d.region FROM ${src(dataset)} d
+      ANTI JOIN ${src('country_reference')} r ON r.country = d.country AND r.region = d.region`);
+    assert.equal(orphans, [], `${dataset}: countries/regions not in country_reference`);
+  }
+  // Every market is in every yearly dataset, and provinces are Calculated history like US states.
+  for (const dataset of ['turnover', 'fx', 'country']) {
+    const geo = (name: string) => `SELECT DISTINCT country, region, state FROM ${src(name)}`;
+    assert.is(await count(`SELECT count(*) FROM ((${geo('ggr')}) EXCEPT (${geo(dataset)}))`), 0, `${dataset} lacks ggr markets`);
+    assert.is(await count(`SELECT count(*) FROM ((${geo(dataset)}) EXCEPT (${geo('ggr')}))`), 0, `${dataset} has markets ggr lacks`);
+  }
+  assert.equal(await rows(`SELECT DISTINCT calculation FROM ${src('country')} WHERE ${PROVINCE} AND temporal = 'Current' AND year < ${DATA_YEAR}`), [{ calculation: 'Calculated' }]);
+});
+
+grown.run();
+
+// ---------------------------------------------------------------------------
+
 const determinism = suite('etl: determinism');
 let detRoot = '';
 determinism.before(async () => {
@@ -305,7 +392,8 @@ determinism('the same seed and scale give byte-identical files; another seed giv
 determinism('generateRelease rejects a bad scale or release id before writing anything', async () => {
   const cases: Array<{ scale: number; release: string; message: RegExp }> = [
     { scale: 0, release: RELEASE, message: /--scale/ },
-    { scale: 1.5, release: RELEASE, message: /--scale/ },
+    { scale: MAX_SCALE + 0.5, release: RELEASE, message: /--scale/ },
+    { scale: Number.POSITIVE_INFINITY, release: RELEASE, message: /--scale/ },
     { scale: Number.NaN, release: RELEASE, message: /--scale/ },
     { scale: 0.01, release: '2026-13', message: /--release/ },
     { scale: 0.01, release: 'latest', message: /--release/ },
@@ -368,13 +456,15 @@ cli('generate writes a release named after its folder and prints a line per data
     assert.match(result.stdout, line, `no stdout line for ${def.name}:\n${result.stdout}`);
   }
   assert.ok(result.stdout.includes(out), 'stdout names the output folder');
+  assert.match(result.stderr, /ggr\+turnover .*\d+\/\d+ rows/, 'no progress on stderr');
+  assert.match(result.stderr, /writing \d+ rows to ggr\.parquet and turnover\.parquet/, 'the final write is not announced');
   assert.equal(sorted(await fs.readdir(cliRoot)), ['2026-05']);
 });
 
 cli('invalid --scale and --seed exit non-zero naming the option', async () => {
   const cases: Array<{ args: string[]; option: string }> = [
     { args: ['--scale', '0'], option: '--scale' },
-    { args: ['--scale', '2'], option: '--scale' },
+    { args: ['--scale', String(MAX_SCALE + 1)], option: '--scale' },
     { args: ['--scale', 'half'], option: '--scale' },
     { args: ['--seed', 'abc'], option: '--seed' },
     { args: ['--seed', '-1'], option: '--seed' },
@@ -398,6 +488,17 @@ cli('generating into a non-empty folder fails, names the folder and leaves it un
   assert.ok(result.stderr.includes(out), `stderr does not name ${out}: ${result.stderr}`);
   assert.equal(await fs.readdir(out), ['keep.txt']);
   assert.is(await fs.readFile(path.join(out, 'keep.txt'), 'utf8'), 'precious\n');
+  assert.equal(sorted(await fs.readdir(cliRoot)), before, 'a work folder was left beside the target');
+});
+
+cli('generating onto an existing file fails, names it and leaves it untouched', async () => {
+  const out = path.join(cliRoot, '2026-08');
+  await fs.writeFile(out, 'precious\n');
+  const before = sorted(await fs.readdir(cliRoot));
+  const result = await runCli(['generate', '--out', out, '--seed', '2', '--scale', '0.01']);
+  assert.is.not(result.code, 0);
+  assert.ok(result.stderr.includes(`${out} already exists and is not a folder`), `stderr: ${result.stderr}`);
+  assert.is(await fs.readFile(out, 'utf8'), 'precious\n');
   assert.equal(sorted(await fs.readdir(cliRoot)), before, 'a work folder was left beside the target');
 });
 

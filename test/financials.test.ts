@@ -301,7 +301,8 @@ Period('period also applies to the fx dataset', async () => {
 });
 
 Period('a range beyond the data gives an empty page', async () => {
-  for (const period of ['1900-01-01:1901-01-01', '2100-01-01:2200-12-31']) {
+  // Years 0000-0099 are years like any other (Date.UTC would read them as 1900-1999).
+  for (const period of ['1900-01-01:1901-01-01', '2100-01-01:2200-12-31', '0000-01-01:0099-12-31', '0000-02-29:0004-02-29', '0099-12-31:1999-12-31']) {
     assertEmptyPage(await get([['metric', 'ggr'], ['period', period]]), period);
   }
 });
@@ -319,6 +320,8 @@ const BAD_PERIODS: { period: string | string[]; why: string; exactly?: string[] 
   { period: '2023-02-29:2023-03-01', why: 'leap day of a common year' },
   { period: '2020-13-01:2020-12-31', why: 'month 13' },
   { period: '2020-01-01:2020-00-31', why: 'month 0' },
+  { period: '0001-02-29:0001-03-01', why: 'leap day of year 1', exactly: ['Not a calendar date: 0001-02-29'] },
+  { period: '0000-01-01:0100-02-29', why: 'leap day of year 100', exactly: ['Not a calendar date: 0100-02-29'] },
   { period: '2021-03-01:2021-02-01', why: 'start after end' },
   { period: '2021-01-01:2020-12-31', why: 'start year after end year' },
   { period: '2020-01-01', why: 'a single date', exactly: [FORMAT] },

@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
 import fs from 'node:fs/promises';
+import net from 'node:net';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { suite } from 'uvu';
@@ -105,8 +106,24 @@ keys('keys and revocations survive a restart', async () => {
   await fs.rm(stateDir, { recursive: true });
 });
 
+/** Whether a TCP connection to host:port is accepted. */
+function accepts(host: string, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect({ host, port });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
 keys('the admin listener is on loopback and wants the admin token', async () => {
-  assert.is(new URL(service.adminUrl).hostname, '127.0.0.1');
+  // Bound to 127.0.0.1, it refuses 127.0.0.2 (still loopback, so no traffic leaves the machine);
+  // bound to every address, it would accept it.
+  const { port } = new URL(service.adminUrl);
+  assert.ok(await accepts('127.0.0.1', Number(port)), 'the admin listener does not accept 127.0.0.1');
+  assert.not.ok(await accepts('127.0.0.2', Number(port)), 'the admin listener accepts connections beyond 127.0.0.1');
   for (const token of ['', 'wrong', `${await service.adminToken()}x`]) {
     const res = await service.admin('GET', '/keys', undefined, token);
     assert.is(res.status, 401);

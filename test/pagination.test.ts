@@ -168,11 +168,24 @@ pages('cursors survive a restart, and die with their release', async () => {
   await fs.rm(stateDir, { recursive: true });
 });
 
-pages('concurrent requests all complete and agree with a sequential walk', async () => {
-  const query = '/v1/financials?metric=ggr&category=Lottery&limit=50';
-  const sequential = await service.get(query);
-  const parallel = await Promise.all(Array.from({ length: 32 }, () => service.get(query)));
-  for (const res of parallel) assert.equal(res.json, sequential.json);
+pages('concurrent requests of one SQL shape, with different filters and cursors, each get their own page', async () => {
+  // Eight countries, four pages each: 32 requests whose SQL differs only in its parameters, so
+  // a statement or parameter shared between connection leases would hand a page to the wrong one.
+  const countries = ['France', 'Germany', 'Japan', 'Brazil', 'Spain', 'Italy', 'Mexico', 'India'];
+  const requests: Array<{ path: string; expected: unknown }> = [];
+  for (const country of countries) {
+    const query = `/v1/financials?metric=ggr&country=${encodeURIComponent(country)}`;
+    const walk = await walkPages(service, query, 10);
+    assert.ok(walk.length >= 4, `${country}: only ${walk.length} pages`);
+    walk.slice(0, 4).forEach((page, i) => {
+      const cursor = i === 0 ? '' : `&cursor=${encodeURIComponent(walk[i - 1].pagination.cursor)}`;
+      requests.push({ path: `${query}&limit=10${cursor}`, expected: page });
+    });
+  }
+  const responses = await Promise.all(requests.map((r) => service.get(r.path)));
+  responses.forEach((res, i) => assert.equal(res.json, requests[i]!.expected, requests[i]!.path));
+  // The pages really differ, so a mix-up could not pass unnoticed.
+  assert.is(new Set(requests.map((r) => JSON.stringify(r.expected))).size, requests.length);
 });
 
 pages.run();

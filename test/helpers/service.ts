@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -13,16 +14,32 @@ import { startService, type RunningService } from '../../src/server.ts';
 const ROOT = path.resolve(import.meta.dirname, '../../tmp/test-data');
 export const FIXTURE_RELEASE = '2026-11';
 
+/** Digest of the generator's and the registry's source, whose content decides what a seed and scale generate. */
+async function generatorDigest(): Promise<string> {
+  const etl = path.resolve(import.meta.dirname, '../../etl');
+  const sources = (await fs.readdir(etl)).filter((f) => f.endsWith('.ts')).sort().map((f) => path.join(etl, f));
+  sources.push(path.resolve(import.meta.dirname, '../../src/data/registry.ts'));
+  const hash = createHash('sha256');
+  for (const file of sources) hash.update(`${path.relative(etl, file)}\n`).update(await fs.readFile(file));
+  return hash.digest('hex').slice(0, 16);
+}
+
 /**
- * A DATA_DIR holding one generated release (cached on disk across runs: the
- * generator is deterministic for a seed and scale, so a cached copy is identical).
+ * A DATA_DIR holding one generated release, cached on disk across runs. The generator is
+ * deterministic for its source, a seed and a scale, so the cache is keyed by all three.
  */
 export async function fixtureDataDir(options: { seed?: number; scale?: number; release?: string } = {}): Promise<string> {
   const { seed = 7, scale = 0.02, release = FIXTURE_RELEASE } = options;
-  const dataDir = path.join(ROOT, `seed${seed}-scale${scale}-${release}`);
+  const name = `seed${seed}-scale${scale}-${release}`;
+  const dataDir = path.join(ROOT, `${name}-${await generatorDigest()}`);
   const dir = path.join(dataDir, release);
   if (!(await fs.stat(path.join(dir, 'manifest.json')).then(() => true, () => false))) {
     await generateRelease({ out: dir, seed, scale, release });
+    // Copies made by an earlier generator are stale for good: drop them rather than pile them up.
+    const stale = (entry: string) => (entry === name || entry.startsWith(`${name}-`)) && path.join(ROOT, entry) !== dataDir;
+    for (const entry of (await fs.readdir(ROOT)).filter(stale)) {
+      await fs.rm(path.join(ROOT, entry), { recursive: true, force: true });
+    }
   }
   return dataDir;
 }
