@@ -38,7 +38,8 @@ async function startServer(env: Record<string, string>) {
   const stateDir = path.join(WORK, 'state');
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     cwd: ROOT,
-    env: { ...process.env, DATA_DIR, STATE_DIR: stateDir, PORT: '0', ADMIN_PORT: '0', ...env },
+    // Thousands of requests on one key: limits are lifted (a bench-only setting).
+    env: { ...process.env, DATA_DIR, STATE_DIR: stateDir, PORT: '0', ADMIN_PORT: '0', BENCH_DISABLE_LIMITS: 'true', ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   let url = '';

@@ -15,10 +15,10 @@ export function createApp(services: Services): Koa {
   const app = new Koa();
   app.use(logRequests(services.log));
   app.use(renderErrors(services.log));
+  app.use(requireKey(services));
 
   const router = new Router();
   healthz.register(router, services);
-  router.use('/v1', requireKey(services.keys));
   financials.register(router, services);
   reference.register(router, services);
   catalog.register(router);

@@ -12,6 +12,12 @@ const DEFAULTS = {
   LOG_LEVEL: 'info',
   DUCKDB_CONNECTIONS: 4,
   DUCKDB_THREADS: 1,
+  RATE_LIMIT_PER_MINUTE: 100,
+  RATE_LIMIT_PER_DAY: 10_000,
+  BAD_KEY_LIMIT_PER_MINUTE: 30,
+  REDIS_URL: undefined,
+  REDIS_TIMEOUT_MS: 100,
+  BENCH_DISABLE_LIMITS: false,
 };
 
 /** The ConfigError thrown for `env`; fails the test when none is thrown. */
@@ -47,6 +53,12 @@ config('valid values are parsed and directories resolved', () => {
     LOG_LEVEL: 'silent',
     DUCKDB_CONNECTIONS: '1',
     DUCKDB_THREADS: '8',
+    RATE_LIMIT_PER_MINUTE: '5',
+    RATE_LIMIT_PER_DAY: '50',
+    BAD_KEY_LIMIT_PER_MINUTE: '3',
+    REDIS_URL: 'redis://127.0.0.1:6380/2',
+    REDIS_TIMEOUT_MS: '250',
+    BENCH_DISABLE_LIMITS: 'true',
   });
   assert.equal(parsed, {
     HOST: '0.0.0.0',
@@ -57,6 +69,12 @@ config('valid values are parsed and directories resolved', () => {
     LOG_LEVEL: 'silent',
     DUCKDB_CONNECTIONS: 1,
     DUCKDB_THREADS: 8,
+    RATE_LIMIT_PER_MINUTE: 5,
+    RATE_LIMIT_PER_DAY: 50,
+    BAD_KEY_LIMIT_PER_MINUTE: 3,
+    REDIS_URL: 'redis://127.0.0.1:6380/2',
+    REDIS_TIMEOUT_MS: 250,
+    BENCH_DISABLE_LIMITS: true,
   });
 });
 
@@ -76,6 +94,12 @@ const INVALID: Array<[string, string]> = [
   ['DUCKDB_THREADS', '0'],
   ['LOG_LEVEL', 'loud'],
   ['LOG_LEVEL', 'INFO'],
+  ['RATE_LIMIT_PER_MINUTE', '0'],
+  ['RATE_LIMIT_PER_DAY', '1e4'],
+  ['BAD_KEY_LIMIT_PER_MINUTE', '-1'],
+  ['REDIS_URL', 'localhost:6379'],
+  ['REDIS_TIMEOUT_MS', '0'],
+  ['BENCH_DISABLE_LIMITS', 'yes'],
 ];
 
 config('invalid values throw ConfigError naming the variable and the value', () => {

@@ -58,7 +58,13 @@ export class FileKeyStore implements KeyStore {
       revoked_at: null,
     };
     this.byHash.set(record.hash, record);
-    await this.save();
+    try {
+      await this.save();
+    } catch (err) {
+      // The key is not returned, so it must not work either.
+      this.byHash.delete(record.hash);
+      throw err;
+    }
     return { key, record };
   }
 
@@ -75,6 +81,8 @@ export class FileKeyStore implements KeyStore {
     await this.save();
     return revoked;
   }
+
+  async close(): Promise<void> {}
 
   private async save(): Promise<void> {
     const tmp = `${this.file}.${process.pid}.tmp`;
