@@ -18,7 +18,9 @@ export async function connectRedis(url: string, timeoutMs: number, log: Logger):
     retryStrategy: (attempt) => Math.min(attempt * 100, 1000),
   });
   let lastLogged = 0;
+  let lastError: Error | undefined;
   redis.on('error', (err: Error) => {
+    lastError = err;
     // Every reconnect attempt reports its failure: one line a second is enough.
     if (Date.now() - lastLogged < 1000) return;
     lastLogged = Date.now();
@@ -28,7 +30,7 @@ export async function connectRedis(url: string, timeoutMs: number, log: Logger):
     await redis.connect();
   } catch (err) {
     redis.disconnect();
-    throw new Error(`REDIS_URL=${redactUrl(url)}: cannot connect (${(err as Error).message}); start Redis or fix REDIS_URL`);
+    throw new Error(`REDIS_URL=${redactUrl(url)}: cannot connect (${(lastError ?? (err as Error)).message}); start Redis or fix REDIS_URL`);
   }
   return redis;
 }

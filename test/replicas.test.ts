@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
@@ -56,6 +57,24 @@ async function startReplica(env: Record<string, string>): Promise<Replica> {
       }),
   };
 }
+
+const start = suite('REDIS_URL at start');
+start('a Redis that cannot be reached stops the start with one line naming REDIS_URL', async () => {
+  const stateDir = await tempDir();
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    cwd: ROOT,
+    env: { ...process.env, PORT: '0', ADMIN_PORT: '0', STATE_DIR: stateDir, DATA_DIR: await fixtureDataDir(), REDIS_URL: 'redis://127.0.0.1:1' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const lines: any[] = [];
+  createInterface({ input: child.stdout! }).on('line', (line) => lines.push(JSON.parse(line)));
+  const [code] = await once(child, 'exit');
+  await fs.rm(stateDir, { recursive: true, force: true });
+  assert.is(code, 1);
+  const fatal = lines.find((l) => l.level === 60);
+  assert.match(fatal?.msg ?? '', /cannot start: REDIS_URL=redis:\/\/127\.0\.0\.1:1: cannot connect \(connect ECONNREFUSED .*\); start Redis or fix REDIS_URL/);
+});
+start.run();
 
 if (!REDIS_BINARY) {
   const skipped = suite('replicas sharing Redis');
