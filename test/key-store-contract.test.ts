@@ -1,4 +1,5 @@
 import fs from 'node:fs/promises';
+import path from 'node:path';
 import type { Redis } from 'ioredis';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -16,6 +17,8 @@ import { tempDir } from './helpers/service.ts';
 interface Backend {
   open(): Promise<KeyStore>;
   reset(): Promise<void>;
+  /** Makes the next writes fail; the returned function repairs the backend. */
+  breakWrites(): Promise<() => Promise<void>>;
   before?(): Promise<void>;
   after?(): Promise<void>;
 }
@@ -69,6 +72,24 @@ function keyStoreContract(name: string, backend: Backend) {
     assert.is(await store.revoke('sk_live_' + 'b'.repeat(40)), undefined);
   });
 
+  test('a create that fails returns no key and leaves none behind', async () => {
+    const store = await open();
+    const kept = await store.create('before');
+    const repair = await backend.breakWrites();
+    try {
+      await store.create('lost').then(
+        () => assert.unreachable('create succeeded with writes broken'),
+        () => {},
+      );
+    } finally {
+      await repair();
+    }
+    assert.equal((await store.list()).map((r) => r.client), ['before']);
+    const reopened = await open();
+    assert.equal((await reopened.list()).map((r) => r.client), ['before']);
+    assert.ok(await reopened.verify(kept.key));
+  });
+
   test('keys and revocations survive reopening the store', async () => {
     const first = await open();
     const kept = await first.create('kept');
@@ -92,6 +113,13 @@ keyStoreContract('file', {
     stateDir = await tempDir();
   },
   after: () => fs.rm(stateDir, { recursive: true, force: true }),
+  async breakWrites() {
+    // The store writes a temporary file and renames it: a directory in its place
+    // makes the write fail (permissions would not stop root).
+    const blocker = path.join(stateDir, `keys.json.${process.pid}.tmp`);
+    await fs.mkdir(blocker);
+    return () => fs.rmdir(blocker);
+  },
 });
 
 if (REDIS_BINARY) {
@@ -101,6 +129,11 @@ if (REDIS_BINARY) {
   keyStoreContract('redis', {
     open: () => RedisKeyStore.open(redis, log),
     reset: async () => void (await redis.flushall()),
+    // Redis stopped: the write times out, so the store cannot know whether it landed.
+    async breakWrites() {
+      server.pause();
+      return async () => server.resume();
+    },
     before: async () => {
       server = await startRedis();
       redis = await connectRedis(server.url, 1000, log);
