@@ -7,8 +7,7 @@ import { FileKeyStore } from '../src/keys/file-store.ts';
 import { RedisKeyStore } from '../src/keys/redis-store.ts';
 import type { KeyStore } from '../src/keys/store.ts';
 import { createLogger } from '../src/log.ts';
-import { connectRedis } from '../src/redis.ts';
-import { REDIS_BINARY, REDIS_SKIP_REASON, startRedis, type RedisServer } from './helpers/redis.ts';
+import { REDIS_BINARY, redisWithClients, skipRedisSuite } from './helpers/redis.ts';
 import { tempDir } from './helpers/service.ts';
 
 // One contract for every KeyStore (undici's cacheStoreTests(Store) pattern).
@@ -123,40 +122,31 @@ keyStoreContract('file', {
 });
 
 if (REDIS_BINARY) {
-  let server: RedisServer;
-  let redis: Redis;
+  let fixture: Awaited<ReturnType<typeof redisWithClients>>;
   const log = createLogger('silent');
   keyStoreContract('redis', {
-    open: () => RedisKeyStore.open(redis, log),
-    reset: async () => void (await redis.flushall()),
+    open: () => RedisKeyStore.open(fixture.clients[0]!, log),
+    reset: async () => void (await fixture.clients[0]!.flushall()),
     // Redis stopped: the write times out, so the store cannot know whether it landed.
     async breakWrites() {
-      server.pause();
-      return async () => server.resume();
+      fixture.server.pause();
+      return async () => fixture.server.resume();
     },
     before: async () => {
-      server = await startRedis();
-      redis = await connectRedis(server.url, 1000, log);
+      fixture = await redisWithClients(1, 1000);
     },
-    after: async () => {
-      redis.disconnect();
-      await server.stop();
-    },
+    after: () => fixture.stop(),
   });
 
   const shared = suite('redis key store: replicas');
   let a: Redis;
   let b: Redis;
   shared.before(async () => {
-    server = await startRedis();
-    // The default REDIS_TIMEOUT_MS, as replicas run.
-    [a, b] = [await connectRedis(server.url, 100, log), await connectRedis(server.url, 100, log)];
+    // Two replicas' connections, with the default REDIS_TIMEOUT_MS.
+    fixture = await redisWithClients(2, 100);
+    [a, b] = fixture.clients as [Redis, Redis];
   });
-  shared.after(async () => {
-    a.disconnect();
-    b.disconnect();
-    await server.stop();
-  });
+  shared.after(() => fixture.stop());
 
   shared('a key made on one replica works on another at once; a revocation reaches it within 1 s', async () => {
     const [storeA, storeB] = [await RedisKeyStore.open(a, log), await RedisKeyStore.open(b, log)];
@@ -181,7 +171,7 @@ if (REDIS_BINARY) {
     const other = await RedisKeyStore.open(b, log);
     const unseen = (await other.create('unseen')).key;
     await other.close();
-    server.pause();
+    fixture.server.pause();
     try {
       const started = Date.now();
       assert.ok(await store.verify(key));
@@ -192,14 +182,11 @@ if (REDIS_BINARY) {
       // 100 ms of timeout plus scheduling slack on a busy machine.
       assert.ok(Date.now() - started < 400, `took ${Date.now() - started} ms`);
     } finally {
-      server.resume();
+      fixture.server.resume();
       await store.close();
     }
   });
   shared.run();
 } else {
-  const skipped = suite('key store contract: redis');
-  skipped.skip(`skipped: ${REDIS_SKIP_REASON}`, () => {});
-  console.log(`key store contract: redis cases skipped: ${REDIS_SKIP_REASON}`);
-  skipped.run();
+  skipRedisSuite('key store contract: redis');
 }

@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import type { Redis } from 'ioredis';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { Clock, LimitPolicy, Limiter } from '../src/limits/limiter.ts';
@@ -7,8 +6,7 @@ import { MemoryLimiter } from '../src/limits/memory.ts';
 import { NoopLimiter } from '../src/limits/noop.ts';
 import { RedisLimiter } from '../src/limits/redis.ts';
 import { createLogger } from '../src/log.ts';
-import { connectRedis } from '../src/redis.ts';
-import { REDIS_BINARY, REDIS_SKIP_REASON, startRedis, type RedisServer } from './helpers/redis.ts';
+import { REDIS_BINARY, redisWithClients, skipRedisSuite } from './helpers/redis.ts';
 
 // One contract for every limiter that counts (undici's cacheStoreTests(Store)
 // pattern): spec section 8 and issue 5 item 1, with the clock moved by hand.
@@ -134,29 +132,22 @@ function limiterContract(name: string, make: () => MakeLimiter, hooks: { before?
 limiterContract('memory', () => (policy, clock) => new MemoryLimiter(policy, clock));
 
 if (REDIS_BINARY) {
-  let server: RedisServer;
-  let redis: Redis;
+  let fixture: Awaited<ReturnType<typeof redisWithClients>>;
   const log = createLogger('silent');
   limiterContract(
     'redis',
     // A fresh prefix per limiter: every case starts from an empty Redis namespace.
-    () => (policy, clock) => new RedisLimiter(policy, { redis, prefix: `test:${randomBytes(4).toString('hex')}:`, log, clock }),
+    () => (policy, clock) =>
+      new RedisLimiter(policy, { redis: fixture.clients[0]!, prefix: `test:${randomBytes(4).toString('hex')}:`, log, clock }),
     {
       before: async () => {
-        server = await startRedis();
-        redis = await connectRedis(server.url, 1000, log);
+        fixture = await redisWithClients(1, 1000);
       },
-      after: async () => {
-        redis.disconnect();
-        await server.stop();
-      },
+      after: () => fixture.stop(),
     },
   );
 } else {
-  const skipped = suite('limiter contract: redis');
-  skipped.skip(`skipped: ${REDIS_SKIP_REASON}`, () => {});
-  console.log(`limiter contract: redis cases skipped: ${REDIS_SKIP_REASON}`);
-  skipped.run();
+  skipRedisSuite('limiter contract: redis');
 }
 
 const noop = suite('noop limiter (BENCH_DISABLE_LIMITS)');

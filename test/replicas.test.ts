@@ -5,7 +5,7 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { REDIS_BINARY, REDIS_SKIP_REASON, startRedis, type RedisServer } from './helpers/redis.ts';
+import { REDIS_BINARY, skipRedisSuite, startRedis, type RedisServer } from './helpers/redis.ts';
 import { fixtureDataDir, send, tempDir } from './helpers/service.ts';
 
 // Two replicas as deployed: separate `node src/main.ts` processes sharing one
@@ -77,10 +77,7 @@ start('a Redis that cannot be reached stops the start with one line naming REDIS
 start.run();
 
 if (!REDIS_BINARY) {
-  const skipped = suite('replicas sharing Redis');
-  skipped.skip(`skipped: ${REDIS_SKIP_REASON}`, () => {});
-  console.log(`replicas sharing Redis: skipped: ${REDIS_SKIP_REASON}`);
-  skipped.run();
+  skipRedisSuite('replicas sharing Redis');
 } else {
   const replicas = suite('replicas sharing Redis');
   let redis: RedisServer;

@@ -1,8 +1,7 @@
-import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import * as v from 'valibot';
-import { displayPrefix, generateKey, hashKey, looksLikeKey } from './key-format.ts';
+import { hashKey, issueKey, looksLikeKey } from './key-format.ts';
 import type { KeyRecord, KeyStore } from './store.ts';
 
 const fileSchema = v.object({
@@ -48,15 +47,7 @@ export class FileKeyStore implements KeyStore {
   }
 
   async create(client: string): Promise<{ key: string; record: KeyRecord }> {
-    const key = generateKey();
-    const record: KeyRecord = {
-      id: `key_${randomBytes(8).toString('hex')}`,
-      prefix: displayPrefix(key),
-      hash: hashKey(key),
-      client,
-      created_at: new Date().toISOString(),
-      revoked_at: null,
-    };
+    const { key, record } = issueKey(client);
     this.byHash.set(record.hash, record);
     try {
       await this.save();

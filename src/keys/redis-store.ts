@@ -1,7 +1,6 @@
-import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { displayPrefix, generateKey, hashKey, looksLikeKey } from './key-format.ts';
+import { hashKey, issueKey, looksLikeKey } from './key-format.ts';
 import type { KeyRecord, KeyStore } from './store.ts';
 
 const RECORDS = 'dqs:keys';
@@ -49,15 +48,7 @@ export class RedisKeyStore implements KeyStore {
   }
 
   async create(client: string): Promise<{ key: string; record: KeyRecord }> {
-    const key = generateKey();
-    const record: KeyRecord = {
-      id: `key_${randomBytes(8).toString('hex')}`,
-      prefix: displayPrefix(key),
-      hash: hashKey(key),
-      client,
-      created_at: new Date().toISOString(),
-      revoked_at: null,
-    };
+    const { key, record } = issueKey(client);
     try {
       await this.redis.multi().hset(RECORDS, record.hash, JSON.stringify(record)).incr(VERSION).exec();
     } catch (err) {

@@ -4,6 +4,10 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
+import type { Redis } from 'ioredis';
+import { suite } from 'uvu';
+import { createLogger } from '../../src/log.ts';
+import { connectRedis } from '../../src/redis.ts';
 
 // A real redis-server per suite, on a free loopback port, with nothing on disk.
 // Where the binary is absent, Redis cases are skipped with this printed reason.
@@ -66,4 +70,27 @@ export async function startRedis(): Promise<RedisServer> {
       await exited;
     },
   };
+}
+
+/** A redis-server and `count` clients connected the way the service connects. */
+export async function redisWithClients(count: number, timeoutMs: number) {
+  const server = await startRedis();
+  const clients: Redis[] = [];
+  for (let i = 0; i < count; i++) clients.push(await connectRedis(server.url, timeoutMs, createLogger('silent')));
+  return {
+    server,
+    clients,
+    async stop() {
+      for (const client of clients) client.disconnect();
+      await server.stop();
+    },
+  };
+}
+
+/** Where redis-server is absent: one skipped case per Redis suite, and the reason printed. */
+export function skipRedisSuite(name: string): void {
+  const skipped = suite(name);
+  skipped.skip(`skipped: ${REDIS_SKIP_REASON}`, () => {});
+  console.log(`${name}: skipped: ${REDIS_SKIP_REASON}`);
+  skipped.run();
 }
