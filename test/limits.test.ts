@@ -85,6 +85,17 @@ limits('headers on 200, 400, 404 and 405 under /v1, each counted', async () => {
   assert.is(health.headers['x-ratelimit-limit'], undefined);
 });
 
+limits('every spelling of a /v1 path the router serves needs a key and counts', async () => {
+  const key = await newKey();
+  const paths = ['/V1/catalog', '/v1/CATALOG', '/v1/catalog/', '/V1/financials?metric=ggr&limit=1'];
+  for (const path of paths) assert.is((await service.get(path, { key: null })).status, 401, path);
+  for (const [i, path] of paths.entries()) {
+    const res = await service.get(path, { key });
+    assert.is(res.status, 200, path);
+    assert.is(res.headers['x-ratelimit-remaining'], String(99 - i), path);
+  }
+});
+
 limits('the day window: 10,000 per UTC day, then 429 until midnight', async () => {
   const day = await startTestService({ dataDir: service.dataDir, env: { ...SPEC_LIMITS, RATE_LIMIT_PER_DAY: '250' }, clock: () => now });
   try {

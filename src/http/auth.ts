@@ -5,7 +5,8 @@ import type { KeyRecord } from '../keys/store.ts';
 import type { Services } from '../services.ts';
 import { limitHeaders } from './limit-headers.ts';
 
-const isV1 = (path: string) => path === '/v1' || path.startsWith('/v1/');
+/** As case-insensitive as the router, so /V1/catalog cannot slip past the key check. */
+const isV1 = (path: string) => /^\/v1(\/|$)/i.test(path);
 
 /**
  * Spec sections 5 and 8 for every path under /v1, matched or not, so a 404 or 405
