@@ -179,8 +179,9 @@ if (REDIS_BINARY) {
         () => assert.unreachable('an unseen key cannot be verified without Redis'),
         (err: Error) => assert.match(err.message, /timed out/i),
       );
-      // 100 ms of timeout plus scheduling slack on a busy machine.
-      assert.ok(Date.now() - started < 400, `took ${Date.now() - started} ms`);
+      // 100 ms of timeout plus slack for a busy shared machine; without the bound it
+      // would wait until Redis resumes.
+      assert.ok(Date.now() - started < 600, `took ${Date.now() - started} ms`);
     } finally {
       fixture.server.resume();
       await store.close();
