@@ -13,7 +13,8 @@ const ROOT = path.resolve(import.meta.dirname, '..');
 export async function startServer(env: Record<string, string>) {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     cwd: ROOT,
-    env: { ...process.env, PORT: '0', ADMIN_PORT: '0', ...env },
+    // Thousands of requests on one key: limits are lifted (a bench-only setting).
+    env: { ...process.env, PORT: '0', ADMIN_PORT: '0', BENCH_DISABLE_LIMITS: 'true', ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   let url = '';

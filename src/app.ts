@@ -22,11 +22,12 @@ export function createApp(services: Services, options: AppOptions = {}): Koa {
   const app = new Koa({ proxy: options.trustProxy ?? false, maxIpsCount: 1 });
   app.use(logRequests(services.log));
   app.use(renderErrors(services.log));
+  // Keys first: a refused query string from a valid key still counts and carries limit headers.
+  app.use(requireKey(services));
   app.use(guardQuery());
 
   const router = new Router();
   healthz.register(router, services);
-  router.use('/v1', requireKey(services.keys));
   financials.register(router, services);
   reference.register(router, services);
   catalog.register(router);

@@ -64,6 +64,18 @@ export const settings = {
     schema: flag(false),
     help: 'Take the client address from the last X-Forwarded-For hop (set only behind a balancer that writes it)',
   },
+  RATE_LIMIT_PER_MINUTE: { schema: positiveInt(100), help: 'Requests one API key may make in any rolling 60 seconds (spec section 8)' },
+  RATE_LIMIT_PER_DAY: { schema: positiveInt(10_000), help: 'Requests one API key may make per UTC calendar day (spec section 8)' },
+  BAD_KEY_LIMIT_PER_MINUTE: {
+    schema: positiveInt(30),
+    help: 'Missing or invalid API keys one client address may send in any rolling 60 seconds before it gets 429s',
+  },
+  REDIS_URL: {
+    schema: v.optional(v.pipe(v.string(), v.regex(/^rediss?:\/\//, 'Expected a redis:// or rediss:// URL'))),
+    help: 'Redis shared by every replica for limits and API keys (empty: limits in memory, keys in STATE_DIR)',
+  },
+  REDIS_TIMEOUT_MS: { schema: positiveInt(100), help: 'Longest a request waits for Redis before the documented fallback applies' },
+  BENCH_DISABLE_LIMITS: { schema: flag(false), help: 'Bench-only: count no request against any limit (never set it in production)' },
 } as const;
 
 type Settings = typeof settings;

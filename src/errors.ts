@@ -67,6 +67,27 @@ export class InvalidKeyError extends ApiError {
   }
 }
 
+/** `x-api-key` given more than once: no guessing which one the client meant. */
+export class DuplicateKeyHeaderError extends ApiError {
+  constructor() {
+    super(401, { error: 'Duplicate x-api-key header: send exactly one' });
+  }
+}
+
+/** Spec 7.2: one text for every limit; `Retry-After` and `retryAfterSeconds` agree. */
+export class TooManyRequestsError extends ApiError {
+  constructor(retryAfterSeconds: number) {
+    super(429, { error: 'Too many requests — please try again later', retryAfterSeconds }, { 'Retry-After': String(retryAfterSeconds) });
+  }
+}
+
+/** The shared key store cannot be reached and this replica has never seen the key. */
+export class KeysUnavailableError extends ApiError {
+  constructor() {
+    super(503, { error: 'Cannot verify the API key right now: please try again shortly' }, { 'Retry-After': '1' });
+  }
+}
+
 /** The admin listener's own credential, separate from API keys (spec 5.5). */
 export class AdminUnauthorizedError extends ApiError {
   constructor() {

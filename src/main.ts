@@ -11,7 +11,14 @@ try {
   process.exit(2);
 }
 const log = createLogger(config.LOG_LEVEL);
-const service = await startService(config, log);
+let service;
+try {
+  service = await startService(config, log);
+} catch (err) {
+  // A setting that points at something unusable (REDIS_URL): one line saying which.
+  log.fatal({ err }, `cannot start: ${(err as Error).message}`);
+  process.exit(1);
+}
 
 service.ready.catch((err: Error) => {
   log.fatal({ err }, `cannot serve data: ${err.message}`);

@@ -12,7 +12,13 @@ import { loadRelease, type LoadedRelease } from './data/loader.ts';
 import { latestRelease, verifyRelease } from './data/releases.ts';
 import { FileKeyStore } from './keys/file-store.ts';
 import { createHttpServer } from './http/node-server.ts';
+import { RedisKeyStore } from './keys/redis-store.ts';
+import type { Clock, LimitPolicy, Limiter } from './limits/limiter.ts';
+import { MemoryLimiter } from './limits/memory.ts';
+import { NoopLimiter } from './limits/noop.ts';
+import { RedisLimiter } from './limits/redis.ts';
 import { CursorCodec } from './query/cursor.ts';
+import { connectRedis } from './redis.ts';
 import type { Services } from './services.ts';
 import { SECRET_FILES, ensureStateDir, readOrCreateSecret } from './state/secrets.ts';
 
@@ -29,13 +35,32 @@ export interface RunningService {
  * Starts both listeners at once, then loads data: /healthz answers 503 until the
  * release is in DuckDB, so an orchestrator can watch the start instead of guessing.
  */
-export async function startService(config: Config, log: Logger): Promise<RunningService> {
+export async function startService(config: Config, log: Logger, options: { clock?: Clock } = {}): Promise<RunningService> {
   await ensureStateDir(config.STATE_DIR);
   const cursorSecret = await readOrCreateSecret(config.STATE_DIR, SECRET_FILES.cursor);
   const adminToken = await readOrCreateSecret(config.STATE_DIR, SECRET_FILES.adminToken);
-  const keys = await FileKeyStore.open(config.STATE_DIR);
+  const clock = options.clock ?? Date.now;
+  const redis = config.REDIS_URL ? await connectRedis(config.REDIS_URL, config.REDIS_TIMEOUT_MS, log) : undefined;
+  const keys = redis ? await RedisKeyStore.open(redis, log) : await FileKeyStore.open(config.STATE_DIR);
+  const limiter = (policy: LimitPolicy, prefix: string): Limiter => {
+    if (config.BENCH_DISABLE_LIMITS) return new NoopLimiter(policy, clock);
+    // Without an injected clock Redis keeps the time, so replicas agree on it.
+    return redis ? new RedisLimiter(policy, { redis, prefix, log, clock: options.clock }) : new MemoryLimiter(policy, clock);
+  };
+  const limits = limiter({ perMinute: config.RATE_LIMIT_PER_MINUTE, perDay: config.RATE_LIMIT_PER_DAY }, 'dqs:limit:key:');
+  const badKeys = limiter({ perMinute: config.BAD_KEY_LIMIT_PER_MINUTE }, 'dqs:limit:address:');
+  if (config.BENCH_DISABLE_LIMITS) log.warn('BENCH_DISABLE_LIMITS=true: no request is counted against any limit (bench-only)');
   const db = await Database.open({ connections: config.DUCKDB_CONNECTIONS, threads: config.DUCKDB_THREADS });
-  const services: Services = { db, release: new CurrentRelease(), cursors: new CursorCodec(Buffer.from(cursorSecret, 'hex')), keys, log };
+  const services: Services = {
+    db,
+    release: new CurrentRelease(),
+    cursors: new CursorCodec(Buffer.from(cursorSecret, 'hex')),
+    keys,
+    limits,
+    badKeys,
+    clock,
+    log,
+  };
 
   const timeouts = { headersMs: config.HTTP_HEADERS_TIMEOUT_MS, requestMs: config.HTTP_REQUEST_TIMEOUT_MS, keepAliveMs: config.HTTP_KEEP_ALIVE_TIMEOUT_MS };
   const server = createHttpServer(createApp(services, { trustProxy: config.TRUST_PROXY }).callback(), timeouts, log);
@@ -66,6 +91,8 @@ export async function startService(config: Config, log: Logger): Promise<Running
       await Promise.all([stop(server), stop(admin)]);
       await ready.catch(() => {});
       db.close();
+      await Promise.all([keys.close(), limits.close(), badKeys.close()]);
+      redis?.disconnect();
     },
   };
 }

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { CurrentRelease } from './data/current-release.ts';
 import type { Database } from './data/duckdb.ts';
 import type { KeyStore } from './keys/store.ts';
+import type { Clock, Limiter } from './limits/limiter.ts';
 import type { CursorCodec } from './query/cursor.ts';
 
 /** What request handlers depend on, built once at start and passed down. */
@@ -10,5 +11,10 @@ export interface Services {
   readonly release: CurrentRelease;
   readonly cursors: CursorCodec;
   readonly keys: KeyStore;
+  /** Per API key: RATE_LIMIT_PER_MINUTE and RATE_LIMIT_PER_DAY. */
+  readonly limits: Limiter;
+  /** Per client address: missing or invalid keys (BAD_KEY_LIMIT_PER_MINUTE). */
+  readonly badKeys: Limiter;
+  readonly clock: Clock;
   readonly log: Logger;
 }

@@ -16,6 +16,12 @@ const DEFAULTS = {
   HTTP_REQUEST_TIMEOUT_MS: 30_000,
   HTTP_KEEP_ALIVE_TIMEOUT_MS: 5_000,
   TRUST_PROXY: false,
+  RATE_LIMIT_PER_MINUTE: 100,
+  RATE_LIMIT_PER_DAY: 10_000,
+  BAD_KEY_LIMIT_PER_MINUTE: 30,
+  REDIS_URL: undefined,
+  REDIS_TIMEOUT_MS: 100,
+  BENCH_DISABLE_LIMITS: false,
 };
 
 /** The ConfigError thrown for `env`; fails the test when none is thrown. */
@@ -52,6 +58,12 @@ config('valid values are parsed and directories resolved', () => {
     DUCKDB_CONNECTIONS: '1',
     DUCKDB_THREADS: '8',
     TRUST_PROXY: 'true',
+    RATE_LIMIT_PER_MINUTE: '5',
+    RATE_LIMIT_PER_DAY: '50',
+    BAD_KEY_LIMIT_PER_MINUTE: '3',
+    REDIS_URL: 'redis://127.0.0.1:6380/2',
+    REDIS_TIMEOUT_MS: '250',
+    BENCH_DISABLE_LIMITS: 'true',
   });
   assert.equal(parsed, {
     HOST: '0.0.0.0',
@@ -66,6 +78,12 @@ config('valid values are parsed and directories resolved', () => {
     HTTP_REQUEST_TIMEOUT_MS: 30_000,
     HTTP_KEEP_ALIVE_TIMEOUT_MS: 5_000,
     TRUST_PROXY: true,
+    RATE_LIMIT_PER_MINUTE: 5,
+    RATE_LIMIT_PER_DAY: 50,
+    BAD_KEY_LIMIT_PER_MINUTE: 3,
+    REDIS_URL: 'redis://127.0.0.1:6380/2',
+    REDIS_TIMEOUT_MS: 250,
+    BENCH_DISABLE_LIMITS: true,
   });
 });
 
@@ -87,6 +105,12 @@ const INVALID: Array<[string, string]> = [
   ['LOG_LEVEL', 'INFO'],
   ['HTTP_HEADERS_TIMEOUT_MS', '0'],
   ['TRUST_PROXY', 'yes'],
+  ['RATE_LIMIT_PER_MINUTE', '0'],
+  ['RATE_LIMIT_PER_DAY', '1e4'],
+  ['BAD_KEY_LIMIT_PER_MINUTE', '-1'],
+  ['REDIS_URL', 'localhost:6379'],
+  ['REDIS_TIMEOUT_MS', '0'],
+  ['BENCH_DISABLE_LIMITS', 'yes'],
 ];
 
 config('invalid values throw ConfigError naming the variable and the value', () => {

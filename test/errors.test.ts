@@ -9,6 +9,7 @@ import { createApp } from '../src/app.ts';
 import { CurrentRelease } from '../src/data/current-release.ts';
 import { Database } from '../src/data/duckdb.ts';
 import { FileKeyStore } from '../src/keys/file-store.ts';
+import { MemoryLimiter } from '../src/limits/memory.ts';
 import { createLogger } from '../src/log.ts';
 import { CursorCodec } from '../src/query/cursor.ts';
 import { send, startTestService, tempDir, type Response, type TestService } from './helpers/service.ts';
@@ -136,10 +137,14 @@ errors('reference: unknown, financial or missing dataset, and unknown parameters
   assert.match(messages[0]!, /Unknown parameter/);
 });
 
-errors('unknown paths are JSON 404s, with or without a key', async () => {
-  for (const path of ['/', '/v1', '/v2/financials', '/v1/financials/ggr', '/v1/catalogue', '/v1/%E0%A4%A', '/healthz/x']) {
+errors('unknown paths are JSON 404s; under /v1 a key comes first', async () => {
+  for (const path of ['/', '/v2/financials', '/v10', '/healthz/x']) {
     assertError(await service.get(path), 404, 'Not found');
     assertError(await service.get(path, { key: null }), 404, 'Not found');
+  }
+  for (const path of ['/v1', '/v1/financials/ggr', '/v1/catalogue', '/v1/%E0%A4%A']) {
+    assertError(await service.get(path), 404, 'Not found');
+    assertError(await service.get(path, { key: null }), 401, 'Missing x-api-key header');
   }
 });
 
@@ -214,7 +219,9 @@ loading('data routes answer 503 with Retry-After; catalog and key checks still w
   const keys = await FileKeyStore.open(stateDir);
   const { key } = await keys.create('early');
   const db = await Database.open({ connections: 1, threads: 1 });
-  const services = { db, release: new CurrentRelease(), cursors: new CursorCodec(Buffer.alloc(32)), keys, log: createLogger('silent') };
+  const limits = new MemoryLimiter({ perMinute: 100, perDay: 10_000 }, Date.now);
+  const badKeys = new MemoryLimiter({ perMinute: 30 }, Date.now);
+  const services = { db, release: new CurrentRelease(), cursors: new CursorCodec(Buffer.alloc(32)), keys, limits, badKeys, clock: Date.now, log: createLogger('silent') };
   const server = http.createServer(createApp(services).callback()).listen(0, '127.0.0.1');
   await once(server, 'listening');
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

@@ -1,15 +1,49 @@
-import type { Middleware } from 'koa';
-import { InvalidKeyError, MissingKeyError } from '../errors.ts';
-import type { KeyStore } from '../keys/store.ts';
+import type { Context, Middleware } from 'koa';
+import { ApiError, DuplicateKeyHeaderError, InvalidKeyError, KeysUnavailableError, MissingKeyError, TooManyRequestsError } from '../errors.ts';
+import { looksLikeKey } from '../keys/key-format.ts';
+import type { KeyRecord } from '../keys/store.ts';
+import type { Services } from '../services.ts';
+import { limitHeaders } from './limit-headers.ts';
 
-/** Spec section 5: every /v1 request carries `x-api-key`; the record is kept for logs and limits. */
-export function requireKey(keys: KeyStore): Middleware {
+/** As case-insensitive as the router, so /V1/catalog cannot slip past the key check. */
+const isV1 = (path: string) => /^\/v1(\/|$)/i.test(path);
+
+/**
+ * Spec sections 5 and 8 for every path under /v1, matched or not, so a 404 or 405
+ * there needs a key and counts like any other request. A valid key is charged to
+ * its own limits; a missing or invalid one to the client address's bad-key guard,
+ * which never touches a valid key's requests.
+ */
+export function requireKey(services: Pick<Services, 'keys' | 'limits' | 'badKeys'>): Middleware {
   return async (ctx, next) => {
-    const key = ctx.get('x-api-key');
-    if (!key) throw new MissingKeyError();
-    const record = await keys.verify(key);
-    if (!record) throw new InvalidKeyError();
-    ctx.state.key = record;
+    if (!isV1(ctx.path)) return next();
+    const found = await identify(ctx, services);
+    if (found instanceof ApiError) {
+      const guard = await services.badKeys.consume(ctx.ip);
+      ctx.set(limitHeaders(guard, 'bad-key-'));
+      throw guard.allowed ? found : new TooManyRequestsError(guard.retryAfterSeconds);
+    }
+    ctx.state.key = found;
+    const decision = await services.limits.consume(found.id);
+    ctx.set(limitHeaders(decision));
+    if (!decision.allowed) throw new TooManyRequestsError(decision.retryAfterSeconds);
     await next();
   };
+}
+
+/** The key's record, or the 401 to answer; a key store that cannot answer is a 503. */
+async function identify(ctx: Context, { keys }: Pick<Services, 'keys'>): Promise<KeyRecord | ApiError> {
+  const given = ctx.req.headersDistinct['x-api-key'] ?? [];
+  if (given.length > 1) return new DuplicateKeyHeaderError();
+  const key = given[0];
+  if (!key) return new MissingKeyError();
+  // Malformed keys get the unknown key's answer without a lookup.
+  if (!looksLikeKey(key)) return new InvalidKeyError();
+  let record: KeyRecord | undefined;
+  try {
+    record = await keys.verify(key);
+  } catch {
+    throw new KeysUnavailableError();
+  }
+  return record ?? new InvalidKeyError();
 }

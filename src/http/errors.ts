@@ -15,6 +15,8 @@ export function renderErrors(log: Logger): Middleware {
       const known = err instanceof ApiError ? err : new InternalError();
       if (!(err instanceof ApiError)) log.error({ err, method: ctx.method, path: ctx.path }, 'unhandled error');
       ctx.status = known.status;
+      // Headers set before the throw stay: the rate-limit headers belong on a 400,
+      // 404 or 429 that was counted, as on a 200.
       ctx.set(known.headers);
       ctx.body = known.body;
     }

@@ -1,8 +1,7 @@
-import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import * as v from 'valibot';
-import { displayPrefix, generateKey, hashKey, looksLikeKey } from './key-format.ts';
+import { hashKey, issueKey, looksLikeKey } from './key-format.ts';
 import type { KeyRecord, KeyStore } from './store.ts';
 
 const fileSchema = v.object({
@@ -48,17 +47,15 @@ export class FileKeyStore implements KeyStore {
   }
 
   async create(client: string): Promise<{ key: string; record: KeyRecord }> {
-    const key = generateKey();
-    const record: KeyRecord = {
-      id: `key_${randomBytes(8).toString('hex')}`,
-      prefix: displayPrefix(key),
-      hash: hashKey(key),
-      client,
-      created_at: new Date().toISOString(),
-      revoked_at: null,
-    };
+    const { key, record } = issueKey(client);
     this.byHash.set(record.hash, record);
-    await this.save();
+    try {
+      await this.save();
+    } catch (err) {
+      // The key is not returned, so it must not work either.
+      this.byHash.delete(record.hash);
+      throw err;
+    }
     return { key, record };
   }
 
@@ -75,6 +72,8 @@ export class FileKeyStore implements KeyStore {
     await this.save();
     return revoked;
   }
+
+  async close(): Promise<void> {}
 
   private async save(): Promise<void> {
     const tmp = `${this.file}.${process.pid}.tmp`;

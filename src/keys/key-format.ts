@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
+import type { KeyRecord } from './store.ts';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 export const KEY_PREFIX = 'sk_live_';
@@ -23,3 +24,17 @@ export const hashKey = (key: string) => createHash('sha256').update(key).digest(
 export const displayPrefix = (key: string) => key.slice(0, KEY_PREFIX.length + 4);
 
 export const looksLikeKey = (text: string) => new RegExp(`^${KEY_PREFIX}[0-9A-Za-z]{32,}$`).test(text);
+
+/** A new key and the record kept of it, for any store to save. */
+export function issueKey(client: string): { key: string; record: KeyRecord } {
+  const key = generateKey();
+  const record: KeyRecord = {
+    id: `key_${randomBytes(8).toString('hex')}`,
+    prefix: displayPrefix(key),
+    hash: hashKey(key),
+    client,
+    created_at: new Date().toISOString(),
+    revoked_at: null,
+  };
+  return { key, record };
+}

@@ -16,4 +16,5 @@ export interface KeyStore {
   list(): Promise<KeyRecord[]>;
   /** Revokes by id or by the full key; undefined when nothing matches. */
   revoke(ref: string): Promise<KeyRecord | undefined>;
+  close(): Promise<void>;
 }

@@ -1,0 +1,18 @@
+import { uncounted, type Clock, type Decision, type LimitPolicy, type Limiter } from './limiter.ts';
+
+/**
+ * Admits everything and counts nothing, for benchmarks only (BENCH_DISABLE_LIMITS):
+ * the headers are still rendered, so a bench pays for them as users do.
+ */
+export class NoopLimiter implements Limiter {
+  constructor(
+    readonly policy: LimitPolicy,
+    private readonly clock: Clock,
+  ) {}
+
+  async consume(_id: string): Promise<Decision> {
+    return uncounted(this.policy, this.clock());
+  }
+
+  async close(): Promise<void> {}
+}

@@ -1,0 +1,193 @@
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import type { Redis } from 'ioredis';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { FileKeyStore } from '../src/keys/file-store.ts';
+import { RedisKeyStore } from '../src/keys/redis-store.ts';
+import type { KeyStore } from '../src/keys/store.ts';
+import { createLogger } from '../src/log.ts';
+import { REDIS_BINARY, redisWithClients, skipRedisSuite } from './helpers/redis.ts';
+import { tempDir } from './helpers/service.ts';
+
+// One contract for every KeyStore (undici's cacheStoreTests(Store) pattern).
+// `open` gives a store over the backend's current state; `reset` empties it.
+
+interface Backend {
+  open(): Promise<KeyStore>;
+  reset(): Promise<void>;
+  /** Makes the next writes fail; the returned function repairs the backend. */
+  breakWrites(): Promise<() => Promise<void>>;
+  before?(): Promise<void>;
+  after?(): Promise<void>;
+}
+
+function keyStoreContract(name: string, backend: Backend) {
+  const test = suite(`key store contract: ${name}`);
+  const opened: KeyStore[] = [];
+  const open = async () => {
+    const store = await backend.open();
+    opened.push(store);
+    return store;
+  };
+  if (backend.before) test.before(backend.before);
+  test.before.each(backend.reset);
+  test.after.each(async () => {
+    await Promise.all(opened.splice(0).map((s) => s.close()));
+  });
+  if (backend.after) test.after(backend.after);
+
+  test('create returns the key once; verify finds its record; nothing stored holds the key', async () => {
+    const store = await open();
+    const { key, record } = await store.create('Acme');
+    assert.match(key, /^sk_live_[0-9A-Za-z]{40}$/);
+    assert.match(record.id, /^key_[0-9a-f]{16}$/);
+    assert.is(record.prefix, key.slice(0, 12));
+    assert.is(record.client, 'Acme');
+    assert.is(record.revoked_at, null);
+    assert.equal(await store.verify(key), record);
+    const listed = await store.list();
+    assert.equal(listed, [record]);
+    assert.not.ok(JSON.stringify(listed).includes(key.slice(8)));
+  });
+
+  test('unknown keys verify to undefined', async () => {
+    const store = await open();
+    await store.create('someone');
+    assert.is(await store.verify('sk_live_' + 'a'.repeat(40)), undefined);
+  });
+
+  test('revoke by id or by key: verify refuses at once, list keeps the record; twice changes nothing', async () => {
+    const store = await open();
+    for (const by of ['id', 'key'] as const) {
+      const { key, record } = await store.create(`by-${by}`);
+      const revoked = await store.revoke(by === 'id' ? record.id : key);
+      assert.ok(revoked?.revoked_at);
+      assert.is(await store.verify(key), undefined);
+      assert.equal(await store.revoke(record.id), revoked, 'revoking again returns the first revocation');
+      assert.equal((await store.list()).find((r) => r.id === record.id), revoked);
+    }
+    assert.is(await store.revoke('key_0000000000000000'), undefined);
+    assert.is(await store.revoke('sk_live_' + 'b'.repeat(40)), undefined);
+  });
+
+  test('a create that fails returns no key and leaves none behind', async () => {
+    const store = await open();
+    const kept = await store.create('before');
+    const repair = await backend.breakWrites();
+    try {
+      await store.create('lost').then(
+        () => assert.unreachable('create succeeded with writes broken'),
+        () => {},
+      );
+    } finally {
+      await repair();
+    }
+    assert.equal((await store.list()).map((r) => r.client), ['before']);
+    const reopened = await open();
+    assert.equal((await reopened.list()).map((r) => r.client), ['before']);
+    assert.ok(await reopened.verify(kept.key));
+  });
+
+  test('keys and revocations survive reopening the store', async () => {
+    const first = await open();
+    const kept = await first.create('kept');
+    const gone = await first.create('gone');
+    await first.revoke(gone.record.id);
+    await first.close();
+    const second = await open();
+    assert.equal(await second.verify(kept.key), kept.record);
+    assert.is(await second.verify(gone.key), undefined);
+    assert.is((await second.list()).length, 2);
+  });
+
+  test.run();
+}
+
+let stateDir = '';
+keyStoreContract('file', {
+  open: () => FileKeyStore.open(stateDir),
+  async reset() {
+    if (stateDir) await fs.rm(stateDir, { recursive: true, force: true });
+    stateDir = await tempDir();
+  },
+  after: () => fs.rm(stateDir, { recursive: true, force: true }),
+  async breakWrites() {
+    // The store writes a temporary file and renames it: a directory in its place
+    // makes the write fail (permissions would not stop root).
+    const blocker = path.join(stateDir, `keys.json.${process.pid}.tmp`);
+    await fs.mkdir(blocker);
+    return () => fs.rmdir(blocker);
+  },
+});
+
+if (REDIS_BINARY) {
+  let fixture: Awaited<ReturnType<typeof redisWithClients>>;
+  const log = createLogger('silent');
+  keyStoreContract('redis', {
+    open: () => RedisKeyStore.open(fixture.clients[0]!, log),
+    reset: async () => void (await fixture.clients[0]!.flushall()),
+    // Redis stopped: the write times out, so the store cannot know whether it landed.
+    async breakWrites() {
+      fixture.server.pause();
+      return async () => fixture.server.resume();
+    },
+    before: async () => {
+      fixture = await redisWithClients(1, 1000);
+    },
+    after: () => fixture.stop(),
+  });
+
+  const shared = suite('redis key store: replicas');
+  let a: Redis;
+  let b: Redis;
+  shared.before(async () => {
+    // Two replicas' connections, with the default REDIS_TIMEOUT_MS.
+    fixture = await redisWithClients(2, 100);
+    [a, b] = fixture.clients as [Redis, Redis];
+  });
+  shared.after(() => fixture.stop());
+
+  shared('a key made on one replica works on another at once; a revocation reaches it within 1 s', async () => {
+    const [storeA, storeB] = [await RedisKeyStore.open(a, log), await RedisKeyStore.open(b, log)];
+    try {
+      const { key, record } = await storeA.create('shared');
+      assert.equal(await storeB.verify(key), record, 'not yet in B’s copy: looked up directly');
+      const started = Date.now();
+      await storeA.revoke(record.id);
+      while ((await storeB.verify(key)) !== undefined) {
+        assert.ok(Date.now() - started < 1000, 'B still accepts the key 1 s after the revocation');
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+    } finally {
+      await Promise.all([storeA.close(), storeB.close()]);
+    }
+  });
+
+  shared('Redis unreachable: known keys keep working from the copy, an unseen key rejects (the caller answers 503)', async () => {
+    const store = await RedisKeyStore.open(a, log);
+    const { key } = await store.create('known');
+    await store.verify(key);
+    const other = await RedisKeyStore.open(b, log);
+    const unseen = (await other.create('unseen')).key;
+    await other.close();
+    fixture.server.pause();
+    try {
+      const started = Date.now();
+      assert.ok(await store.verify(key));
+      await store.verify(unseen).then(
+        () => assert.unreachable('an unseen key cannot be verified without Redis'),
+        (err: Error) => assert.match(err.message, /timed out/i),
+      );
+      // 100 ms of timeout plus slack for a busy shared machine; without the bound it
+      // would wait until Redis resumes.
+      assert.ok(Date.now() - started < 600, `took ${Date.now() - started} ms`);
+    } finally {
+      fixture.server.resume();
+      await store.close();
+    }
+  });
+  shared.run();
+} else {
+  skipRedisSuite('key store contract: redis');
+}
