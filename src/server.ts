@@ -6,6 +6,8 @@ import type { Logger } from 'pino';
 import { generateRelease } from '../etl/generate.ts';
 import { createAdminApp } from './admin/app.ts';
 import { createApp } from './app.ts';
+import { LruResponseCache } from './cache/lru.ts';
+import { NoopResponseCache } from './cache/noop.ts';
 import type { Config } from './config.ts';
 import { CurrentRelease } from './data/current-release.ts';
 import { Database } from './data/duckdb.ts';
@@ -35,7 +37,11 @@ export async function startService(config: Config, log: Logger): Promise<Running
   const adminToken = await readOrCreateSecret(config.STATE_DIR, SECRET_FILES.adminToken);
   const keys = await FileKeyStore.open(config.STATE_DIR);
   const db = await Database.open({ connections: config.DUCKDB_CONNECTIONS, threads: config.DUCKDB_THREADS });
-  const services: Services = { db, release: new CurrentRelease(), cursors: new CursorCodec(Buffer.from(cursorSecret, 'hex')), keys, log };
+  const cache = config.CACHE_MAX_BYTES > 0 ? new LruResponseCache(config.CACHE_MAX_BYTES) : new NoopResponseCache();
+  const release = new CurrentRelease();
+  // Cache keys name the release too, but a body rendered from the old one must not outlive it.
+  release.onChange(() => cache.clear());
+  const services: Services = { db, release, cursors: new CursorCodec(Buffer.from(cursorSecret, 'hex')), cache, keys, log };
 
   const server = http.createServer(createApp(services).callback());
   const admin = http.createServer(createAdminApp({ keys, token: adminToken, log }).callback());

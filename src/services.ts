@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import type { ResponseCache } from './cache/store.ts';
 import type { CurrentRelease } from './data/current-release.ts';
 import type { Database } from './data/duckdb.ts';
 import type { KeyStore } from './keys/store.ts';
@@ -9,6 +10,8 @@ export interface Services {
   readonly db: Database;
   readonly release: CurrentRelease;
   readonly cursors: CursorCodec;
+  /** Finished bodies of successful responses, emptied when the release changes. */
+  readonly cache: ResponseCache;
   readonly keys: KeyStore;
   readonly log: Logger;
 }

@@ -12,6 +12,8 @@ const DEFAULTS = {
   LOG_LEVEL: 'info',
   DUCKDB_CONNECTIONS: 4,
   DUCKDB_THREADS: 1,
+  CACHE_MAX_BYTES: 268_435_456,
+  CACHE_MAX_AGE_SECONDS: 86_400,
 };
 
 /** The ConfigError thrown for `env`; fails the test when none is thrown. */
@@ -47,6 +49,8 @@ config('valid values are parsed and directories resolved', () => {
     LOG_LEVEL: 'silent',
     DUCKDB_CONNECTIONS: '1',
     DUCKDB_THREADS: '8',
+    CACHE_MAX_BYTES: '0',
+    CACHE_MAX_AGE_SECONDS: '2678400',
   });
   assert.equal(parsed, {
     HOST: '0.0.0.0',
@@ -57,6 +61,8 @@ config('valid values are parsed and directories resolved', () => {
     LOG_LEVEL: 'silent',
     DUCKDB_CONNECTIONS: 1,
     DUCKDB_THREADS: 8,
+    CACHE_MAX_BYTES: 0,
+    CACHE_MAX_AGE_SECONDS: 2_678_400,
   });
 });
 
@@ -76,6 +82,10 @@ const INVALID: Array<[string, string]> = [
   ['DUCKDB_THREADS', '0'],
   ['LOG_LEVEL', 'loud'],
   ['LOG_LEVEL', 'INFO'],
+  ['CACHE_MAX_BYTES', '256MB'],
+  ['CACHE_MAX_BYTES', '-1'],
+  ['CACHE_MAX_AGE_SECONDS', '2678401'],
+  ['CACHE_MAX_AGE_SECONDS', '1.5'],
 ];
 
 config('invalid values throw ConfigError naming the variable and the value', () => {
