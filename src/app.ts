@@ -21,7 +21,7 @@ export function createApp(services: Services): Koa {
   router.use('/v1', requireKey(services.keys));
   financials.register(router, services);
   reference.register(router, services);
-  catalog.register(router);
+  catalog.register(router, services);
 
   app.use(router.routes());
   app.use(unmatched(router));

@@ -41,7 +41,15 @@ export async function startService(config: Config, log: Logger): Promise<Running
   const release = new CurrentRelease();
   // Cache keys name the release too, but a body rendered from the old one must not outlive it.
   release.onChange(() => cache.clear());
-  const services: Services = { db, release, cursors: new CursorCodec(Buffer.from(cursorSecret, 'hex')), cache, keys, log };
+  const services: Services = {
+    db,
+    release,
+    cursors: new CursorCodec(Buffer.from(cursorSecret, 'hex')),
+    cache,
+    cacheControl: `private, max-age=${config.CACHE_MAX_AGE_SECONDS}`,
+    keys,
+    log,
+  };
 
   const server = http.createServer(createApp(services).callback());
   const admin = http.createServer(createAdminApp({ keys, token: adminToken, log }).callback());

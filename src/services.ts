@@ -12,6 +12,8 @@ export interface Services {
   readonly cursors: CursorCodec;
   /** Finished bodies of successful responses, emptied when the release changes. */
   readonly cache: ResponseCache;
+  /** Cache-Control of successful responses: `private, max-age=<CACHE_MAX_AGE_SECONDS>`. */
+  readonly cacheControl: string;
   readonly keys: KeyStore;
   readonly log: Logger;
 }

@@ -216,7 +216,7 @@ loading('data routes answer 503 with Retry-After; catalog and key checks still w
   const keys = await FileKeyStore.open(stateDir);
   const { key } = await keys.create('early');
   const db = await Database.open({ connections: 1, threads: 1 });
-  const services = { db, release: new CurrentRelease(), cursors: new CursorCodec(Buffer.alloc(32)), cache: new NoopResponseCache(), keys, log: createLogger('silent') };
+  const services = { db, release: new CurrentRelease(), cursors: new CursorCodec(Buffer.alloc(32)), cache: new NoopResponseCache(), cacheControl: 'private, max-age=60', keys, log: createLogger('silent') };
   const server = http.createServer(createApp(services).callback()).listen(0, '127.0.0.1');
   await once(server, 'listening');
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
