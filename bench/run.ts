@@ -50,10 +50,16 @@ async function startServer(env: Record<string, string>, root = ROOT) {
   let adminUrl = '';
   await new Promise<void>((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`server exited with ${code}`)));
-    createInterface({ input: child.stdout! }).on('line', (line) => {
+    const lines = createInterface({ input: child.stdout! });
+    lines.on('line', (line) => {
       const entry = JSON.parse(line);
       if (entry.msg === 'listening') ({ url, adminUrl } = entry);
-      if (entry.msg === 'ready') resolve();
+      if (entry.msg !== 'ready') return;
+      // From here on the request log is drained unread: parsing a line per request
+      // would take CPU from the load client during service runs only.
+      lines.close();
+      child.stdout!.resume();
+      resolve();
     });
   });
   const token = (await fs.readFile(path.join(stateDir, 'admin-token'), 'utf8')).trim();
