@@ -30,7 +30,7 @@ export function createApp(services: Services, options: AppOptions = {}): Koa {
   healthz.register(router, services);
   financials.register(router, services);
   reference.register(router, services);
-  catalog.register(router);
+  catalog.register(router, services);
 
   app.use(router.routes());
   app.use(unmatched(router));

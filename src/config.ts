@@ -27,6 +27,14 @@ const flag = (fallback: boolean) =>
     v.transform((text) => text === 'true' || text === '1'),
   );
 
+const count = (fallback: number, unit: string, max = Number.MAX_SAFE_INTEGER) =>
+  v.pipe(
+    v.optional(v.string(), String(fallback)),
+    v.regex(/^\d{1,15}$/, `Expected a whole number of ${unit}`),
+    v.transform(Number),
+    v.maxValue(max, `Expected at most ${max} ${unit}`),
+  );
+
 const dir = (fallback: string) =>
   v.pipe(v.optional(v.string(), fallback), v.minLength(1), v.transform((p) => path.resolve(p)));
 
@@ -76,6 +84,15 @@ export const settings = {
   },
   REDIS_TIMEOUT_MS: { schema: positiveInt(100), help: 'Longest a request waits for Redis before the documented fallback applies' },
   BENCH_DISABLE_LIMITS: { schema: flag(false), help: 'Bench-only: count no request against any limit (never set it in production)' },
+  CACHE_MAX_BYTES: {
+    schema: count(256 * 1024 * 1024, 'bytes'),
+    help: 'Bound of the response cache (finished, compressed bodies) in bytes; 0 turns it off',
+  },
+  CACHE_MAX_AGE_SECONDS: {
+    // Longer than a month would outlive the monthly release it describes.
+    schema: count(86_400, 'seconds', 31 * 86_400),
+    help: 'max-age of Cache-Control on successful responses: how long a client may reuse one without asking (docs/api.md)',
+  },
 } as const;
 
 type Settings = typeof settings;

@@ -5,6 +5,8 @@ import type { Logger } from 'pino';
 import { generateRelease } from '../etl/generate.ts';
 import { createAdminApp } from './admin/app.ts';
 import { createApp } from './app.ts';
+import { LruResponseCache } from './cache/lru.ts';
+import { NoopResponseCache } from './cache/noop.ts';
 import type { Config } from './config.ts';
 import { CurrentRelease } from './data/current-release.ts';
 import { Database } from './data/duckdb.ts';
@@ -51,10 +53,16 @@ export async function startService(config: Config, log: Logger, options: { clock
   const badKeys = limiter({ perMinute: config.BAD_KEY_LIMIT_PER_MINUTE }, 'dqs:limit:address:');
   if (config.BENCH_DISABLE_LIMITS) log.warn('BENCH_DISABLE_LIMITS=true: no request is counted against any limit (bench-only)');
   const db = await Database.open({ connections: config.DUCKDB_CONNECTIONS, threads: config.DUCKDB_THREADS });
+  const cache = config.CACHE_MAX_BYTES > 0 ? new LruResponseCache(config.CACHE_MAX_BYTES) : new NoopResponseCache();
+  const release = new CurrentRelease();
+  // Cache keys name the release too, but a body rendered from the old one must not outlive it.
+  release.onChange(() => cache.clear());
   const services: Services = {
     db,
-    release: new CurrentRelease(),
+    release,
     cursors: new CursorCodec(Buffer.from(cursorSecret, 'hex')),
+    cache,
+    cacheControl: `private, max-age=${config.CACHE_MAX_AGE_SECONDS}`,
     keys,
     limits,
     badKeys,

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import type { ResponseCache } from './cache/store.ts';
 import type { CurrentRelease } from './data/current-release.ts';
 import type { Database } from './data/duckdb.ts';
 import type { KeyStore } from './keys/store.ts';
@@ -10,6 +11,10 @@ export interface Services {
   readonly db: Database;
   readonly release: CurrentRelease;
   readonly cursors: CursorCodec;
+  /** Finished bodies of successful responses, emptied when the release changes. */
+  readonly cache: ResponseCache;
+  /** Cache-Control of successful responses: `private, max-age=<CACHE_MAX_AGE_SECONDS>`. */
+  readonly cacheControl: string;
   readonly keys: KeyStore;
   /** Per API key: RATE_LIMIT_PER_MINUTE and RATE_LIMIT_PER_DAY. */
   readonly limits: Limiter;

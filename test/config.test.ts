@@ -22,6 +22,8 @@ const DEFAULTS = {
   REDIS_URL: undefined,
   REDIS_TIMEOUT_MS: 100,
   BENCH_DISABLE_LIMITS: false,
+  CACHE_MAX_BYTES: 268_435_456,
+  CACHE_MAX_AGE_SECONDS: 86_400,
 };
 
 /** The ConfigError thrown for `env`; fails the test when none is thrown. */
@@ -64,6 +66,8 @@ config('valid values are parsed and directories resolved', () => {
     REDIS_URL: 'redis://127.0.0.1:6380/2',
     REDIS_TIMEOUT_MS: '250',
     BENCH_DISABLE_LIMITS: 'true',
+    CACHE_MAX_BYTES: '0',
+    CACHE_MAX_AGE_SECONDS: '2678400',
   });
   assert.equal(parsed, {
     HOST: '0.0.0.0',
@@ -84,6 +88,8 @@ config('valid values are parsed and directories resolved', () => {
     REDIS_URL: 'redis://127.0.0.1:6380/2',
     REDIS_TIMEOUT_MS: 250,
     BENCH_DISABLE_LIMITS: true,
+    CACHE_MAX_BYTES: 0,
+    CACHE_MAX_AGE_SECONDS: 2_678_400,
   });
 });
 
@@ -111,6 +117,10 @@ const INVALID: Array<[string, string]> = [
   ['REDIS_URL', 'localhost:6379'],
   ['REDIS_TIMEOUT_MS', '0'],
   ['BENCH_DISABLE_LIMITS', 'yes'],
+  ['CACHE_MAX_BYTES', '256MB'],
+  ['CACHE_MAX_BYTES', '-1'],
+  ['CACHE_MAX_AGE_SECONDS', '2678401'],
+  ['CACHE_MAX_AGE_SECONDS', '1.5'],
 ];
 
 config('invalid values throw ConfigError naming the variable and the value', () => {

@@ -11,6 +11,7 @@ import { Database } from '../src/data/duckdb.ts';
 import { FileKeyStore } from '../src/keys/file-store.ts';
 import { MemoryLimiter } from '../src/limits/memory.ts';
 import { createLogger } from '../src/log.ts';
+import { NoopResponseCache } from '../src/cache/noop.ts';
 import { CursorCodec } from '../src/query/cursor.ts';
 import { send, startTestService, tempDir, type Response, type TestService } from './helpers/service.ts';
 
@@ -221,7 +222,10 @@ loading('data routes answer 503 with Retry-After; catalog and key checks still w
   const db = await Database.open({ connections: 1, threads: 1 });
   const limits = new MemoryLimiter({ perMinute: 100, perDay: 10_000 }, Date.now);
   const badKeys = new MemoryLimiter({ perMinute: 30 }, Date.now);
-  const services = { db, release: new CurrentRelease(), cursors: new CursorCodec(Buffer.alloc(32)), keys, limits, badKeys, clock: Date.now, log: createLogger('silent') };
+  const services = {
+    db, release: new CurrentRelease(), cursors: new CursorCodec(Buffer.alloc(32)), cache: new NoopResponseCache(), cacheControl: 'private, max-age=60',
+    keys, limits, badKeys, clock: Date.now, log: createLogger('silent'),
+  };
   const server = http.createServer(createApp(services).callback()).listen(0, '127.0.0.1');
   await once(server, 'listening');
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

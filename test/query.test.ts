@@ -4,6 +4,7 @@ import { DATASETS } from '../src/data/registry.ts';
 import { ColumnStore } from '../src/data/column-store.ts';
 import { JsonRenderer } from '../src/data/json-renderer.ts';
 import type { ServedDataset } from '../src/data/loader.ts';
+import { CursorCodec } from '../src/query/cursor.ts';
 import { pageQuery, whereClauses, type YearRange } from '../src/query/filters.ts';
 
 // The one place request values turn into SQL, as a table of input → (sql, params):
@@ -85,3 +86,15 @@ store('reference rows are flat', () => {
   assert.is(new JsonRenderer(columns, 'reference').render([1], '', '').toString(), '{"region":"Asia","country":"Japan"}');
 });
 store.run();
+
+const cursors = suite('cursor tokens');
+cursors('the canonical scope is unchanged: cursors issued before stay valid', () => {
+  // Tokens made by the codec before the canonical form moved to src/query/scope.ts.
+  const codec = new CursorCodec(Buffer.alloc(32, 7));
+  const filters = new Map([['year', ['2021', '2020']], ['country', ['Spain', 'France', 'Spain']]]);
+  assert.is(codec.encode({ release: '2026-11', dataset: 'ggr', filters, period: '2019-01-01:2022-12-31' }, 123456), '2n9c.64_LsnkjhRyQoPrnqKXl2A');
+  assert.is(codec.encode({ release: '2026-11', dataset: 'country_reference', filters: new Map() }, 0), '0.UbnlEH4WpMXmer62_CQFTA');
+  const reordered = new Map([['country', ['France', 'Spain']], ['year', ['2020', '2021']]]);
+  assert.is(codec.decode('2n9c.64_LsnkjhRyQoPrnqKXl2A', { release: '2026-11', dataset: 'ggr', filters: reordered, period: '2019-01-01:2022-12-31' }), 123456);
+});
+cursors.run();

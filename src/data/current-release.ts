@@ -7,6 +7,7 @@ import type { LoadedRelease } from './loader.ts';
  */
 export class CurrentRelease {
   private loaded: LoadedRelease | undefined;
+  private readonly listeners: Array<(release: LoadedRelease) => void> = [];
 
   get ready(): boolean {
     return this.loaded !== undefined;
@@ -19,6 +20,13 @@ export class CurrentRelease {
   }
 
   set(release: LoadedRelease): void {
+    const changed = this.loaded?.id !== release.id;
     this.loaded = release;
+    if (changed) for (const listener of this.listeners) listener(release);
+  }
+
+  /** Calls `listener` with each release that replaces another (or the first one). */
+  onChange(listener: (release: LoadedRelease) => void): void {
+    this.listeners.push(listener);
   }
 }

@@ -2,6 +2,8 @@ import type { Middleware } from 'koa';
 import type { Logger } from 'pino';
 import { ApiError, InternalError } from '../errors.ts';
 
+const KEPT_ON_ERROR = /^(?:x-ratelimit-|ratelimit|retry-after$)/i;
+
 /**
  * Renders every error as the spec's JSON body. Errors from the catalog carry their
  * own status and text; anything else is a bug: logged in full, answered with a
@@ -15,8 +17,13 @@ export function renderErrors(log: Logger): Middleware {
       const known = err instanceof ApiError ? err : new InternalError();
       if (!(err instanceof ApiError)) log.error({ err, method: ctx.method, path: ctx.path }, 'unhandled error');
       ctx.status = known.status;
-      // Headers set before the throw stay: the rate-limit headers belong on a 400,
-      // 404 or 429 that was counted, as on a 200.
+      // Like koa's own error handler, drop what the failed handler had set (ETag,
+      // Cache-Control, Vary, Content-Encoding…), but keep the rate-limit headers set
+      // before it ran: a client needs them most on an error. Errors are never cached.
+      for (const name of Object.keys(ctx.response.headers)) {
+        if (!KEPT_ON_ERROR.test(name)) ctx.remove(name);
+      }
+      ctx.set('Cache-Control', 'no-store');
       ctx.set(known.headers);
       ctx.body = known.body;
     }

@@ -1,7 +1,7 @@
 import type Router from '@koa/router';
 import type { Context } from 'koa';
 import * as v from 'valibot';
-import { findDataset } from '../data/registry.ts';
+import { findDataset, INTEGER_DIMENSIONS } from '../data/registry.ts';
 import { InvalidFilterDimensionError, UnknownMetricError } from '../errors.ts';
 import type { Services } from '../services.ts';
 import { respondWithPage } from './paging.ts';
@@ -29,10 +29,7 @@ export async function handler(ctx: Context, services: Services): Promise<void> {
   if (!def) throw new UnknownMetricError(metric);
   const [unknown] = unknownKeys(ctx.query, (key) => CONTROL_PARAMS.has(key) || def.dimensions.includes(key));
   if (unknown !== undefined) throw new InvalidFilterDimensionError(unknown, metric, def.dimensions);
-  const filters = new Map<string, string[]>();
-  for (const [dimension, values] of Object.entries(filterParams)) {
-    if (values !== undefined) filters.set(dimension, [...new Set(values)]);
-  }
+  const filters = canonicalFilters(def.dimensions, filterParams);
   const applied = Object.fromEntries(filters);
   if (period) applied.period = [period.text];
   await respondWithPage(ctx, services, {
@@ -43,6 +40,26 @@ export async function handler(ctx: Context, services: Services): Promise<void> {
     cursor,
     meta: (rowCount) => ({ dataset: def.name, metric: def.name, filters_applied: applied, row_count: rowCount }),
   });
+}
+
+/**
+ * Filters in one form however they were sent, so equal requests get equal bytes:
+ * dimensions in catalog order, values deduplicated and sorted (by UTF-16 code
+ * units; years as integers, numerically, so `year=02020` is `year=2020`).
+ */
+function canonicalFilters(dimensions: readonly string[], params: Record<string, string[] | undefined>): Map<string, string[]> {
+  const filters = new Map<string, string[]>();
+  for (const dimension of dimensions) {
+    const values = params[dimension];
+    if (values === undefined) continue;
+    filters.set(
+      dimension,
+      INTEGER_DIMENSIONS.has(dimension)
+        ? [...new Set(values.map(Number))].sort((a, b) => a - b).map(String)
+        : [...new Set(values)].sort(),
+    );
+  }
+  return filters;
 }
 
 export function register(router: Router, services: Services): void {

@@ -1,0 +1,24 @@
+import type { Filters } from './filters.ts';
+
+/** What a page request selects: a different release, dataset or filter set is another selection. */
+export interface QueryScope {
+  readonly release: string;
+  readonly dataset: string;
+  readonly filters: Filters;
+  readonly period?: string;
+}
+
+const byCodeUnits = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+/**
+ * The scope as one canonical value (dimensions and values sorted, duplicates
+ * dropped), so the order of query parameters does not matter but any other change
+ * does. Cursor MACs and response cache keys are both built on it; changing it
+ * invalidates every cursor in circulation.
+ */
+export function canonicalScope(scope: QueryScope): readonly unknown[] {
+  const filters = [...scope.filters]
+    .map(([dimension, values]) => [dimension, [...new Set(values)].sort()] as const)
+    .sort(([a], [b]) => byCodeUnits(a, b));
+  return [scope.release, scope.dataset, filters, scope.period ?? null];
+}
