@@ -73,6 +73,20 @@ edge('the guard also covers paths that need no key and unknown paths', async ({ 
   assert.is((await service.get(`/nowhere?${long}`, { key: null })).status, 414);
 });
 
+edge('years the release does not hold never reach DuckDB, as unknown text values do not', async ({ service }) => {
+  const before = queries(service);
+  for (const year of ['1850', '999999999', '-5']) {
+    const res = await service.get(`/v1/financials?metric=ggr&year=${year}`);
+    assert.is(res.status, 200, res.text);
+    assert.equal([res.json.data, res.json.pagination.has_more], [[], false]);
+  }
+  assert.is(queries(service), before);
+  // A held year next to unknown ones still queries, for the held year alone.
+  const mixed = await service.get('/v1/financials?metric=ggr&year=1850&year=2020&limit=3');
+  assert.ok(mixed.json.data.length > 0 && mixed.json.data.every((row: any) => row.dimensions.year === 2020));
+  assert.is(queries(service), before + 1);
+});
+
 edge('oversized headers get a JSON 431 and a log line', async ({ service }) => {
   const { text } = await raw(service, `GET /v1/catalog HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
   assert.match(text, /^HTTP\/1\.1 431 /);

@@ -19,6 +19,7 @@ const ggr: ServedDataset = {
     ['country', new Map([['France', 0], ['Spain', 1], ["Cote d'Ivoire", 2]])],
     ['channel', new Map([['Land', 0], ['Online', 1]])],
     ['state', new Map([['', 0], ['Nevada', 1]])],
+    ['year', new Map([['2020', 2020], ['2021', 2021]])],
   ]),
 };
 
@@ -32,6 +33,8 @@ const cases: Array<{ name: string; filters: Record<string, string[]>; period?: Y
   { name: 'quote inside a real value is just a value', filters: { country: ["Cote d'Ivoire"] }, sql: 'SELECT rid FROM "r2026_11"."ggr" WHERE rid > $2 AND "country" IN ($3) LIMIT $1 + 1', params: [100, -1, 2] },
   { name: 'empty string is a value', filters: { state: [''] }, sql: 'SELECT rid FROM "r2026_11"."ggr" WHERE rid > $2 AND "state" IN ($3) LIMIT $1 + 1', params: [100, -1, 0] },
   { name: 'years are integers', filters: { year: ['2020', '2021', '2020'] }, sql: 'SELECT rid FROM "r2026_11"."ggr" WHERE rid > $2 AND "year" IN ($3, $4) LIMIT $1 + 1', params: [100, -1, 2020, 2021] },
+  { name: 'years the release does not hold are dropped', filters: { year: ['1850', '2021', '999999999'] }, sql: 'SELECT rid FROM "r2026_11"."ggr" WHERE rid > $2 AND "year" IN ($3) LIMIT $1 + 1', params: [100, -1, 2021] },
+  { name: 'only unknown years: no query at all', filters: { year: ['1850'] }, sql: null },
   { name: 'period', filters: { channel: ['Land'] }, period: { from: 2019, to: 2021 }, sql: 'SELECT rid FROM "r2026_11"."ggr" WHERE rid > $2 AND "channel" IN ($3) AND "year" BETWEEN $4 AND $5 LIMIT $1 + 1', params: [100, -1, 0, 2019, 2021] },
   { name: 'only unknown values: no query at all', filters: { country: ['Atlantis', '%'] }, sql: null },
   { name: 'one dimension unmatched empties the AND', filters: { country: ['France'], channel: ['Moon'] }, sql: null },

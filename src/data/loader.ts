@@ -17,7 +17,11 @@ export interface ServedDataset {
   readonly store: ColumnStore;
   /** The response rows as JSON, rendered from `store`. */
   readonly json: PageRenderer;
-  /** For each string dimension, value → the integer code stored in its column. */
+  /**
+   * For each dimension, a value as requested (canonical text) → what its column holds
+   * for it: the code of a text value, the integer itself for `year`. Values the release
+   * does not hold are absent.
+   */
   readonly codes: ReadonlyMap<string, ReadonlyMap<string, number>>;
 }
 
@@ -151,7 +155,11 @@ async function loadDataset(
       throw new ReleaseError(`${file}: row ${rid} renders as ${rendered} but DuckDB's to_json gives ${expected}; the serving store has a bug, so keep serving the previous release and report this file`);
     }
   }
-  const codes = new Map(strings.map((dim) => [dim, new Map(dictionaries.get(dim)!.values.map((value, code) => [String(value), code]))]));
+  // Integer columns hold the value itself, text columns its code.
+  const codes = new Map(def.dimensions.map((dim) => [
+    dim,
+    new Map(dictionaries.get(dim)!.values.map((value, code) => [String(value), INTEGER_DIMENSIONS.has(dim) ? Number(value) : code])),
+  ]));
   return { def, table, store, json, codes };
 }
 

@@ -1,4 +1,3 @@
-import { INTEGER_DIMENSIONS } from '../data/registry.ts';
 import type { ServedDataset } from '../data/loader.ts';
 import { quoteIdent } from '../data/sql-text.ts';
 
@@ -17,20 +16,15 @@ export interface Clause {
   readonly params: readonly number[];
 }
 
-// How a kind of column turns requested values into a clause: the one table through
-// which request values reach SQL, and only ever as bound parameters. String
-// dimensions compare integer codes, so a value the release does not contain never
-// reaches DuckDB at all: it simply matches nothing.
-const COLUMN_KINDS = {
-  integer: (column: string, values: readonly string[]) => {
-    const years = [...new Set(values.map(Number))];
-    return clauseIn(column, years);
-  },
-  coded: (column: string, values: readonly string[], codes: ReadonlyMap<string, number>) => {
-    const known = [...new Set(values.flatMap((value) => codes.get(value) ?? []))];
-    return known.length ? clauseIn(column, known) : null;
-  },
-};
+// The one place request values reach SQL, and only ever as bound parameters: each
+// value is looked up in what the release holds for its dimension (the code of a text
+// value, the year itself), so a value the release does not hold never reaches DuckDB
+// at all. It matches nothing, and no client can make a new statement per request by
+// inventing values.
+function clauseFor(column: string, values: readonly string[], held: ReadonlyMap<string, number>): Clause | null {
+  const known = [...new Set(values.flatMap((value) => held.get(value) ?? []))];
+  return known.length ? clauseIn(column, known) : null;
+}
 
 function clauseIn(column: string, params: number[]): Clause {
   return { sql: `${quoteIdent(column)} IN (${params.map(() => '?').join(', ')})`, params };
@@ -43,10 +37,7 @@ function clauseIn(column: string, params: number[]): Clause {
 export function whereClauses(dataset: ServedDataset, filters: Filters, period?: YearRange): Clause[] | null {
   const clauses: Clause[] = [];
   for (const [dimension, values] of filters) {
-    const codes = dataset.codes.get(dimension);
-    const clause = INTEGER_DIMENSIONS.has(dimension)
-      ? COLUMN_KINDS.integer(dimension, values)
-      : COLUMN_KINDS.coded(dimension, values, codes ?? new Map());
+    const clause = clauseFor(dimension, values, dataset.codes.get(dimension) ?? new Map());
     if (!clause) return null;
     clauses.push(clause);
   }
