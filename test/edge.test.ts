@@ -137,3 +137,39 @@ edge('a key pasted into the URL never reaches the request log', async ({ service
 });
 
 edge.run();
+
+// TRUST_PROXY: the client address is the last X-Forwarded-For hop (the one our balancer
+// appends), so the bad-key guard counts real clients, and a client cannot dodge it by
+// writing addresses of its own before that hop.
+const proxy = suite('client address behind a balancer');
+
+async function badKeyStatuses(service: TestService, forwardedFor: (i: number) => string, count: number): Promise<number[]> {
+  const statuses: number[] = [];
+  for (let i = 0; i < count; i++) {
+    statuses.push((await service.get('/v1/catalog', { key: 'sk_live_wrong', headers: { 'x-forwarded-for': forwardedFor(i) } })).status);
+  }
+  return statuses;
+}
+
+proxy('with TRUST_PROXY the last hop is the client; earlier hops are ignored', async () => {
+  const service = await startTestService({ env: { TRUST_PROXY: 'true', BAD_KEY_LIMIT_PER_MINUTE: '3' } });
+  try {
+    // Spoofed first hops, one real client (the last hop): refused after 3.
+    assert.equal(await badKeyStatuses(service, (i) => `203.0.113.${i}, 198.51.100.7`, 4), [401, 401, 401, 429]);
+    // Another client behind the same balancer is not held back by the first one.
+    assert.equal(await badKeyStatuses(service, () => '198.51.100.8', 1), [401]);
+  } finally {
+    await service.stop();
+  }
+});
+
+proxy('without TRUST_PROXY X-Forwarded-For is ignored', async () => {
+  const service = await startTestService({ env: { BAD_KEY_LIMIT_PER_MINUTE: '3' } });
+  try {
+    assert.equal(await badKeyStatuses(service, (i) => `198.51.100.${i}`, 4), [401, 401, 401, 429]);
+  } finally {
+    await service.stop();
+  }
+});
+
+proxy.run();

@@ -1,0 +1,114 @@
+import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs/promises';
+import net from 'node:net';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { fixtureDataDir, send, tempDir } from './helpers/service.ts';
+
+// deploy/local-cluster.sh end to end: two replicas behind haproxy sharing one
+// redis-server, driven through the balancer as clients use it.
+
+const ROOT = path.resolve(import.meta.dirname, '..');
+const missing = ['redis-server', 'haproxy', 'curl'].filter((bin) => spawnSync('sh', ['-c', `command -v ${bin}`]).status !== 0);
+const PER_MINUTE = 30;
+
+async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+async function descendants(pid: number): Promise<number[]> {
+  const direct = (await fs.readFile(`/proc/${pid}/task/${pid}/children`, 'utf8').catch(() => '')).split(' ').filter(Boolean).map(Number);
+  return [...direct, ...(await Promise.all(direct.map(descendants))).flat()];
+}
+
+const run = missing.length ? test.skip : test;
+if (missing.length) console.log(`deploy.test.ts: skipped, ${missing.join(' and ')} not installed (apt-get install -y redis-server haproxy curl)`);
+
+run('two replicas behind haproxy share keys, revocations and one rate-limit budget', async () => {
+  const [balancer, a, b, adminA, adminB, redis] = (await Promise.all(Array.from({ length: 6 }, freePort))) as [number, number, number, number, number, number];
+  const work = await tempDir('dqs-cluster-');
+  const stateDir = path.join(work, 'state');
+  const script = spawn('bash', ['deploy/local-cluster.sh'], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      PORT: String(balancer), REPLICA_PORTS: `${a} ${b}`, ADMIN_PORTS: `${adminA} ${adminB}`, REDIS_PORT: String(redis),
+      DATA_DIR: await fixtureDataDir(), STATE_DIR: stateDir, WORK: path.join(work, 'cluster'),
+      RATE_LIMIT_PER_MINUTE: String(PER_MINUTE),
+    },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const exited = new Promise<number | null>((resolve) => script.once('exit', resolve));
+  let tree: number[] = [];
+  try {
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error('the cluster did not report ready in 180 s')), 180_000);
+      script.once('exit', (code) => reject(new Error(`local-cluster.sh exited with ${code}`)));
+      createInterface({ input: script.stdout! }).on('line', (line) => {
+        if (line.includes('ready on')) {
+          clearTimeout(timer);
+          resolve();
+        }
+      });
+    });
+    tree = await descendants(script.pid!);
+    const url = `http://127.0.0.1:${balancer}`;
+    const token = (await fs.readFile(path.join(stateDir, 'admin-token'), 'utf8')).trim();
+    const admin = (port: number, route: string, body?: unknown) =>
+      send(`http://127.0.0.1:${port}${route}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body ?? {}),
+      });
+
+    // A key issued on replica A works through the balancer, so on both replicas.
+    const created = await admin(adminA, '/keys', { client: 'cluster-test' });
+    assert.is(created.status, 201, created.text);
+    const key: string = created.json.key;
+    const statuses: number[] = [];
+    for (let i = 0; i < PER_MINUTE + 5; i++) statuses.push((await send(`${url}/v1/catalog`, { headers: { 'x-api-key': key } })).status);
+    // One budget across both replicas: exactly PER_MINUTE admitted, whichever replica answered.
+    assert.is(statuses.filter((s) => s === 200).length, PER_MINUTE, statuses.join(','));
+    assert.is(statuses.filter((s) => s === 429).length, 5);
+    const logs = await Promise.all(['a', 'b'].map((n) => fs.readFile(path.join(work, 'cluster', `replica-${n}.log`), 'utf8')));
+    for (const [i, log] of logs.entries()) {
+      assert.ok(log.includes(`"key":"${created.json.record.id}"`), `replica ${'ab'[i]} served none of the requests`);
+    }
+
+    // A second key, revoked on replica B: refused through the balancer on both replicas within 1 s.
+    const other = (await admin(adminA, '/keys', { client: 'cluster-test-2' })).json;
+    assert.is((await send(`${url}/v1/catalog`, { headers: { 'x-api-key': other.key } })).status, 200);
+    assert.is((await admin(adminB, `/keys/${other.record.id}/revoke`)).status, 200);
+    await new Promise((r) => setTimeout(r, 1000));
+    for (let i = 0; i < 4; i++) {
+      const res = await send(`${url}/v1/catalog`, { headers: { 'x-api-key': other.key } });
+      assert.is(res.status, 401, `request ${i} after revocation: ${res.status}`);
+    }
+
+    script.kill('SIGTERM');
+    const code = await Promise.race([exited, new Promise((r) => setTimeout(() => r('timeout'), 20_000))]);
+    assert.is.not(code, 'timeout', 'the script stops on SIGTERM');
+    await new Promise((r) => setTimeout(r, 300));
+    assert.equal(tree.filter(alive), [], 'every process the script started has stopped');
+  } finally {
+    for (const pid of [...tree, script.pid!]) if (alive(pid)) process.kill(pid, 'SIGKILL');
+    await fs.rm(work, { recursive: true, force: true });
+  }
+});
+
+test.run();
