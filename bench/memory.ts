@@ -1,6 +1,6 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { latestRelease } from '../src/data/releases.ts';
+import { latestRelease } from '../src/releases/on-disk.ts';
 import { load } from './load.ts';
 import { startServer } from './server.ts';
 

@@ -1,9 +1,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import pino from 'pino';
-import { Database } from '../src/data/duckdb.ts';
-import { loadRelease, type ServedDataset } from '../src/data/loader.ts';
-import { latestRelease } from '../src/data/releases.ts';
+import { Database } from '../src/duckdb/database.ts';
+import { loadRelease, type ServedDataset } from '../src/store/loader.ts';
+import { latestRelease } from '../src/releases/on-disk.ts';
 import { whereClauses } from '../src/query/filters.ts';
 import { readPage } from '../src/query/page.ts';
 import { summarize, type Stats } from './load.ts';

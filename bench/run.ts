@@ -5,7 +5,7 @@ import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { request } from 'undici';
 import { generateRelease } from '../etl/generate.ts';
-import { latestRelease } from '../src/data/releases.ts';
+import { latestRelease } from '../src/releases/on-disk.ts';
 import { progressBar } from '../etl/progress.ts';
 import { compressionLevels } from './compression.ts';
 import { load, summarizeRuns, type Run, type Stats } from './load.ts';

@@ -1,9 +1,9 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { DuckDBDataChunk, DuckDBInstance, DOUBLE, INTEGER, VARCHAR, type DuckDBConnection, type DuckDBType } from '@duckdb/node-api';
-import { DATASETS, INTEGER_DIMENSIONS } from '../src/data/registry.ts';
-import { RELEASE_ID, sha256File, writeManifest, type Manifest } from '../src/data/manifest.ts';
-import { quoteIdent, quoteLiteral } from '../src/data/sql-text.ts';
+import { DATASETS, INTEGER_DIMENSIONS } from '../src/registry.ts';
+import { RELEASE_ID, sha256File, writeManifest, type Manifest } from '../src/releases/manifest.ts';
+import { quoteIdent, quoteLiteral } from '../src/duckdb/sql-text.ts';
 import { COUNTRIES, SUB_NATIONAL, type Country } from './geo-data.ts';
 
 // Synthetic but plausible market data. Every number comes from one seeded PRNG

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { ResponseCache } from './cache/store.ts';
-import type { CurrentRelease } from './data/current-release.ts';
-import type { Database } from './data/duckdb.ts';
+import type { CurrentRelease } from './store/current-release.ts';
+import type { Database } from './duckdb/database.ts';
 import type { KeyStore } from './keys/store.ts';
 import type { Clock, Limiter } from './limits/limiter.ts';
 import type { CursorCodec } from './query/cursor.ts';

@@ -2,7 +2,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { DATASETS } from '../src/data/registry.ts';
+import { DATASETS } from '../src/registry.ts';
 
 // docs/api.md's dataset table is derived from the registry; this keeps it so.
 

@@ -4,10 +4,10 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { DATASETS } from '../src/data/registry.ts';
+import { DATASETS } from '../src/registry.ts';
 import { createApp } from '../src/app.ts';
-import { CurrentRelease } from '../src/data/current-release.ts';
-import { Database } from '../src/data/duckdb.ts';
+import { CurrentRelease } from '../src/store/current-release.ts';
+import { Database } from '../src/duckdb/database.ts';
 import { FileKeyStore } from '../src/keys/file-store.ts';
 import { MemoryLimiter } from '../src/limits/memory.ts';
 import { createLogger } from '../src/log.ts';
@@ -182,7 +182,7 @@ errors('an unexpected failure is a generic JSON 500 and a log line, nothing leak
   try {
     // Take the table away beneath the running server: DuckDB fails the query.
     const connection = await broken.running.services.db.connect();
-    const table = broken.running.services.release.get().datasets.get('turnover')!.table;
+    const table = broken.running.services.release.get()!.datasets.get('turnover')!.table;
     await connection.run(`DROP TABLE ${table}`);
     connection.closeSync();
     const res = await broken.get('/v1/financials?metric=turnover');

@@ -5,11 +5,11 @@ import path from 'node:path';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { quoteIdent, quoteLiteral } from '../src/data/sql-text.ts';
+import { quoteIdent, quoteLiteral } from '../src/duckdb/sql-text.ts';
 import { generateRelease, MAX_SCALE } from '../etl/generate.ts';
 import { CANADIAN_PROVINCES, REGIONS, US_STATES } from '../etl/geo-data.ts';
-import { MANIFEST_FILE, sha256File, type Manifest } from '../src/data/manifest.ts';
-import { DATASETS, INTEGER_DIMENSIONS } from '../src/data/registry.ts';
+import { MANIFEST_FILE, sha256File, type Manifest } from '../src/releases/manifest.ts';
+import { DATASETS, INTEGER_DIMENSIONS } from '../src/registry.ts';
 import { tempDir } from './helpers/service.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');

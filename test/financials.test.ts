@@ -2,7 +2,7 @@ import path from 'node:path';
 import { DuckDBInstance, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { DATASETS, type DatasetDef } from '../src/data/registry.ts';
+import { DATASETS, type DatasetDef } from '../src/registry.ts';
 import { FIXTURE_RELEASE, startTestService, walkPages, type TestService } from './helpers/service.ts';
 
 // /v1/financials against a real server over the deterministic fixture (seed 7, scale

@@ -2,7 +2,7 @@ import path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { DATASETS } from '../src/data/registry.ts';
+import { DATASETS } from '../src/registry.ts';
 import { FIXTURE_RELEASE, startTestService, walkPages, type Response } from './helpers/service.ts';
 
 // Hostile filter values and parameter names: each is refused (400) or matches nothing

@@ -6,7 +6,7 @@ import Koa from 'koa';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { request } from 'undici';
-import type { Database } from '../src/data/duckdb.ts';
+import type { Database } from '../src/duckdb/database.ts';
 import { InvalidParametersError } from '../src/errors.ts';
 import { renderErrors } from '../src/http/errors.ts';
 import { createLogger } from '../src/log.ts';
@@ -278,7 +278,7 @@ const Release = suite('cache: a new release empties it');
 
 Release('bodies and ETags of the old release are gone', async () => {
   const { release, cache } = service.running.services;
-  const current = release.get();
+  const current = release.get()!;
   const path = '/v1/financials?metric=ggr&channel=Land&limit=20';
   const old = await raw(service, path);
   assert.ok(cache.bytes > 0);

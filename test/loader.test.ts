@@ -4,12 +4,12 @@ import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import pino from 'pino';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { Database } from '../src/data/duckdb.ts';
-import { loadRelease } from '../src/data/loader.ts';
-import { latestRelease } from '../src/data/releases.ts';
-import { quoteLiteral } from '../src/data/sql-text.ts';
-import { MANIFEST_FILE, ReleaseError, sha256File, type Manifest } from '../src/data/manifest.ts';
-import { DATASETS } from '../src/data/registry.ts';
+import { Database } from '../src/duckdb/database.ts';
+import { loadRelease } from '../src/store/loader.ts';
+import { latestRelease } from '../src/releases/on-disk.ts';
+import { quoteLiteral } from '../src/duckdb/sql-text.ts';
+import { MANIFEST_FILE, ReleaseError, sha256File, type Manifest } from '../src/releases/manifest.ts';
+import { DATASETS } from '../src/registry.ts';
 import { FIXTURE_RELEASE, fixtureDataDir, send, startTestService, tempDir, type TestService } from './helpers/service.ts';
 
 // The loader refuses a release it cannot serve, and says which file, which field and what to do.

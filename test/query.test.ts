@@ -1,9 +1,9 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { DATASETS } from '../src/data/registry.ts';
-import { ColumnStore } from '../src/data/column-store.ts';
-import { JsonRenderer } from '../src/data/json-renderer.ts';
-import type { ServedDataset } from '../src/data/loader.ts';
+import { DATASETS } from '../src/registry.ts';
+import { ColumnStore } from '../src/store/column-store.ts';
+import { JsonRenderer } from '../src/store/json-renderer.ts';
+import type { ServedDataset } from '../src/store/loader.ts';
 import { CursorCodec } from '../src/query/cursor.ts';
 import { pageQuery, whereClauses, type YearRange } from '../src/query/filters.ts';
 

@@ -3,12 +3,12 @@ import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import pino from 'pino';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { Database } from '../src/data/duckdb.ts';
-import { formatDouble, MAX_DOUBLE_LENGTH, writeDouble } from '../src/data/json-number.ts';
-import { loadRelease, type LoadedRelease } from '../src/data/loader.ts';
-import { DATASETS, INTEGER_DIMENSIONS } from '../src/data/registry.ts';
-import { latestRelease } from '../src/data/releases.ts';
-import { quoteIdent, quoteLiteral } from '../src/data/sql-text.ts';
+import { Database } from '../src/duckdb/database.ts';
+import { formatDouble, MAX_DOUBLE_LENGTH, writeDouble } from '../src/store/json-number.ts';
+import { loadRelease, type LoadedRelease } from '../src/store/loader.ts';
+import { DATASETS, INTEGER_DIMENSIONS } from '../src/registry.ts';
+import { latestRelease } from '../src/releases/on-disk.ts';
+import { quoteIdent, quoteLiteral } from '../src/duckdb/sql-text.ts';
 import { checkKeysetOrder } from '../src/query/page.ts';
 import { FIXTURE_RELEASE, fixtureDataDir, startTestService } from './helpers/service.ts';
 

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type Router from '@koa/router';
-import { DATASETS } from '../data/registry.ts';
+import { DATASETS } from '../registry.ts';
 import type { Services } from '../services.ts';
 import { respondCacheable } from './cacheable.ts';
 

@@ -1,7 +1,7 @@
 import type Router from '@koa/router';
 import type { Context } from 'koa';
 import * as v from 'valibot';
-import { findDataset, INTEGER_DIMENSIONS } from '../data/registry.ts';
+import { findDataset, INTEGER_DIMENSIONS } from '../registry.ts';
 import { InvalidFilterDimensionError, UnknownMetricError } from '../errors.ts';
 import type { Services } from '../services.ts';
 import { respondWithPage } from './paging.ts';

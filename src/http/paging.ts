@@ -1,4 +1,5 @@
 import type { Context } from 'koa';
+import { NotReadyError } from '../errors.ts';
 import { whereClauses, type Filters } from '../query/filters.ts';
 import { readPage } from '../query/page.ts';
 import { canonicalScope } from '../query/scope.ts';
@@ -23,6 +24,7 @@ export interface PageRequest {
  */
 export async function respondWithPage(ctx: Context, services: Services, request: PageRequest): Promise<void> {
   const release = services.release.get();
+  if (!release) throw new NotReadyError();
   const served = release.datasets.get(request.dataset)!;
   const scope = { release: release.id, dataset: request.dataset, filters: request.filters, period: request.period?.text };
   const after = request.cursor === undefined ? -1 : services.cursors.decode(request.cursor, scope);

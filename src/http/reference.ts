@@ -1,7 +1,7 @@
 import type Router from '@koa/router';
 import type { Context } from 'koa';
 import * as v from 'valibot';
-import { findDataset } from '../data/registry.ts';
+import { findDataset } from '../registry.ts';
 import { InvalidParametersError, UnknownDatasetError } from '../errors.ts';
 import type { Services } from '../services.ts';
 import { respondWithPage } from './paging.ts';

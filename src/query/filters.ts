@@ -1,5 +1,5 @@
-import type { ServedDataset } from '../data/loader.ts';
-import { quoteIdent } from '../data/sql-text.ts';
+import type { ServedDataset } from '../store/loader.ts';
+import { quoteIdent } from '../duckdb/sql-text.ts';
 
 /** Requested filters: dimension → values, both already validated against the registry. */
 export type Filters = ReadonlyMap<string, readonly string[]>;

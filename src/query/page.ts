@@ -1,5 +1,5 @@
-import type { Database } from '../data/duckdb.ts';
-import type { ServedDataset } from '../data/loader.ts';
+import type { Database } from '../duckdb/database.ts';
+import type { ServedDataset } from '../store/loader.ts';
 import { pageQuery, type Clause } from './filters.ts';
 
 export interface Page {

@@ -19,7 +19,7 @@ export const FIXTURE_RELEASE = '2026-11';
 async function generatorDigest(): Promise<string> {
   const etl = path.resolve(import.meta.dirname, '../../etl');
   const sources = (await fs.readdir(etl)).filter((f) => f.endsWith('.ts')).sort().map((f) => path.join(etl, f));
-  sources.push(path.resolve(import.meta.dirname, '../../src/data/registry.ts'));
+  sources.push(path.resolve(import.meta.dirname, '../../src/registry.ts'));
   const hash = createHash('sha256');
   for (const file of sources) hash.update(`${path.relative(etl, file)}\n`).update(await fs.readFile(file));
   return hash.digest('hex').slice(0, 16);

@@ -1,6 +1,6 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { DATASETS } from './registry.ts';
+import { DATASETS } from '../registry.ts';
 import { RELEASE_ID, ReleaseError, readManifest, sha256File, type Manifest } from './manifest.ts';
 
 export interface ReleaseOnDisk {

@@ -1,4 +1,3 @@
-import { NotReadyError } from '../errors.ts';
 import type { LoadedRelease } from './loader.ts';
 
 /**
@@ -9,13 +8,8 @@ export class CurrentRelease {
   private loaded: LoadedRelease | undefined;
   private readonly listeners: Array<(release: LoadedRelease) => void> = [];
 
-  get ready(): boolean {
-    return this.loaded !== undefined;
-  }
-
-  /** The served release; a 503 while the first one is still loading. */
-  get(): LoadedRelease {
-    if (!this.loaded) throw new NotReadyError();
+  /** The served release; undefined while the first one is still loading. */
+  get(): LoadedRelease | undefined {
     return this.loaded;
   }
 

@@ -2,12 +2,12 @@ import path from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { Logger } from 'pino';
 import { ColumnStore, codeArray, type CodeArray, type DimensionInput, type Dictionary, type MetricColumn } from './column-store.ts';
-import { SERVING_CATALOG } from './duckdb.ts';
+import { SERVING_CATALOG } from '../duckdb/database.ts';
 import { JsonRenderer, type PageRenderer } from './json-renderer.ts';
-import { DATASETS, INTEGER_DIMENSIONS, type DatasetDef } from './registry.ts';
-import { ReleaseError } from './manifest.ts';
-import type { ReleaseOnDisk } from './releases.ts';
-import { quoteIdent, quoteLiteral } from './sql-text.ts';
+import { DATASETS, INTEGER_DIMENSIONS, type DatasetDef } from '../registry.ts';
+import { ReleaseError } from '../releases/manifest.ts';
+import type { ReleaseOnDisk } from '../releases/on-disk.ts';
+import { quoteIdent, quoteLiteral } from '../duckdb/sql-text.ts';
 
 export interface ServedDataset {
   readonly def: DatasetDef;
