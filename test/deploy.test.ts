@@ -5,6 +5,7 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { alive, descendants } from './helpers/processes.ts';
 import { fixtureDataDir, send, tempDir } from './helpers/service.ts';
 
 // deploy/local-cluster.sh end to end: two replicas behind haproxy sharing one
@@ -20,20 +21,6 @@ async function freePort(): Promise<number> {
   const { port } = server.address() as net.AddressInfo;
   await new Promise((resolve) => server.close(resolve));
   return port;
-}
-
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
-
-async function descendants(pid: number): Promise<number[]> {
-  const direct = (await fs.readFile(`/proc/${pid}/task/${pid}/children`, 'utf8').catch(() => '')).split(' ').filter(Boolean).map(Number);
-  return [...direct, ...(await Promise.all(direct.map(descendants))).flat()];
 }
 
 const run = missing.length ? test.skip : test;

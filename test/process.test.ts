@@ -4,29 +4,13 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { alive, descendants } from './helpers/processes.ts';
 import { fixtureDataDir, tempDir } from './helpers/service.ts';
 
 // `npm start` as a supervisor runs it: SIGTERM to the top process (npm) must stop
 // the server, not leave it running as an orphan.
 
 const ROOT = path.resolve(import.meta.dirname, '..');
-
-const children = async (pid: number) =>
-  (await fs.readFile(`/proc/${pid}/task/${pid}/children`, 'utf8').catch(() => '')).split(' ').filter(Boolean).map(Number);
-
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
-
-async function descendants(pid: number): Promise<number[]> {
-  const direct = await children(pid);
-  return [...direct, ...(await Promise.all(direct.map(descendants))).flat()];
-}
 
 test('SIGTERM to npm start stops the server process and everything it started', async () => {
   const stateDir = await tempDir();

@@ -1,0 +1,19 @@
+import fs from 'node:fs/promises';
+
+// Process-tree checks for tests that start real processes (npm start, the cluster
+// script) and must prove that stopping the top one stopped all of them.
+
+export function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Every process below `pid`, read from /proc (Linux). */
+export async function descendants(pid: number): Promise<number[]> {
+  const direct = (await fs.readFile(`/proc/${pid}/task/${pid}/children`, 'utf8').catch(() => '')).split(' ').filter(Boolean).map(Number);
+  return [...direct, ...(await Promise.all(direct.map(descendants))).flat()];
+}
