@@ -56,6 +56,14 @@ export const settings = {
     schema: positiveInt(1),
     help: "DuckDB's thread count for the whole instance, shared by every query and by loading a release (DuckDB has no per-query setting); 1 serves the most requests per second on 2 cores",
   },
+  DUCKDB_MEMORY_LIMIT: {
+    schema: v.optional(v.pipe(v.string(), v.regex(/^\d+(\.\d+)?\s*(KB|MB|GB|TB|KiB|MiB|GiB|TiB)$/i, 'Expected a size such as 256MB or 2GiB')), '256MB'),
+    help: "DuckDB's own memory bound; loading a release sorts whole datasets and spills past it (docs/performance.md: a 16x release's load peak)",
+  },
+  DUCKDB_TEMP_DIR: {
+    schema: v.optional(v.pipe(v.string(), v.minLength(1), v.transform((p) => path.resolve(p)))),
+    help: "Where DuckDB spills beyond DUCKDB_MEMORY_LIMIT (empty: a folder of this process's own in the OS temp dir)",
+  },
   HTTP_HEADERS_TIMEOUT_MS: {
     schema: positiveInt(10_000),
     help: 'A connection that has not sent a request\'s headers within this is answered 408 and closed (slow or silent clients)',

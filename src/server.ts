@@ -1,5 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import http from 'node:http';
+import os from 'node:os';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import { generateRelease } from '../etl/generate.ts';
@@ -52,7 +53,12 @@ export async function startService(config: Config, log: Logger, options: { clock
   const limits = limiter({ perMinute: config.RATE_LIMIT_PER_MINUTE, perDay: config.RATE_LIMIT_PER_DAY }, 'dqs:limit:key:');
   const badKeys = limiter({ perMinute: config.BAD_KEY_LIMIT_PER_MINUTE }, 'dqs:limit:address:');
   if (config.BENCH_DISABLE_LIMITS) log.warn('BENCH_DISABLE_LIMITS=true: no request is counted against any limit (bench-only)');
-  const db = await Database.open({ connections: config.DUCKDB_CONNECTIONS, threads: config.DUCKDB_THREADS });
+  const db = await Database.open({
+    connections: config.DUCKDB_CONNECTIONS,
+    threads: config.DUCKDB_THREADS,
+    memoryLimit: config.DUCKDB_MEMORY_LIMIT,
+    tempDirectory: config.DUCKDB_TEMP_DIR ?? path.join(os.tmpdir(), `dqs-duckdb-${process.pid}`),
+  });
   const cache = config.CACHE_MAX_BYTES > 0 ? new LruResponseCache(config.CACHE_MAX_BYTES) : new NoopResponseCache();
   const release = new CurrentRelease();
   // Cache keys name the release too, but a body rendered from the old one must not outlive it.

@@ -52,9 +52,16 @@ export class Database {
     this.idle.push(...leases);
   }
 
-  static async open(options: { connections: number; threads: number }): Promise<Database> {
+  /**
+   * `memoryLimit` bounds DuckDB's own memory (loading sorts whole datasets; past the
+   * limit a sort spills to `tempDirectory`). Each process needs its own folder: two
+   * instances must not share spill files.
+   */
+  static async open(options: { connections: number; threads: number; memoryLimit?: string; tempDirectory?: string }): Promise<Database> {
     const instance = await DuckDBInstance.create(':memory:', {
       threads: String(options.threads),
+      ...(options.memoryLimit ? { memory_limit: options.memoryLimit } : {}),
+      ...(options.tempDirectory ? { temp_directory: options.tempDirectory } : {}),
       // Serving depends on scans returning rows in insertion (= serving) order, so
       // a LIMIT stops at the first matching rows instead of sorting all of them.
       preserve_insertion_order: 'true',
