@@ -56,6 +56,7 @@ class PageWriter extends RecordBatchStreamWriter {
 
   /** One page's stream. */
   page(batch: RecordBatch): Buffer {
+    this.chunks = []; // nothing a failed page left behind
     this._writeRecordBatch(batch);
     return this.take([this.prefix], END_OF_STREAM);
   }
