@@ -22,6 +22,20 @@ import { INTEGER_DIMENSIONS } from '../registry.ts';
 /** A column of one page, made from the page's combination code in each segment. */
 type Column = (combinations: readonly Int32Array[], rids: readonly number[]) => Data;
 
+type Typed = Int8Array | Int16Array | Int32Array | Float64Array;
+
+/**
+ * A typed array reused by every page: the stream is copied out before the next page
+ * is made, so a page allocates almost nothing the garbage collector must trace.
+ */
+function scratch<T extends Typed>(make: (length: number) => T): (length: number) => T {
+  let array = make(0);
+  return (length) => {
+    if (array.length < length) array = make(Math.max(length, array.length * 2));
+    return array.subarray(0, length) as T;
+  };
+}
+
 /** The narrowest signed index type for a dictionary of `size` values (Arrow's indices are signed). */
 function indexType(size: number): { type: Int8 | Int16 | Int32; array: Int8ArrayConstructor | Int16ArrayConstructor | Int32ArrayConstructor } {
   if (size <= 0x80) return { type: new Int8(), array: Int8Array };
@@ -77,7 +91,7 @@ class PageWriter extends RecordBatchStreamWriter {
 export class ArrowRenderer {
   private readonly schema: Schema;
   private readonly columns: readonly Column[];
-  private readonly segments: readonly ArrayLike<number>[];
+  private readonly segments: ReadonlyArray<{ codes: ArrayLike<number>; page: (length: number) => Int32Array }>;
   private readonly writer: PageWriter;
 
   constructor(store: ColumnStore) {
@@ -88,10 +102,11 @@ export class ArrowRenderer {
       if (INTEGER_DIMENSIONS.has(dimension.name)) {
         const type = new Int32();
         fields.push(new Field(dimension.name, type, false));
+        const page = scratch((n) => new Int32Array(n));
         columns.push((combinations, rids) => {
-          const years = new Int32Array(rids.length);
-          const page = combinations[dimension.segment]!;
-          for (let i = 0; i < rids.length; i++) years[i] = values[dimension.codeOfCombination[page[i]!]!] as number;
+          const years = page(rids.length);
+          const combination = combinations[dimension.segment]!;
+          for (let i = 0; i < rids.length; i++) years[i] = values[dimension.codeOfCombination[combination[i]!]!] as number;
           return makeData({ type, length: rids.length, nullCount: 0, data: years });
         });
         return;
@@ -100,25 +115,27 @@ export class ArrowRenderer {
       const type = new Dictionary(new Utf8(), index.type, d);
       const dictionary = vectorFromArray(values as string[], new Utf8()) as Vector<Utf8>;
       fields.push(new Field(dimension.name, type, false));
+      const page = scratch((n) => new index.array(n));
       columns.push((combinations, rids) => {
-        const codes = new index.array(rids.length);
-        const page = combinations[dimension.segment]!;
-        for (let i = 0; i < rids.length; i++) codes[i] = dimension.codeOfCombination[page[i]!]!;
+        const codes = page(rids.length);
+        const combination = combinations[dimension.segment]!;
+        for (let i = 0; i < rids.length; i++) codes[i] = dimension.codeOfCombination[combination[i]!]!;
         return makeData({ type, length: rids.length, nullCount: 0, data: codes, dictionary });
       });
     });
     for (const metric of store.metrics) {
       const type = new Float64();
       fields.push(new Field(metric.name, type, false));
+      const page = scratch((n) => new Float64Array(n));
       columns.push((_, rids) => {
-        const values = new Float64Array(rids.length);
+        const values = page(rids.length);
         for (let i = 0; i < rids.length; i++) values[i] = metric.values[rids[i]!]!;
         return makeData({ type, length: rids.length, nullCount: 0, data: values });
       });
     }
     this.schema = new Schema(fields);
     this.columns = columns;
-    this.segments = store.segments.map((segment) => segment.codes);
+    this.segments = store.segments.map((segment) => ({ codes: segment.codes, page: scratch((n) => new Int32Array(n)) }));
     this.writer = new PageWriter(this.schema, this.batch([]));
   }
 
@@ -128,10 +145,10 @@ export class ArrowRenderer {
 
   private batch(rids: readonly number[]): RecordBatch {
     // Each row's combination code per segment, read once for every dimension it holds.
-    const combinations = this.segments.map((codes) => {
-      const page = new Int32Array(rids.length);
-      for (let i = 0; i < rids.length; i++) page[i] = codes[rids[i]!]!;
-      return page;
+    const combinations = this.segments.map(({ codes, page }) => {
+      const combination = page(rids.length);
+      for (let i = 0; i < rids.length; i++) combination[i] = codes[rids[i]!]!;
+      return combination;
     });
     const children = this.columns.map((column) => column(combinations, rids)) as Data<DataType>[];
     return new RecordBatch(this.schema, makeData({ type: new Struct(this.schema.fields), length: rids.length, nullCount: 0, children }));
