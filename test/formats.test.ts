@@ -1,4 +1,6 @@
 import fs from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { tableFromIPC, type Table } from 'apache-arrow';
 import { request } from 'undici';
@@ -173,6 +175,50 @@ Bytes('DuckDB reads the CSV answer back (read_csv) as the JSON rows', async () =
     // `""` is an empty string, not NULL.
     const rows = await duckdb((run) => run(`SELECT * FROM read_csv('${file}', header = true, columns = {${types.join(', ')}}, allow_quoted_nulls = false)`));
     assert.equal(rows, flat(json.data), path);
+  }
+});
+
+/** What the test uses of duckdb-wasm's blocking Node build (its typings are not reachable through the package's exports). */
+interface WasmDuckDB {
+  createDuckDB(bundles: object, logger: unknown, runtime: unknown): Promise<{
+    instantiate(): Promise<unknown>;
+    connect(): {
+      insertArrowFromIPCStream(ipc: Uint8Array, options: { name: string }): void;
+      query(sql: string): { toArray(): Array<{ toJSON(): Record<string, any> }> };
+      close(): void;
+    };
+    reset(): void;
+  }>;
+  VoidLogger: new () => unknown;
+  NODE_RUNTIME: unknown;
+}
+
+Bytes('DuckDB reads the Arrow answer back as the JSON rows', async () => {
+  // The native DuckDB here has no Arrow IPC reader offline (core has none; the
+  // nanoarrow extension is downloaded on first use), so this is duckdb-wasm: the same
+  // engine built for WebAssembly, whose Arrow IPC insert is DuckDB's own Arrow scan.
+  const require = createRequire(import.meta.url);
+  const entry = require.resolve('@duckdb/duckdb-wasm/dist/duckdb-node-blocking.cjs');
+  const wasm = require(entry) as WasmDuckDB;
+  const dist = path.dirname(entry);
+  const bundles = { mvp: { mainModule: path.join(dist, 'duckdb-mvp.wasm'), mainWorker: '' }, eh: { mainModule: path.join(dist, 'duckdb-eh.wasm'), mainWorker: '' } };
+  const db = await wasm.createDuckDB(bundles, new wasm.VoidLogger(), wasm.NODE_RUNTIME);
+  await db.instantiate();
+  const connection = db.connect();
+  try {
+    for (const [i, path] of QUERIES.entries()) {
+      const json = JSON.parse((await ok(path)).body.toString());
+      connection.insertArrowFromIPCStream((await ok(path, ARROW)).body, { name: `answer${i}` });
+      const types = connection.query(`SELECT column_name, data_type FROM information_schema.columns WHERE table_name = 'answer${i}' ORDER BY ordinal_position`).toArray().map((r) => r.toJSON());
+      for (const { column_name: name, data_type: type } of types) {
+        assert.is(type, name === 'year' ? 'INTEGER' : json.data[0]?.values && name in json.data[0].values ? 'DOUBLE' : 'VARCHAR', `${path}: ${name}`);
+      }
+      const rows = connection.query(`SELECT * FROM answer${i}`).toArray().map((r) => ({ ...r.toJSON() }));
+      assert.equal(rows, flat(json.data), path);
+    }
+  } finally {
+    connection.close();
+    db.reset();
   }
 });
 
