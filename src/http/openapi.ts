@@ -127,6 +127,20 @@ function rowSchema(def: DatasetDef): Json {
 
 const rowName = (def: DatasetDef) => `${def.name}Row`;
 
+/** A page's JSON envelope (spec 2.6): `meta` with exactly these fields, rows of `sets`, pagination. */
+function envelope(sets: readonly DatasetDef[], meta: Record<string, Json>): Json {
+  return {
+    type: 'object',
+    additionalProperties: false,
+    required: ['meta', 'data', 'pagination'],
+    properties: {
+      meta: { type: 'object', additionalProperties: false, required: Object.keys(meta), properties: meta },
+      data: { type: 'array', items: { anyOf: sets.map((d) => ref(rowName(d))) } },
+      pagination: ref('Pagination'),
+    },
+  };
+}
+
 const HEADERS: Record<string, Json> = {
   'X-RateLimit-Limit': { description: 'Limit of the window with the least remaining (spec 8).', schema: { type: 'integer', minimum: 0 } },
   'X-RateLimit-Remaining': { description: 'Requests left in that window after this one.', schema: { type: 'integer', minimum: 0 } },
@@ -326,41 +340,13 @@ export function openApiDocument(version: string): Json {
         },
         ...Object.fromEntries(DATASETS.map((d) => [rowName(d), rowSchema(d)])),
         Pagination: pagination,
-        FinancialResponse: {
-          type: 'object',
-          additionalProperties: false,
-          required: ['meta', 'data', 'pagination'],
-          properties: {
-            meta: {
-              type: 'object',
-              additionalProperties: false,
-              required: ['dataset', 'metric', 'filters_applied', 'row_count'],
-              properties: {
-                dataset: { enum: financialSets.map((d) => d.name) },
-                metric: { enum: financialSets.map((d) => d.name) },
-                filters_applied: { type: 'object', additionalProperties: { type: 'array', items: { type: 'string' } } },
-                row_count: { type: 'integer', minimum: 0 },
-              },
-            },
-            data: { type: 'array', items: { anyOf: financialSets.map((d) => ref(rowName(d))) } },
-            pagination: ref('Pagination'),
-          },
-        },
-        ReferenceResponse: {
-          type: 'object',
-          additionalProperties: false,
-          required: ['meta', 'data', 'pagination'],
-          properties: {
-            meta: {
-              type: 'object',
-              additionalProperties: false,
-              required: ['dataset', 'row_count'],
-              properties: { dataset: { enum: referenceSets.map((d) => d.name) }, row_count: { type: 'integer', minimum: 0 } },
-            },
-            data: { type: 'array', items: { anyOf: referenceSets.map((d) => ref(rowName(d))) } },
-            pagination: ref('Pagination'),
-          },
-        },
+        FinancialResponse: envelope(financialSets, {
+          dataset: { enum: financialSets.map((d) => d.name) },
+          metric: { enum: financialSets.map((d) => d.name) },
+          filters_applied: { type: 'object', additionalProperties: { type: 'array', items: { type: 'string' } } },
+          row_count: { type: 'integer', minimum: 0 },
+        }),
+        ReferenceResponse: envelope(referenceSets, { dataset: { enum: referenceSets.map((d) => d.name) }, row_count: { type: 'integer', minimum: 0 } }),
         CatalogResponse: {
           type: 'object',
           additionalProperties: false,
