@@ -3,6 +3,7 @@ import Koa, { type Middleware } from 'koa';
 import { MethodNotAllowedError, NotFoundError } from './errors.ts';
 import { requireKey } from './http/auth.ts';
 import * as catalog from './http/catalog.ts';
+import * as docs from './http/docs.ts';
 import { renderErrors } from './http/errors.ts';
 import * as financials from './http/financials.ts';
 import * as healthz from './http/healthz.ts';
@@ -31,6 +32,7 @@ export function createApp(services: Services, options: AppOptions = {}): Koa {
   financials.register(router, services);
   reference.register(router, services);
   catalog.register(router, services);
+  docs.register(router, services);
 
   app.use(router.routes());
   app.use(unmatched(router));

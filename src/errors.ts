@@ -132,6 +132,13 @@ export class MethodNotAllowedError extends ApiError {
   }
 }
 
+/** An `Accept` that rules out every format the endpoint serves. */
+export class NotAcceptableError extends ApiError {
+  constructor(served: readonly string[]) {
+    super(406, { error: `Not acceptable: this endpoint serves ${served.join(', ')} (choose one with the Accept header)` });
+  }
+}
+
 export class NotReadyError extends ApiError {
   constructor() {
     super(503, { error: 'Service is starting: data is still loading' }, { 'Retry-After': '5' });

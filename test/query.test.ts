@@ -2,6 +2,8 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { DATASETS } from '../src/registry.ts';
 import { ColumnStore } from '../src/store/column-store.ts';
+import { ArrowRenderer } from '../src/store/arrow-renderer.ts';
+import { CsvRenderer } from '../src/store/csv-renderer.ts';
 import { JsonRenderer } from '../src/store/json-renderer.ts';
 import type { ServedDataset } from '../src/store/loader.ts';
 import { CursorCodec } from '../src/query/cursor.ts';
@@ -10,11 +12,14 @@ import { pageQuery, whereClauses, type YearRange } from '../src/query/filters.ts
 // The one place request values turn into SQL, as a table of input → (sql, params):
 // values only ever become bound parameters, never SQL text.
 
+const empty = ColumnStore.build(0, [], [], 1);
 const ggr: ServedDataset = {
   def: DATASETS.find((d) => d.name === 'ggr')!,
   table: '"r2026_11"."ggr"',
-  store: ColumnStore.build(0, [], [], 1),
-  json: new JsonRenderer(ColumnStore.build(0, [], [], 1), 'financial'),
+  store: empty,
+  json: new JsonRenderer(empty, 'financial'),
+  csv: new CsvRenderer(empty),
+  arrow: new ArrowRenderer(empty),
   codes: new Map([
     ['country', new Map([['France', 0], ['Spain', 1], ["Cote d'Ivoire", 2]])],
     ['channel', new Map([['Land', 0], ['Online', 1]])],

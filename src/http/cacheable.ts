@@ -7,17 +7,30 @@ import { encode, negotiateCoding } from './content-coding.ts';
  * Folded into every ETag. ETags come from the request, not the bytes, so a change
  * to how a body is rendered must change this or clients keep the old bytes on a 304.
  */
-const REPRESENTATION = 1;
+const REPRESENTATION = 2;
+
+/** A response body, and the cursor of the page after it when there is one. */
+export interface Rendered {
+  readonly body: Buffer;
+  readonly next?: string;
+}
 
 /**
- * Answers a GET whose 200 body is fully determined by `key` (the release and the
- * normalized request; docs/api.md "HTTP caching"):
+ * Answers a GET whose 200 body is fully determined by `key` (the release, the
+ * normalized request and its format; docs/api.md "HTTP caching"):
  * - a strong ETag from the key and the content-coding, so a 304 needs no body;
  * - 304 when If-None-Match matches, before any query runs;
  * - otherwise the body in the negotiated coding, from the response cache, or made by
- *   `render` and compressed once, then kept there.
+ *   `render` and compressed once, then kept there with its next cursor.
+ * Returns the next cursor of a 200 that has one, for the caller's paging headers.
  */
-export async function respondCacheable(ctx: Context, services: Services, key: string, render: () => Promise<Buffer>): Promise<void> {
+export async function respondCacheable(
+  ctx: Context,
+  services: Services,
+  key: string,
+  contentType: string,
+  render: () => Promise<Rendered>,
+): Promise<string | undefined> {
   const coding = negotiateCoding(ctx.get('accept-encoding'));
   const tag = createHash('sha256').update(`${REPRESENTATION} ${key}`).digest('base64url').slice(0, 22);
   const etag = coding === 'identity' ? `"${tag}"` : `"${tag}-${coding}"`;
@@ -26,18 +39,36 @@ export async function respondCacheable(ctx: Context, services: Services, key: st
   ctx.vary('Accept-Encoding');
   if (noneMatch(ctx.get('if-none-match'), etag)) {
     ctx.status = 304;
-    return;
+    return undefined;
   }
   const cacheKey = `${coding} ${key}`;
-  let body = services.cache.get(cacheKey);
-  if (body === undefined) {
-    body = await encode(await render(), coding);
-    services.cache.set(cacheKey, body);
+  let entry = services.cache.get(cacheKey);
+  if (entry === undefined) {
+    const rendered = await render();
+    entry = cacheEntry(await encode(rendered.body, coding), rendered.next);
+    services.cache.set(cacheKey, entry);
   }
+  const { body, next } = readEntry(entry);
   ctx.status = 200;
-  ctx.type = 'application/json';
+  ctx.type = contentType;
   if (coding !== 'identity') ctx.set('Content-Encoding', coding);
   ctx.body = body;
+  return next;
+}
+
+// A cache entry is one buffer: the next cursor's length (a byte; cursors are ASCII
+// and under 40 characters), the cursor, then the body, so a hit costs no parsing.
+function cacheEntry(body: Buffer, next = ''): Buffer {
+  const entry = Buffer.allocUnsafe(1 + next.length + body.length);
+  entry[0] = next.length;
+  entry.write(next, 1, 'latin1');
+  body.copy(entry, 1 + next.length);
+  return entry;
+}
+
+function readEntry(entry: Buffer): Rendered {
+  const end = 1 + entry[0]!;
+  return { body: entry.subarray(end), next: end > 1 ? entry.toString('latin1', 1, end) : undefined };
 }
 
 const ENTITY_TAG = /(?:W\/)?"([^"]*)"/g;

@@ -15,5 +15,7 @@ const body = Buffer.from(
 const key = `catalog ${createHash('sha256').update(body).digest('base64url')}`;
 
 export function register(router: Router, services: Services): void {
-  router.get('/v1/catalog', (ctx) => respondCacheable(ctx, services, key, async () => body));
+  router.get('/v1/catalog', async (ctx) => {
+    await respondCacheable(ctx, services, key, 'application/json; charset=utf-8', async () => ({ body }));
+  });
 }

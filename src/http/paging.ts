@@ -5,6 +5,7 @@ import { readPage } from '../query/page.ts';
 import { canonicalScope } from '../query/scope.ts';
 import type { Services } from '../services.ts';
 import { respondCacheable } from './cacheable.ts';
+import { negotiateFormat } from './formats.ts';
 
 export interface PageRequest {
   readonly dataset: string;
@@ -17,29 +18,38 @@ export interface PageRequest {
 }
 
 /**
- * Answers with one keyset page in the spec's envelope. The page is the same for
- * every request with the same release, canonical scope, limit and cursor position,
- * so that is its cache key. On a miss DuckDB picks the rows, their JSON is rendered
- * from the column store, and only meta and pagination are stringified.
+ * Answers with one keyset page in the format `Accept` asks for (JSON: the spec's
+ * envelope). The page is the same for every request with the same release,
+ * canonical scope, limit, cursor position and format, so that is its cache key. On
+ * a miss DuckDB picks the rows and the format renders them from the column store.
+ * While more pages follow, `Link: rel="next"` points at the next one; bodies with no
+ * room for the cursor (CSV, Arrow) also carry it as `X-Next-Cursor`.
  */
 export async function respondWithPage(ctx: Context, services: Services, request: PageRequest): Promise<void> {
+  const format = negotiateFormat(ctx.get('accept'));
+  ctx.vary('Accept');
   const release = services.release.get();
   if (!release) throw new NotReadyError();
   const served = release.datasets.get(request.dataset)!;
   const scope = { release: release.id, dataset: request.dataset, filters: request.filters, period: request.period?.text };
   const after = request.cursor === undefined ? -1 : services.cursors.decode(request.cursor, scope);
-  const key = JSON.stringify([...canonicalScope(scope), request.limit, after]);
-  await respondCacheable(ctx, services, key, async () => {
+  const key = JSON.stringify([format.name, ...canonicalScope(scope), request.limit, after]);
+  const next = await respondCacheable(ctx, services, key, format.contentType, async () => {
     const clauses = whereClauses(served, request.filters, request.period?.years);
     const page = await readPage(services.db, served, clauses, request.limit, after);
-    const pagination = {
-      cursor: page.nextAfter === undefined ? '' : services.cursors.encode(scope, page.nextAfter),
-      has_more: page.nextAfter !== undefined,
-    };
-    return served.json.render(
-      page.rids,
-      `{"meta":${JSON.stringify(request.meta(page.rids.length))},"data":[`,
-      `],"pagination":${JSON.stringify(pagination)}}`,
-    );
+    const cursor = page.nextAfter === undefined ? '' : services.cursors.encode(scope, page.nextAfter);
+    const envelope = { meta: request.meta(page.rids.length), pagination: { cursor, has_more: cursor !== '' } };
+    return { body: format.render(served, page.rids, envelope), next: cursor || undefined };
   });
+  if (next === undefined) return;
+  ctx.set('Link', `<${nextPage(ctx, next)}>; rel="next"`);
+  if (format.name !== 'json') ctx.set('X-Next-Cursor', next);
+}
+
+/** This request's path and query, root-relative, with `cursor` replaced by the next one. */
+function nextPage(ctx: Context, cursor: string): string {
+  const query = new URLSearchParams(ctx.querystring);
+  query.delete('cursor');
+  query.append('cursor', cursor);
+  return `${ctx.path}?${query}`;
 }

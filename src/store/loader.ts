@@ -3,6 +3,8 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import type { Logger } from 'pino';
 import { ColumnStore, codeArray, type CodeArray, type DimensionInput, type Dictionary, type MetricColumn } from './column-store.ts';
 import { SERVING_CATALOG } from '../duckdb/database.ts';
+import { ArrowRenderer } from './arrow-renderer.ts';
+import { CsvRenderer } from './csv-renderer.ts';
 import { JsonRenderer, type PageRenderer } from './json-renderer.ts';
 import { DATASETS, INTEGER_DIMENSIONS, type DatasetDef } from '../registry.ts';
 import { ReleaseError } from '../releases/manifest.ts';
@@ -17,6 +19,9 @@ export interface ServedDataset {
   readonly store: ColumnStore;
   /** The response rows as JSON, rendered from `store`. */
   readonly json: PageRenderer;
+  /** The rows as CSV and as an Arrow stream (src/http/formats.ts), from the same `store`. */
+  readonly csv: CsvRenderer;
+  readonly arrow: ArrowRenderer;
   /**
    * For each dimension, a value as requested (canonical text) → what its column holds
    * for it: the code of a text value, the integer itself for `year`. Values the release
@@ -160,7 +165,7 @@ async function loadDataset(
     dim,
     new Map(dictionaries.get(dim)!.values.map((value, code) => [String(value), INTEGER_DIMENSIONS.has(dim) ? Number(value) : code])),
   ]));
-  return { def, table, store, json, codes };
+  return { def, table, store, json, csv: new CsvRenderer(store), arrow: new ArrowRenderer(store), codes };
 }
 
 /**

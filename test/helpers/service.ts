@@ -9,6 +9,7 @@ import { loadConfig } from '../../src/config.ts';
 import type { Clock } from '../../src/limits/limiter.ts';
 import { createLogger } from '../../src/log.ts';
 import { startService, type RunningService } from '../../src/server.ts';
+import { validateResponse } from './openapi.ts';
 
 // Real servers on ephemeral ports over real DuckDB, for every HTTP test.
 
@@ -65,6 +66,7 @@ export interface TestService {
   readonly key: string;
   /** Log lines the service wrote, parsed. */
   readonly logs: any[];
+  /** A request to the public listener; its response is checked against docs/openapi.json (helpers/openapi.ts). */
   get(pathAndQuery: string, options?: { key?: string | null; method?: string; headers?: Record<string, string | string[]> }): Promise<Response>;
   admin(method: string, pathName: string, body?: unknown, token?: string): Promise<Response>;
   adminToken(): Promise<string>;
@@ -132,11 +134,14 @@ export async function startTestService(
     running,
     key,
     logs,
-    get: (pathAndQuery, opts = {}) =>
-      send(`${running.url}${pathAndQuery}`, {
+    get: async (pathAndQuery, opts = {}) => {
+      const res = await send(`${running.url}${pathAndQuery}`, {
         method: opts.method,
         headers: { ...(opts.key === null ? {} : { 'x-api-key': opts.key ?? key }), ...opts.headers },
-      }),
+      });
+      validateResponse(opts.method ?? 'GET', pathAndQuery, res);
+      return res;
+    },
     admin,
     adminToken,
     stop,

@@ -1,0 +1,369 @@
+import { toJsonSchema } from '@valibot/to-json-schema';
+import * as v from 'valibot';
+import {
+  ApiError,
+  DuplicateKeyHeaderError,
+  InternalError,
+  InvalidCursorError,
+  InvalidFilterDimensionError,
+  InvalidKeyError,
+  InvalidParametersError,
+  KeysUnavailableError,
+  MissingKeyError,
+  NotAcceptableError,
+  NotReadyError,
+  QueryTooLongError,
+  TooManyRequestsError,
+  UnknownDatasetError,
+  UnknownMetricError,
+} from '../errors.ts';
+import { DATASETS, INTEGER_DIMENSIONS, type DatasetDef } from '../registry.ts';
+import * as financials from './financials.ts';
+import { FORMATS } from './formats.ts';
+import { QUERY_LIMITS } from './query-guard.ts';
+import * as reference from './reference.ts';
+
+// The OpenAPI 3.1 description of the public API, built from what the code runs on: the
+// registry (datasets, per-metric dimensions, row shapes), the handlers' valibot
+// schemas (parameters, patterns, which are required) and the error catalog (every
+// error body, as an example made by the class that sends it). docs/openapi.json is
+// this document, kept equal by test/openapi.test.ts.
+
+type Json = Record<string, unknown>;
+
+const financialSets = DATASETS.filter((d) => d.kind === 'financial');
+const referenceSets = DATASETS.filter((d) => d.kind === 'reference');
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+
+/** A handler schema's parameters as JSON Schema, required ones named by what the schema refuses when absent. */
+function queryParameters(schema: v.GenericSchema & { entries: Record<string, v.GenericSchema> }) {
+  const converted = toJsonSchema(schema, { errorMode: 'ignore' }) as { properties: Record<string, Json> };
+  const missing = v.safeParse(schema, {});
+  const required = new Set(missing.success ? [] : missing.issues.map((issue) => String(issue.path?.[0]?.key)));
+  return Object.entries(converted.properties).map(([name, property]) => {
+    // repeatable(): a parameter that may repeat is a form-exploded array (`country=A&country=B`).
+    const repeats = Array.isArray(property.anyOf);
+    const { anyOf: _anyOf, type: _type, items, default: fallback, ...rest } = property;
+    const itemSchema = repeats ? (items as Json) : { type: 'string', ...rest };
+    return {
+      name,
+      in: 'query',
+      required: required.has(name),
+      ...(repeats ? { style: 'form', explode: true } : {}),
+      schema: repeats ? { type: 'array', items: itemSchema } : fallback === undefined ? itemSchema : { ...itemSchema, default: fallback },
+    };
+  });
+}
+
+/** The first value of a valibot action of `type` anywhere in `schema`'s pipes (e.g. limit's bounds). */
+function actionRequirement(schema: unknown, type: string): unknown {
+  const node = schema as { type?: string; requirement?: unknown; pipe?: unknown[]; wrapped?: unknown };
+  if (node.type === type && 'requirement' in node) return node.requirement;
+  for (const child of [...(node.pipe ?? []).slice(node.pipe ? 1 : 0), node.wrapped]) {
+    if (!child) continue;
+    const found = actionRequirement(child, type);
+    if (found !== undefined) return found;
+  }
+  return undefined;
+}
+
+function describeParameters(parameters: ReturnType<typeof queryParameters>, descriptions: Record<string, string>) {
+  return parameters.map((p) => {
+    if (p.name === 'limit') {
+      const limit = financials.schema.entries.limit;
+      const minimum = actionRequirement(limit, 'min_value');
+      const maximum = actionRequirement(limit, 'max_value');
+      return { ...p, description: descriptions.limit, schema: { type: 'integer', minimum, maximum, default: Number((p.schema as Json).default) } };
+    }
+    return { ...p, description: descriptions[p.name] };
+  });
+}
+
+const CONTROL_DESCRIPTIONS = {
+  metric: `Financial dataset: ${financialSets.map((d) => d.name).join(', ')} (GET /v1/catalog lists them). Given once.`,
+  dataset: `Reference dataset: ${referenceSets.map((d) => d.name).join(', ')}. Given once.`,
+  period: 'Keeps rows whose calendar year overlaps `YYYY-MM-DD:YYYY-MM-DD` (rows are annual). Given once.',
+  limit: 'Rows per page. Given once.',
+  cursor: 'Opaque cursor of the next page: `pagination.cursor` of the previous JSON page, or its `X-Next-Cursor` header. Keep the other parameters the same.',
+};
+
+/** One parameter per dimension of any financial dataset, saying which metrics take it. */
+function dimensionParameters(known: ReadonlySet<string>) {
+  const dimensions = [...new Set(financialSets.flatMap((d) => d.dimensions))].filter((d) => !known.has(d));
+  return dimensions.map((dimension) => {
+    const metrics = financialSets.filter((d) => d.dimensions.includes(dimension)).map((d) => d.name);
+    return {
+      name: dimension,
+      in: 'query',
+      required: false,
+      style: 'form',
+      explode: true,
+      description: `Filter by ${dimension}; repeat for several values (OR). Applies to metric ${metrics.join(', ')}; with any other metric it is the invalid-filter-dimension error.`,
+      'x-metrics': metrics,
+      schema: { type: 'array', items: { type: 'string' } },
+    };
+  });
+}
+
+function rowSchema(def: DatasetDef): Json {
+  const dimensions = {
+    type: 'object',
+    additionalProperties: false,
+    required: [...def.dimensions],
+    properties: Object.fromEntries(def.dimensions.map((d) => [d, { type: INTEGER_DIMENSIONS.has(d) ? 'integer' : 'string' }])),
+  };
+  if (def.kind === 'reference') return { ...dimensions, description: `A ${def.name} row.` };
+  return {
+    type: 'object',
+    description: `A ${def.name} row.`,
+    additionalProperties: false,
+    required: ['dimensions', 'values'],
+    properties: {
+      dimensions,
+      values: { type: 'object', additionalProperties: false, required: [...def.metrics], properties: Object.fromEntries(def.metrics.map((m) => [m, { type: 'number' }])) },
+    },
+  };
+}
+
+const rowName = (def: DatasetDef) => `${def.name}Row`;
+
+/** A page's JSON envelope (spec 2.6): `meta` with exactly these fields, rows of `sets`, pagination. */
+function envelope(sets: readonly DatasetDef[], meta: Record<string, Json>): Json {
+  return {
+    type: 'object',
+    additionalProperties: false,
+    required: ['meta', 'data', 'pagination'],
+    properties: {
+      meta: { type: 'object', additionalProperties: false, required: Object.keys(meta), properties: meta },
+      data: { type: 'array', items: { anyOf: sets.map((d) => ref(rowName(d))) } },
+      pagination: ref('Pagination'),
+    },
+  };
+}
+
+const HEADERS: Record<string, Json> = {
+  'X-RateLimit-Limit': { description: 'Limit of the window with the least remaining (spec 8).', schema: { type: 'integer', minimum: 0 } },
+  'X-RateLimit-Remaining': { description: 'Requests left in that window after this one.', schema: { type: 'integer', minimum: 0 } },
+  'X-RateLimit-Reset': { description: 'Whole seconds until that window gives a request back (delta seconds).', schema: { type: 'integer', minimum: 0 } },
+  'RateLimit-Policy': { description: 'Every window (draft-ietf-httpapi-ratelimit-headers-10), e.g. `"minute";q=100;w=60, "day";q=10000;w=86400`.', schema: { type: 'string' } },
+  RateLimit: { description: 'Every window\'s remaining and reset, e.g. `"minute";r=99;t=60, "day";r=9999;t=40000`.', schema: { type: 'string' } },
+  'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer', minimum: 1 } },
+  ETag: { description: 'Strong tag of this representation (release, request, format and coding).', schema: { type: 'string' } },
+  'Cache-Control': { description: '`private, max-age=…` on a 200 or 304; `no-store` on an error.', schema: { type: 'string' } },
+  Vary: { description: 'Request headers that select the representation.', schema: { type: 'string' } },
+  Link: { description: 'While more pages follow: `<…&cursor=…>; rel="next"`, this request with the next cursor (root-relative).', schema: { type: 'string', pattern: '^<[^>]+>; rel="next"$' } },
+  'X-Next-Cursor': { description: 'CSV and Arrow only, while more pages follow: the next page\'s cursor.', schema: { type: 'string' } },
+};
+
+const LIMIT_HEADERS = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'RateLimit-Policy', 'RateLimit'];
+const headerRefs = (names: readonly string[], required: boolean) =>
+  Object.fromEntries(names.map((name) => [name, required ? { ...HEADERS[name], required: true } : { $ref: `#/components/headers/${name}` }]));
+
+/** An error response with one example per catalog error that gives it. */
+function errorResponse(description: string, errors: Record<string, ApiError>, headers: Json = {}): Json {
+  return {
+    description,
+    headers,
+    content: {
+      'application/json': {
+        schema: ref('Error'),
+        examples: Object.fromEntries(Object.entries(errors).map(([name, err]) => [name, { value: err.body }])),
+      },
+    },
+  };
+}
+
+/** The responses every keyed /v1 operation can give besides its own. */
+function keyedErrors(extra400: Record<string, ApiError>): Json {
+  const limits = headerRefs(LIMIT_HEADERS, true);
+  return {
+    400: errorResponse('Invalid request (spec 7.2).', {
+      ...extra400,
+      tooManyParameters: new InvalidParametersError({}, [`Too many query parameters: at most ${QUERY_LIMITS.maxParams}`]),
+    }, limits),
+    401: errorResponse('Missing, invalid or duplicated key (spec 5.3).', {
+      missing: new MissingKeyError(),
+      invalid: new InvalidKeyError(),
+      duplicated: new DuplicateKeyHeaderError(),
+    }, limits),
+    414: errorResponse('Query string too long.', { tooLong: new QueryTooLongError(QUERY_LIMITS.maxBytes) }, limits),
+    429: errorResponse('A rate limit is exceeded (spec 8); retry after `Retry-After` seconds.', { limited: new TooManyRequestsError(42) }, {
+      ...limits,
+      'Retry-After': { ...HEADERS['Retry-After'], required: true },
+    }),
+    500: errorResponse('Unexpected failure.', { internal: new InternalError() }),
+    503: errorResponse('Data is still loading, or the key cannot be verified right now.', { loading: new NotReadyError(), keys: new KeysUnavailableError() }, {
+      'Retry-After': { ...HEADERS['Retry-After'], required: true },
+    }),
+  };
+}
+
+/** What the request edge answers on any path, keyed or not (src/http/query-guard.ts). */
+function edgeErrors(): Json {
+  return {
+    400: errorResponse('Too many query parameters.', { tooManyParameters: new InvalidParametersError({}, [`Too many query parameters: at most ${QUERY_LIMITS.maxParams}`]) }),
+    414: errorResponse('Query string too long.', { tooLong: new QueryTooLongError(QUERY_LIMITS.maxBytes) }),
+    500: errorResponse('Unexpected failure.', { internal: new InternalError() }),
+  };
+}
+
+function pageResponses(envelope: string): Json {
+  const limits = headerRefs(LIMIT_HEADERS, true);
+  const caching = { ETag: { ...HEADERS.ETag, required: true }, 'Cache-Control': { ...HEADERS['Cache-Control'], required: true }, Vary: { ...HEADERS.Vary, required: true } };
+  const bodies: Record<string, Json> = {
+    json: { schema: ref(envelope) },
+    csv: { schema: { type: 'string', description: 'RFC 4180 CSV with a header row: dimension columns, then metric columns.' } },
+    arrow: { schema: { type: 'string', contentMediaType: 'application/vnd.apache.arrow.stream', description: 'Arrow IPC stream: text dimensions dictionary-encoded, `year` Int32, metrics Float64.' } },
+  };
+  return {
+    200: {
+      description: 'One page, in the format `Accept` chose (JSON when there is none).',
+      headers: { ...limits, ...caching, Link: { $ref: '#/components/headers/Link' }, 'X-Next-Cursor': { $ref: '#/components/headers/X-Next-Cursor' } },
+      content: Object.fromEntries(FORMATS.map((f) => [f.mediaType, bodies[f.name]])),
+    },
+    304: { description: 'If-None-Match holds this representation\'s ETag.', headers: { ...limits, ETag: caching.ETag } },
+    406: errorResponse('`Accept` names no format served.', { notAcceptable: new NotAcceptableError(FORMATS.map((f) => f.mediaType)) }, limits),
+  };
+}
+
+export function openApiDocument(version: string): Json {
+  const ggr = financialSets[0]!;
+  const financialParams = describeParameters(queryParameters(financials.schema), { ...CONTROL_DESCRIPTIONS, year: `Filter by integer year; repeat for several values. Applies to every metric.` });
+  const referenceParams = describeParameters(queryParameters(reference.schema), CONTROL_DESCRIPTIONS);
+  const perMetric = financialSets.map((d) => `| ${d.name} | ${d.dimensions.join(', ')} | ${d.metrics.join(', ')} |`).join('\n');
+  const pagination = {
+    type: 'object',
+    additionalProperties: false,
+    required: ['cursor', 'has_more'],
+    properties: { cursor: { type: 'string', description: '`""` on the last page.' }, has_more: { type: 'boolean' } },
+  };
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'data-query-service',
+      version,
+      description:
+        'Read-only API over gambling-industry financial data. Every /v1 request needs an `x-api-key` and counts against 100 requests a minute and 10,000 a day per key. Pages are keyset pages: follow `pagination.cursor` (JSON), `X-Next-Cursor` (CSV, Arrow) or `Link: rel="next"` (any format). Errors are JSON: `error`, and `details` for field errors.',
+    },
+    servers: [{ url: '/' }],
+    security: [{ apiKey: [] }],
+    paths: {
+      '/v1/financials': {
+        get: {
+          operationId: 'getFinancials',
+          summary: 'Query a financial dataset',
+          description: `Rows of one financial dataset, filtered by its dimensions. A parameter that is not a dimension of the metric is the invalid-filter-dimension error. Dimensions and metrics per metric:\n\n| metric | dimensions | metrics |\n|---|---|---|\n${perMetric}`,
+          parameters: [...financialParams, ...dimensionParameters(new Set(financialParams.map((p) => p.name)))],
+          responses: {
+            ...pageResponses('FinancialResponse'),
+            ...keyedErrors({
+              missingMetric: new InvalidParametersError({ metric: ['Invalid type: Expected string but received undefined'] }),
+              badPeriod: new InvalidParametersError({ period: ['Expected format: YYYY-MM-DD:YYYY-MM-DD'] }),
+              unknownMetric: new UnknownMetricError('revenue'),
+              invalidFilterDimension: new InvalidFilterDimensionError('product', 'fx', financialSets.find((d) => d.name === 'fx')?.dimensions ?? ggr.dimensions),
+              invalidCursor: new InvalidCursorError(),
+            }),
+          },
+        },
+      },
+      '/v1/reference': {
+        get: {
+          operationId: 'getReference',
+          summary: 'Query a reference dataset',
+          description: 'Flat rows of a reference dataset. Any parameter other than dataset, limit and cursor is refused.',
+          parameters: referenceParams,
+          responses: {
+            ...pageResponses('ReferenceResponse'),
+            ...keyedErrors({
+              unknownDataset: new UnknownDatasetError('countries'),
+              unknownParameter: new InvalidParametersError({ country: ['Unknown parameter: /v1/reference accepts dataset, limit and cursor'] }),
+              invalidCursor: new InvalidCursorError(),
+            }),
+          },
+        },
+      },
+      '/v1/catalog': {
+        get: {
+          operationId: 'getCatalog',
+          summary: 'List every dataset',
+          responses: {
+            200: {
+              description: 'The catalog (JSON only; Accept is not negotiated here).',
+              headers: { ...headerRefs(LIMIT_HEADERS, true), ETag: { ...HEADERS.ETag, required: true } },
+              content: { 'application/json': { schema: ref('CatalogResponse') } },
+            },
+            304: { description: 'If-None-Match holds the ETag.', headers: headerRefs(LIMIT_HEADERS, true) },
+            ...keyedErrors({}),
+          },
+        },
+      },
+      '/healthz': {
+        get: {
+          operationId: 'getHealth',
+          summary: 'Whether data is served (no key)',
+          security: [],
+          responses: {
+            200: { description: 'Serving a release.', content: { 'application/json': { schema: { type: 'object', required: ['status', 'release'], properties: { status: { const: 'ok' }, release: { type: 'string' } } } } } },
+            503: { description: 'The first release is still loading.', content: { 'application/json': { schema: { type: 'object', required: ['status'], properties: { status: { const: 'loading' } } } } } },
+            ...edgeErrors(),
+          },
+        },
+      },
+      '/openapi.json': {
+        get: { operationId: 'getOpenApi', summary: 'This document (no key)', security: [], responses: { 200: { description: 'OpenAPI 3.1', content: { 'application/json': { schema: { type: 'object' } } } }, ...edgeErrors() } },
+      },
+      '/docs': {
+        get: { operationId: 'getDocs', summary: 'This document as a browsable page (no key)', security: [], responses: { 200: { description: 'HTML', content: { 'text/html': { schema: { type: 'string' } } } }, ...edgeErrors() } },
+      },
+    },
+    components: {
+      securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'A key `sk_live_…` from the invite and claim flow (spec 5).' } },
+      headers: HEADERS,
+      schemas: {
+        Error: {
+          type: 'object',
+          required: ['error'],
+          additionalProperties: false,
+          properties: {
+            error: { type: 'string' },
+            details: {
+              type: 'object',
+              required: ['formErrors', 'fieldErrors'],
+              additionalProperties: false,
+              properties: {
+                formErrors: { type: 'array', items: { type: 'string' } },
+                fieldErrors: { type: 'object', additionalProperties: { type: 'array', items: { type: 'string' } } },
+              },
+            },
+            retryAfterSeconds: { type: 'integer', minimum: 1, description: '429 only: equals Retry-After.' },
+          },
+        },
+        ...Object.fromEntries(DATASETS.map((d) => [rowName(d), rowSchema(d)])),
+        Pagination: pagination,
+        FinancialResponse: envelope(financialSets, {
+          dataset: { enum: financialSets.map((d) => d.name) },
+          metric: { enum: financialSets.map((d) => d.name) },
+          filters_applied: { type: 'object', additionalProperties: { type: 'array', items: { type: 'string' } } },
+          row_count: { type: 'integer', minimum: 0 },
+        }),
+        ReferenceResponse: envelope(referenceSets, { dataset: { enum: referenceSets.map((d) => d.name) }, row_count: { type: 'integer', minimum: 0 } }),
+        CatalogResponse: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['datasets'],
+          properties: {
+            datasets: {
+              type: 'array',
+              items: {
+                type: 'object',
+                additionalProperties: false,
+                required: ['name', 'description', 'dimensions', 'metrics'],
+                properties: { name: { type: 'string' }, description: { type: 'string' }, dimensions: { type: 'array', items: { type: 'string' } }, metrics: { type: 'array', items: { type: 'string' } } },
+              },
+            },
+          },
+        },
+      },
+    },
+  };
+}
