@@ -30,6 +30,7 @@ export async function respondCacheable(ctx: Context, services: Services, key: st
   }
   const cacheKey = `${coding} ${key}`;
   let body = services.cache.get(cacheKey);
+  services.metrics.cacheLookups.inc({ result: body === undefined ? 'miss' : 'hit' });
   if (body === undefined) {
     body = await encode(await render(), coding);
     services.cache.set(cacheKey, body);
