@@ -88,6 +88,13 @@ client('walks every page into rows, typed per metric', async () => {
   const reference = await collect(api.reference('country_reference', { limit: 10 }));
   assert.ok(reference.length > 10);
   assert.type(reference[0]!.country_type, 'string');
+  // Filters are typed per metric: these do not compile (and tsc runs on the tests).
+  // @ts-expect-error `product` is not a dimension of fx
+  void api.financials('fx', { product: 'Poker' });
+  // @ts-expect-error years are integers
+  void api.financials('ggr', { year: '2024' });
+  // @ts-expect-error not a financial dataset
+  void api.financials('country_reference');
   const catalog = await api.catalog();
   assert.equal(catalog.map((d) => d.name), ['ggr', 'turnover', 'fx', 'country', 'country_reference']);
 });
