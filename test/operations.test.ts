@@ -1,6 +1,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import * as errors from '../src/errors.ts';
+import { REDIS_BINARY, skipRedisSuite, startRedis } from './helpers/redis.ts';
 import { send, startTestService, type TestService } from './helpers/service.ts';
 
 /** One sample of Prometheus text exposition: name, labels, value. */
@@ -149,6 +150,31 @@ ops('a refused request counts as a limiter refusal and a rate_limited request', 
 });
 
 ops.run();
+
+if (!REDIS_BINARY) skipRedisSuite('operations with Redis');
+else {
+  const withRedis = suite('operations with Redis');
+  withRedis('a Redis that stops answering shows in dqs_redis_errors_total while requests are still served', async () => {
+    const redis = await startRedis();
+    const served = await startTestService({ env: { REDIS_URL: redis.url, REDIS_TIMEOUT_MS: '200' } });
+    try {
+      assert.is((await served.get('/v1/catalog')).status, 200);
+      assert.is(value(await scrape(served), 'dqs_redis_errors_total'), 0);
+      redis.pause();
+      try {
+        // The key is known to this replica; the limiter's command times out and it fails open.
+        assert.is((await served.get('/v1/catalog')).status, 200);
+      } finally {
+        redis.resume();
+      }
+      assert.ok(value(await scrape(served), 'dqs_redis_errors_total') >= 1);
+    } finally {
+      await served.stop();
+      await redis.stop();
+    }
+  });
+  withRedis.run();
+}
 
 const codes = suite('error codes');
 
