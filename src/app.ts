@@ -9,7 +9,9 @@ import * as financials from './http/financials.ts';
 import * as healthz from './http/healthz.ts';
 import * as reference from './http/reference.ts';
 import { guardQuery } from './http/query-guard.ts';
+import { assignRequestId } from './http/request-id.ts';
 import { logRequests } from './http/request-log.ts';
+import { countRequests } from './http/request-metrics.ts';
 import type { Services } from './services.ts';
 
 export interface AppOptions {
@@ -21,13 +23,15 @@ export interface AppOptions {
 export function createApp(services: Services, options: AppOptions = {}): Koa {
   // maxIpsCount 1: only the hop our own balancer appended is trusted, not what the client wrote before it.
   const app = new Koa({ proxy: options.trustProxy ?? false, maxIpsCount: 1 });
+  app.use(assignRequestId());
+  const router = new Router();
+  app.use(countRequests(services.metrics, 'public', router));
   app.use(logRequests(services.log));
   app.use(renderErrors(services.log));
   // Keys first: a refused query string from a valid key still counts and carries limit headers.
   app.use(requireKey(services));
   app.use(guardQuery());
 
-  const router = new Router();
   healthz.register(router, services);
   financials.register(router, services);
   reference.register(router, services);

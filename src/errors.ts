@@ -13,6 +13,13 @@ export interface ErrorBody {
 }
 
 export class ApiError extends Error {
+  /**
+   * The stable machine name of this error (docs/api.md "Error codes"), used in logs
+   * and metrics, never in bodies: the spec fixes those. Each class below names its own,
+   * so renaming a class changes no dashboard; the default only covers one that forgets.
+   */
+  readonly code: string;
+
   constructor(
     readonly status: number,
     readonly body: ErrorBody,
@@ -20,28 +27,37 @@ export class ApiError extends Error {
   ) {
     super(body.error);
     this.name = new.target.name;
+    this.code = new.target.name.replace(/Error$/, '').replace(/(?<=[a-z])(?=[A-Z])/g, '_').toLowerCase();
   }
 }
 
 export class InvalidParametersError extends ApiError {
+  override readonly code = 'invalid_parameters';
+
   constructor(fieldErrors: Record<string, string[]>, formErrors: string[] = []) {
     super(400, { error: 'Invalid query parameters', details: { formErrors, fieldErrors } });
   }
 }
 
 export class UnknownMetricError extends ApiError {
+  override readonly code = 'unknown_metric';
+
   constructor(metric: string) {
     super(400, { error: `Unknown metric: '${metric}'. Use GET /v1/catalog to list the available metrics.` });
   }
 }
 
 export class UnknownDatasetError extends ApiError {
+  override readonly code = 'unknown_dataset';
+
   constructor(dataset: string) {
     super(400, { error: `Unknown dataset: '${dataset}'. Use GET /v1/catalog to list the available datasets.` });
   }
 }
 
 export class InvalidFilterDimensionError extends ApiError {
+  override readonly code = 'invalid_filter_dimension';
+
   constructor(dimension: string, metric: string, valid: readonly string[]) {
     super(400, {
       error: `Invalid filter dimension "${dimension}" for metric "${metric}". Valid dimensions: ${valid.join(', ')}`,
@@ -50,18 +66,24 @@ export class InvalidFilterDimensionError extends ApiError {
 }
 
 export class InvalidCursorError extends ApiError {
+  override readonly code = 'invalid_cursor';
+
   constructor() {
     super(400, { error: 'Invalid pagination cursor' });
   }
 }
 
 export class MissingKeyError extends ApiError {
+  override readonly code = 'missing_key';
+
   constructor() {
     super(401, { error: 'Missing x-api-key header' });
   }
 }
 
 export class InvalidKeyError extends ApiError {
+  override readonly code = 'invalid_key';
+
   constructor() {
     super(401, { error: 'Invalid or revoked API key' });
   }
@@ -69,6 +91,8 @@ export class InvalidKeyError extends ApiError {
 
 /** `x-api-key` given more than once: no guessing which one the client meant. */
 export class DuplicateKeyHeaderError extends ApiError {
+  override readonly code = 'duplicate_key_header';
+
   constructor() {
     super(401, { error: 'Duplicate x-api-key header: send exactly one' });
   }
@@ -76,6 +100,8 @@ export class DuplicateKeyHeaderError extends ApiError {
 
 /** Spec 7.2: one text for every limit; `Retry-After` and `retryAfterSeconds` agree. */
 export class TooManyRequestsError extends ApiError {
+  override readonly code = 'rate_limited';
+
   constructor(retryAfterSeconds: number) {
     super(429, { error: 'Too many requests — please try again later', retryAfterSeconds }, { 'Retry-After': String(retryAfterSeconds) });
   }
@@ -83,6 +109,8 @@ export class TooManyRequestsError extends ApiError {
 
 /** The shared key store cannot be reached and this replica has never seen the key. */
 export class KeysUnavailableError extends ApiError {
+  override readonly code = 'keys_unavailable';
+
   constructor() {
     super(503, { error: 'Cannot verify the API key right now: please try again shortly' }, { 'Retry-After': '1' });
   }
@@ -90,12 +118,16 @@ export class KeysUnavailableError extends ApiError {
 
 /** The admin listener's own credential, separate from API keys (spec 5.5). */
 export class AdminUnauthorizedError extends ApiError {
+  override readonly code = 'admin_unauthorized';
+
   constructor() {
     super(401, { error: 'Missing or invalid admin token' });
   }
 }
 
 export class QueryTooLongError extends ApiError {
+  override readonly code = 'query_too_long';
+
   constructor(maxBytes: number) {
     super(414, { error: `Query string too long: at most ${maxBytes} bytes` });
   }
@@ -103,30 +135,40 @@ export class QueryTooLongError extends ApiError {
 
 // Raised by Node's HTTP parser before Koa sees the request (src/http/node-server.ts).
 export class MalformedRequestError extends ApiError {
+  override readonly code = 'malformed_request';
+
   constructor() {
     super(400, { error: 'Malformed HTTP request' });
   }
 }
 
 export class HeadersTooLargeError extends ApiError {
+  override readonly code = 'headers_too_large';
+
   constructor() {
     super(431, { error: 'Request headers too large' });
   }
 }
 
 export class RequestTimeoutError extends ApiError {
+  override readonly code = 'request_timeout';
+
   constructor() {
     super(408, { error: 'Request timed out: the request was not received in time' });
   }
 }
 
 export class NotFoundError extends ApiError {
+  override readonly code = 'not_found';
+
   constructor(what = 'Not found') {
     super(404, { error: what });
   }
 }
 
 export class MethodNotAllowedError extends ApiError {
+  override readonly code = 'method_not_allowed';
+
   constructor(allowed: readonly string[]) {
     super(405, { error: 'Method not allowed' }, { Allow: allowed.join(', ') });
   }
@@ -140,12 +182,16 @@ export class NotAcceptableError extends ApiError {
 }
 
 export class NotReadyError extends ApiError {
+  override readonly code = 'not_ready';
+
   constructor() {
     super(503, { error: 'Service is starting: data is still loading' }, { 'Retry-After': '5' });
   }
 }
 
 export class InternalError extends ApiError {
+  override readonly code = 'internal';
+
   constructor() {
     super(500, { error: 'Internal server error' });
   }

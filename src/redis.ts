@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
  * on a live connection, and with the offline queue off a command sent while the
  * connection is down fails at once instead of waiting for a reconnect.
  */
-export async function connectRedis(url: string, timeoutMs: number, log: Logger): Promise<Redis> {
+export async function connectRedis(url: string, timeoutMs: number, log: Logger, onError: () => void = () => {}): Promise<Redis> {
   const redis = new Redis(url, {
     lazyConnect: true,
     commandTimeout: timeoutMs,
@@ -21,6 +21,7 @@ export async function connectRedis(url: string, timeoutMs: number, log: Logger):
   let lastError: Error | undefined;
   redis.on('error', (err: Error) => {
     lastError = err;
+    onError();
     // Every reconnect attempt reports its failure: one line a second is enough.
     if (Date.now() - lastLogged < 1000) return;
     lastLogged = Date.now();

@@ -14,10 +14,12 @@ export interface DatasetDef {
   readonly metrics: readonly string[];
 }
 
-const market = ['year', 'region', 'country', 'state', 'category', 'product', 'channel', 'sub_channel', 'fx', 'temporal', 'calculation'];
-const geography = ['year', 'region', 'country', 'state'];
+const market = ['year', 'region', 'country', 'state', 'category', 'product', 'channel', 'sub_channel', 'fx', 'temporal', 'calculation'] as const;
+const geography = ['year', 'region', 'country', 'state'] as const;
 
-export const DATASETS: readonly DatasetDef[] = [
+// `as const` keeps each name, dimension and metric as a literal type, so the typed
+// client (src/client/) derives per-metric filters from this very table.
+const DEFINITIONS = [
   {
     name: 'ggr',
     kind: 'financial',
@@ -53,7 +55,12 @@ export const DATASETS: readonly DatasetDef[] = [
     dimensions: ['region', 'country', 'country_type'],
     metrics: [],
   },
-];
+] as const satisfies readonly DatasetDef[];
+
+export const DATASETS: readonly DatasetDef[] = DEFINITIONS;
+
+/** Every dataset with its literal names (for types only). */
+export type Registry = typeof DEFINITIONS;
 
 const byName = new Map(DATASETS.map((d) => [d.name, d]));
 

@@ -21,6 +21,7 @@ import { MemoryLimiter } from './limits/memory.ts';
 import { NoopLimiter } from './limits/noop.ts';
 import { RedisLimiter } from './limits/redis.ts';
 import { CursorCodec } from './query/cursor.ts';
+import { Metrics } from './metrics.ts';
 import { connectRedis } from './redis.ts';
 import type { Services } from './services.ts';
 import { SECRET_FILES, ensureStateDir, readOrCreateSecret } from './state/secrets.ts';
@@ -43,12 +44,14 @@ export async function startService(config: Config, log: Logger, options: { clock
   const cursorSecret = await readOrCreateSecret(config.STATE_DIR, SECRET_FILES.cursor);
   const adminToken = await readOrCreateSecret(config.STATE_DIR, SECRET_FILES.adminToken);
   const clock = options.clock ?? Date.now;
-  const redis = config.REDIS_URL ? await connectRedis(config.REDIS_URL, config.REDIS_TIMEOUT_MS, log) : undefined;
+  const metrics = new Metrics();
+  const redisError = () => metrics.redisErrors.inc();
+  const redis = config.REDIS_URL ? await connectRedis(config.REDIS_URL, config.REDIS_TIMEOUT_MS, log, redisError) : undefined;
   const keys = redis ? await RedisKeyStore.open(redis, log) : await FileKeyStore.open(config.STATE_DIR);
   const limiter = (policy: LimitPolicy, prefix: string): Limiter => {
     if (config.BENCH_DISABLE_LIMITS) return new NoopLimiter(policy, clock);
     // Without an injected clock Redis keeps the time, so replicas agree on it.
-    return redis ? new RedisLimiter(policy, { redis, prefix, log, clock: options.clock }) : new MemoryLimiter(policy, clock);
+    return redis ? new RedisLimiter(policy, { redis, prefix, log, clock: options.clock, onError: redisError }) : new MemoryLimiter(policy, clock);
   };
   const limits = limiter({ perMinute: config.RATE_LIMIT_PER_MINUTE, perDay: config.RATE_LIMIT_PER_DAY }, 'dqs:limit:key:');
   const badKeys = limiter({ perMinute: config.BAD_KEY_LIMIT_PER_MINUTE }, 'dqs:limit:address:');
@@ -58,11 +61,13 @@ export async function startService(config: Config, log: Logger, options: { clock
     threads: config.DUCKDB_THREADS,
     memoryLimit: config.DUCKDB_MEMORY_LIMIT,
     tempDirectory: config.DUCKDB_TEMP_DIR ?? path.join(os.tmpdir(), `dqs-duckdb-${process.pid}`),
+    timings: { waited: (s) => metrics.poolWaitSeconds.observe(s), held: (s) => metrics.querySeconds.observe(s) },
   });
   const cache = config.CACHE_MAX_BYTES > 0 ? new LruResponseCache(config.CACHE_MAX_BYTES) : new NoopResponseCache();
   const release = new CurrentRelease();
   // Cache keys name the release too, but a body rendered from the old one must not outlive it.
   release.onChange(() => cache.clear());
+  metrics.observe({ cache, release, clock });
   const services: Services = {
     db,
     release,
@@ -74,11 +79,12 @@ export async function startService(config: Config, log: Logger, options: { clock
     badKeys,
     clock,
     log,
+    metrics,
   };
 
   const timeouts = { headersMs: config.HTTP_HEADERS_TIMEOUT_MS, requestMs: config.HTTP_REQUEST_TIMEOUT_MS, keepAliveMs: config.HTTP_KEEP_ALIVE_TIMEOUT_MS };
   const server = createHttpServer(createApp(services, { trustProxy: config.TRUST_PROXY }).callback(), timeouts, log);
-  const admin = createHttpServer(createAdminApp({ keys, token: adminToken, log }).callback(), timeouts, log.child({ listener: 'admin' }));
+  const admin = createHttpServer(createAdminApp({ keys, token: adminToken, log, metrics }).callback(), timeouts, log.child({ listener: 'admin' }));
   await listen(server, config.PORT, config.HOST);
   await listen(admin, config.ADMIN_PORT, '127.0.0.1');
   const url = `http://${hostForUrl(config.HOST)}:${(server.address() as AddressInfo).port}`;

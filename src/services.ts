@@ -4,6 +4,7 @@ import type { CurrentRelease } from './store/current-release.ts';
 import type { Database } from './duckdb/database.ts';
 import type { KeyStore } from './keys/store.ts';
 import type { Clock, Limiter } from './limits/limiter.ts';
+import type { Metrics } from './metrics.ts';
 import type { CursorCodec } from './query/cursor.ts';
 
 /** What request handlers depend on, built once at start and passed down. */
@@ -22,4 +23,5 @@ export interface Services {
   readonly badKeys: Limiter;
   readonly clock: Clock;
   readonly log: Logger;
+  readonly metrics: Metrics;
 }

@@ -13,6 +13,7 @@ import { MemoryLimiter } from '../src/limits/memory.ts';
 import { createLogger } from '../src/log.ts';
 import { NoopResponseCache } from '../src/cache/noop.ts';
 import { CursorCodec } from '../src/query/cursor.ts';
+import { Metrics } from '../src/metrics.ts';
 import { send, startTestService, tempDir, type Response, type TestService } from './helpers/service.ts';
 
 // Every error scenario of spec section 7.2 (rate limiting aside), plus the body
@@ -224,7 +225,7 @@ loading('data routes answer 503 with Retry-After; catalog and key checks still w
   const badKeys = new MemoryLimiter({ perMinute: 30 }, Date.now);
   const services = {
     db, release: new CurrentRelease(), cursors: new CursorCodec(Buffer.alloc(32)), cache: new NoopResponseCache(), cacheControl: 'private, max-age=60',
-    keys, limits, badKeys, clock: Date.now, log: createLogger('silent'),
+    keys, limits, badKeys, clock: Date.now, log: createLogger('silent'), metrics: new Metrics(),
   };
   const server = http.createServer(createApp(services).callback()).listen(0, '127.0.0.1');
   await once(server, 'listening');

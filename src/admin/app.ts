@@ -10,6 +10,9 @@ import { renderErrors } from '../http/errors.ts';
 import { invalidParameters } from '../http/params.ts';
 import { logRequests } from '../http/request-log.ts';
 import type { KeyRecord, KeyStore } from '../keys/store.ts';
+import { assignRequestId } from '../http/request-id.ts';
+import { countRequests } from '../http/request-metrics.ts';
+import type { Metrics } from '../metrics.ts';
 
 // The operators' surface: bound to 127.0.0.1 only and authenticated by the token in
 // STATE_DIR/admin-token, which only the account running the service can read.
@@ -21,11 +24,22 @@ const createKeyBody = v.object({
 /** Never the hash: an operator only needs what tells keys apart. */
 const publicRecord = ({ hash: _hash, ...rest }: KeyRecord) => rest;
 
-export function createAdminApp(options: { keys: KeyStore; token: string; log: Logger }): Koa {
+export function createAdminApp(options: { keys: KeyStore; token: string; log: Logger; metrics: Metrics }): Koa {
   const expected = Buffer.from(`Bearer ${options.token}`);
   const app = new Koa();
+  app.use(assignRequestId());
+  const router = new Router();
+  app.use(countRequests(options.metrics, 'admin', router));
   app.use(logRequests(options.log.child({ listener: 'admin' })));
   app.use(renderErrors(options.log));
+  // Before the token check: a Prometheus scraper cannot be given the token file, and
+  // the listener is bound to 127.0.0.1. Nothing in the metrics names a key or a client.
+  app.use(async (ctx, next) => {
+    if (ctx.path !== '/metrics' || ctx.method !== 'GET') return next();
+    ctx._matchedRoute = '/metrics';
+    ctx.type = options.metrics.contentType;
+    ctx.body = await options.metrics.text();
+  });
   app.use(async (ctx, next) => {
     const given = Buffer.from(ctx.get('authorization'));
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw new AdminUnauthorizedError();
@@ -33,7 +47,6 @@ export function createAdminApp(options: { keys: KeyStore; token: string; log: Lo
   });
   app.use(bodyParser({ enableTypes: ['json'], jsonLimit: '16kb', onError: () => { throw new InvalidParametersError({}, ['Expected a JSON body']); } }));
 
-  const router = new Router();
   router.get('/keys', async (ctx) => {
     ctx.body = { keys: (await options.keys.list()).map(publicRecord) };
   });

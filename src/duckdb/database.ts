@@ -36,6 +36,14 @@ export class Lease {
   }
 }
 
+/** Where the pool reports its timings (the service's metrics); tests and benches may omit it. */
+export interface PoolTimings {
+  waited(seconds: number): void;
+  held(seconds: number): void;
+}
+
+const noTimings: PoolTimings = { waited() {}, held() {} };
+
 export const SERVING_CATALOG = 'serving';
 const ROW_GROUP_SIZE = 16_384;
 
@@ -48,6 +56,7 @@ export class Database {
   private constructor(
     readonly instance: DuckDBInstance,
     private readonly leases: Lease[],
+    private readonly timings: PoolTimings,
   ) {
     this.idle.push(...leases);
   }
@@ -57,7 +66,7 @@ export class Database {
    * limit a sort spills to `tempDirectory`). Each process needs its own folder: two
    * instances must not share spill files.
    */
-  static async open(options: { connections: number; threads: number; memoryLimit?: string; tempDirectory?: string }): Promise<Database> {
+  static async open(options: { connections: number; threads: number; memoryLimit?: string; tempDirectory?: string; timings?: PoolTimings }): Promise<Database> {
     const instance = await DuckDBInstance.create(':memory:', {
       threads: String(options.threads),
       ...(options.memoryLimit ? { memory_limit: options.memoryLimit } : {}),
@@ -76,16 +85,20 @@ export class Database {
     setup.closeSync();
     const leases: Lease[] = [];
     for (let i = 0; i < options.connections; i++) leases.push(new Lease(await instance.connect()));
-    return new Database(instance, leases);
+    return new Database(instance, leases, options.timings ?? noTimings);
   }
 
   /** Runs `work` on a free connection, queueing the caller only when all are busy. */
   async use<T>(work: (lease: Lease) => Promise<T>): Promise<T> {
     this.used++;
+    const asked = performance.now();
     const lease = this.idle.pop() ?? (await new Promise<Lease>((resolve) => this.waiting.push(resolve)));
+    const got = performance.now();
+    this.timings.waited((got - asked) / 1000);
     try {
       return await work(lease);
     } finally {
+      this.timings.held((performance.now() - got) / 1000);
       const next = this.waiting.shift();
       if (next) next(lease);
       else this.idle.push(lease);

@@ -14,19 +14,24 @@ const isV1 = (path: string) => /^\/v1(\/|$)/i.test(path);
  * its own limits; a missing or invalid one to the client address's bad-key guard,
  * which never touches a valid key's requests.
  */
-export function requireKey(services: Pick<Services, 'keys' | 'limits' | 'badKeys'>): Middleware {
+export function requireKey(services: Pick<Services, 'keys' | 'limits' | 'badKeys' | 'metrics'>): Middleware {
   return async (ctx, next) => {
     if (!isV1(ctx.path)) return next();
     const found = await identify(ctx, services);
     if (found instanceof ApiError) {
       const guard = await services.badKeys.consume(ctx.ip);
       ctx.set(limitHeaders(guard, 'bad-key-'));
-      throw guard.allowed ? found : new TooManyRequestsError(guard.retryAfterSeconds);
+      if (guard.allowed) throw found;
+      services.metrics.limiterRefusals.inc({ limiter: 'bad_key' });
+      throw new TooManyRequestsError(guard.retryAfterSeconds);
     }
     ctx.state.key = found;
     const decision = await services.limits.consume(found.id);
     ctx.set(limitHeaders(decision));
-    if (!decision.allowed) throw new TooManyRequestsError(decision.retryAfterSeconds);
+    if (!decision.allowed) {
+      services.metrics.limiterRefusals.inc({ limiter: 'key' });
+      throw new TooManyRequestsError(decision.retryAfterSeconds);
+    }
     await next();
   };
 }

@@ -43,6 +43,7 @@ export async function respondCacheable(
   }
   const cacheKey = `${coding} ${key}`;
   let entry = services.cache.get(cacheKey);
+  services.metrics.cacheLookups.inc({ result: entry === undefined ? 'miss' : 'hit' });
   if (entry === undefined) {
     const rendered = await render();
     entry = cacheEntry(await encode(rendered.body, coding), rendered.next);

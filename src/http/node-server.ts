@@ -1,6 +1,7 @@
 import http from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
+import { newRequestId } from './request-id.ts';
 import { HeadersTooLargeError, MalformedRequestError, RequestTimeoutError, type ApiError } from '../errors.ts';
 
 export interface ConnectionTimeouts {
@@ -30,7 +31,8 @@ export function createHttpServer(handler: http.RequestListener, timeouts: Connec
   server.keepAliveTimeout = timeouts.keepAliveMs;
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
     const refusal = refusalFor(err.code);
-    log.warn({ code: err.code, status: refusal?.status, remote: (socket as { remoteAddress?: string }).remoteAddress }, 'client error');
+    const reqId = newRequestId();
+    log.warn({ reqId, code: err.code, status: refusal?.status, remote: (socket as { remoteAddress?: string }).remoteAddress }, 'client error');
     // A reset connection, or one whose response already started, cannot take an answer.
     if (!refusal || !socket.writable || (socket as { _httpMessage?: unknown })._httpMessage) {
       socket.destroy();
@@ -39,7 +41,7 @@ export function createHttpServer(handler: http.RequestListener, timeouts: Connec
     const body = JSON.stringify(refusal.body);
     socket.end(
       `HTTP/1.1 ${refusal.status} ${http.STATUS_CODES[refusal.status]}\r\n` +
-        `Content-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+        `Content-Type: application/json; charset=utf-8\r\nX-Request-Id: ${reqId}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
     );
   });
   return server;

@@ -13,7 +13,7 @@ export function loggableUrl(url: string): string {
   return redacted.length > MAX_URL ? `${redacted.slice(0, MAX_URL)}…` : redacted;
 }
 
-/** One JSON line per request, written when the response is done. */
+/** One JSON line per request, written when the response is done; `code` names an error's catalog code. */
 export function logRequests(log: Logger): Middleware {
   return async (ctx, next) => {
     const started = performance.now();
@@ -21,12 +21,14 @@ export function logRequests(log: Logger): Middleware {
       await next();
     } finally {
       log.info({
+        reqId: ctx.state.requestId,
         method: ctx.method,
         url: loggableUrl(ctx.url),
         status: ctx.status,
         ms: Math.round((performance.now() - started) * 100) / 100,
         bytes: ctx.length,
         key: ctx.state.key?.id,
+        code: ctx.state.errorCode,
       }, 'request');
     }
   };

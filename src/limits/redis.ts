@@ -58,7 +58,7 @@ export class RedisLimiter implements Limiter {
 
   constructor(
     readonly policy: LimitPolicy,
-    private readonly options: { redis: Redis; prefix: string; log: Logger; clock?: Clock },
+    private readonly options: { redis: Redis; prefix: string; log: Logger; clock?: Clock; onError?: () => void },
   ) {
     options.redis.defineCommand('dqsLimit', { numberOfKeys: 2, lua: SCRIPT });
   }
@@ -83,6 +83,7 @@ export class RedisLimiter implements Limiter {
         dayUsed,
       });
     } catch (err) {
+      this.options.onError?.();
       this.logFailure(err as Error);
       return uncounted(this.policy, clock ? clock() : Date.now());
     }

@@ -1,0 +1,172 @@
+import { once } from 'node:events';
+import cliProgress from 'cli-progress';
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { DataQueryClient, DataQueryError, DataQueryNetworkError, type Filters, type Metric, type Page, type RetryEvent } from '../client/index.ts';
+import { DATASETS } from '../registry.ts';
+import { mergeArrowPages } from './arrow-pages.ts';
+
+// The consumers' CLI, on top of the typed client. It is a program of its own, not
+// the server: this entry file is the one place it reads its environment (DQS_API_KEY,
+// DQS_URL), the way src/config.ts is the server's one place.
+
+type Format = 'json' | 'csv' | 'arrow';
+
+interface Run {
+  readonly client: DataQueryClient;
+  readonly metric: Metric;
+  readonly filters: Filters<Metric>;
+  readonly format: Format;
+  readonly all: boolean;
+  readonly limit: number;
+  readonly cursor: string | undefined;
+}
+
+const integer = (name: string) => (text: string) => {
+  if (!/^\d+$/.test(text)) throw new InvalidArgumentError(`${name} must be a whole number`);
+  return Number(text);
+};
+
+const collect = <T>(parse: (text: string) => T) => (text: string, previous: T[] = []) => [...previous, parse(text)];
+
+/** Rows, pages and the rate-limit budget on stderr; a line of its own for every wait. */
+function progress() {
+  const bar = new cliProgress.SingleBar(
+    {
+      format: '{rows} rows | {pages} pages | rate-limit budget left: {budget} | {status}',
+      stream: process.stderr,
+      noTTYOutput: true,
+      notTTYSchedule: 1000,
+      hideCursor: true,
+    },
+    cliProgress.Presets.shades_classic,
+  );
+  const state = { rows: 0, pages: 0, budget: '?', status: 'fetching' };
+  bar.start(0, 0, state);
+  return {
+    page(rows: number, page: Page<unknown>) {
+      state.rows += rows;
+      state.pages += 1;
+      state.budget = page.rateLimit.remaining === undefined ? '?' : String(page.rateLimit.remaining);
+      state.status = page.nextCursor === undefined ? 'done' : 'fetching';
+      bar.update(0, state);
+    },
+    retry(event: RetryEvent) {
+      const seconds = Math.ceil(event.waitMs / 1000);
+      const why = event.reason === 'rate-limited' ? 'rate limited (429): waiting as Retry-After asks' : event.reason === 'server-error' ? `server error ${event.status}: backing off` : 'network error: backing off';
+      state.status = `${why}, ${seconds} s`;
+      bar.update(0, state);
+      process.stderr.write(`\n${why}, ${seconds} s\n`);
+    },
+    stop() {
+      bar.stop();
+    },
+  };
+}
+
+async function write(text: string | Uint8Array): Promise<void> {
+  if (!process.stdout.write(text)) await once(process.stdout, 'drain');
+}
+
+async function query(run: Run, bar: ReturnType<typeof progress>): Promise<string | undefined> {
+  const walk = { limit: run.limit, cursor: run.cursor, maxPages: run.all ? Infinity : 1 };
+  let next: string | undefined;
+  if (run.format === 'json') {
+    // One JSON array whatever the number of pages, written as pages arrive.
+    let first = true;
+    await write('[');
+    for await (const page of run.client.financialPages(run.metric, run.filters, walk)) {
+      for (const row of page.body.data) {
+        await write(`${first ? '\n' : ',\n'}${JSON.stringify(row)}`);
+        first = false;
+      }
+      bar.page(page.body.data.length, page);
+      next = page.nextCursor;
+    }
+    await write(first ? ']\n' : '\n]\n');
+  } else if (run.format === 'csv') {
+    // Every page has its header row: the first page's is kept, the others' dropped.
+    let first = true;
+    for await (const page of run.client.csv(run.metric, run.filters, walk)) {
+      const body = first ? page.body : page.body.slice(page.body.indexOf('\n') + 1);
+      await write(body);
+      bar.page(Math.max(0, body.split('\n').filter(Boolean).length - (first ? 1 : 0)), page);
+      first = false;
+      next = page.nextCursor;
+    }
+  } else {
+    const pages: Uint8Array[] = [];
+    for await (const page of run.client.arrow(run.metric, run.filters, walk)) {
+      pages.push(page.body);
+      bar.page(0, page);
+      next = page.nextCursor;
+    }
+    await write(mergeArrowPages(pages));
+  }
+  return next;
+}
+
+function program(env: NodeJS.ProcessEnv): Command {
+  const cli = new Command('query')
+    .description('Query the data query service; rows go to stdout, progress to stderr')
+    .addHelpText('after', '\nEnvironment: DQS_API_KEY (required, your sk_live_ key), DQS_URL (default http://127.0.0.1:3000).')
+    .showHelpAfterError();
+  for (const def of DATASETS.filter((d) => d.kind === 'financial')) {
+    const command = cli.command(def.name).description(def.description);
+    for (const dimension of def.dimensions) {
+      const flag = `--${dimension.replaceAll('_', '-')} <value>`;
+      const help = `filter on ${dimension}; repeat for several values`;
+      const parse: (text: string) => string | number = dimension === 'year' ? integer('--year') : (text) => text;
+      command.addOption(new Option(flag, help).argParser(collect(parse)));
+    }
+    command
+      .option('--period <from:to>', 'date range YYYY-MM-DD:YYYY-MM-DD')
+      .option('--all', 'walk every page (default: the first page only)')
+      .addOption(new Option('--limit <rows>', 'rows per page, 1 to 1000').argParser(integer('--limit')).default(1000))
+      .addOption(new Option('--format <format>', 'output format').choices(['json', 'csv', 'arrow']).default('json'))
+      .option('--cursor <cursor>', 'start from this cursor (printed when a walk stops early)')
+      .action(async (options: Record<string, unknown>) => {
+        const apiKey = env.DQS_API_KEY;
+        if (!apiKey) throw new CliError('DQS_API_KEY is not set: export DQS_API_KEY=sk_live_… (ask the operator for an invite if you have no key)');
+        const filters: Record<string, unknown> = { period: options.period };
+        for (const dimension of def.dimensions) filters[dimension] = options[new Option(`--${dimension.replaceAll('_', '-')}`).attributeName()];
+        const bar = progress();
+        const client = new DataQueryClient({ baseUrl: env.DQS_URL ?? 'http://127.0.0.1:3000', apiKey, onRetry: (event) => bar.retry(event) });
+        try {
+          const next = await query({
+            client,
+            metric: def.name as Metric,
+            filters: filters as Filters<Metric>,
+            format: options.format as Format,
+            all: options.all === true,
+            limit: options.limit as number,
+            cursor: options.cursor as string | undefined,
+          }, bar);
+          bar.stop();
+          if (next) process.stderr.write(`More rows: add --all for every page, or --cursor ${next} for the next one\n`);
+        } catch (err) {
+          bar.stop();
+          throw err;
+        }
+      });
+  }
+  return cli;
+}
+
+class CliError extends Error {}
+
+function explain(err: unknown): string {
+  if (err instanceof DataQueryError) {
+    const fields = Object.entries(err.details?.fieldErrors ?? {}).map(([field, messages]) => `\n  ${field}: ${messages.join('; ')}`);
+    const resume = err.resumeCursor ? `\nresume with: --cursor ${err.resumeCursor}` : '';
+    return `error ${err.status}: ${err.error}${fields.join('')}${err.requestId ? `\n(request id ${err.requestId})` : ''}${resume}`;
+  }
+  if (err instanceof DataQueryNetworkError) return `error: ${err.message}; is DQS_URL right and the service up?${err.resumeCursor ? `\nresume with: --cursor ${err.resumeCursor}` : ''}`;
+  return `error: ${(err as Error).message}`;
+}
+
+try {
+  await program(process.env).parseAsync(process.argv);
+} catch (err) {
+  process.stderr.write(`${explain(err)}\n`);
+  process.exitCode = err instanceof CliError ? 2 : 1;
+}

@@ -1,0 +1,216 @@
+import { request, type Dispatcher } from 'undici';
+import { DataQueryError, DataQueryNetworkError } from './errors.ts';
+import { backoffMs, DEFAULT_RETRY, retryAfterMs, type RetryEvent, type RetryPolicy } from './retry.ts';
+import type { CatalogEntry, ErrorDetails, FinancialRow, Filters, Metric, Page, RateLimit, ReferenceDataset, ReferenceRow } from './types.ts';
+
+export interface ClientOptions {
+  /** Where the API is, e.g. `https://data.example.com` (paths start at /v1). */
+  readonly baseUrl: string;
+  readonly apiKey: string;
+  readonly retry?: Partial<RetryPolicy>;
+  /** Told before every wait, e.g. to show "rate limited: waiting 37 s". */
+  readonly onRetry?: (event: RetryEvent) => void;
+  /** How the client waits; injected by tests so they do not wait for real. */
+  readonly sleep?: (ms: number) => Promise<void>;
+  /** Jitter source in [0, 1); injected by tests. */
+  readonly random?: () => number;
+  /** An undici dispatcher (agent, proxy); the global one by default. */
+  readonly dispatcher?: Dispatcher;
+}
+
+export interface WalkOptions<Body = unknown> {
+  /** Rows per page, 1–1000 (default 1000: fewest requests against the rate limit). */
+  readonly limit?: number;
+  /** Start from this cursor (a page's `nextCursor`, or an error's `resumeCursor`). */
+  readonly cursor?: string;
+  /** Stop after this many pages (default: every page). */
+  readonly maxPages?: number;
+  /** Told about each page before its rows are yielded: cursor, rate limit left. */
+  readonly onPage?: (page: Page<Body>) => void;
+}
+
+export interface FinancialPage<M extends Metric> {
+  readonly meta: { dataset: M; metric: M; filters_applied: Record<string, string[]>; row_count: number };
+  readonly data: FinancialRow<M>[];
+  readonly pagination: { cursor: string; has_more: boolean };
+}
+
+export interface ReferencePage<R extends ReferenceDataset> {
+  readonly meta: { dataset: R; row_count: number };
+  readonly data: ReferenceRow<R>[];
+  readonly pagination: { cursor: string; has_more: boolean };
+}
+
+export const MEDIA = { json: 'application/json', csv: 'text/csv', arrow: 'application/vnd.apache.arrow.stream' } as const;
+
+type Params = Record<string, string | number | readonly (string | number)[] | undefined>;
+
+interface Answer {
+  readonly headers: Record<string, string | string[] | undefined>;
+  readonly body: Buffer;
+}
+
+const header = (headers: Answer['headers'], name: string): string | undefined => {
+  const value = headers[name];
+  return Array.isArray(value) ? value[0] : value;
+};
+
+const intHeader = (headers: Answer['headers'], name: string): number | undefined => {
+  const value = header(headers, name);
+  return value === undefined || !/^\d+$/.test(value) ? undefined : Number(value);
+};
+
+/**
+ * A typed client of the data query service (spec section 7's client guidance):
+ * checks the status before parsing, raises DataQueryError with the spec's `error`
+ * and `details`, waits out 429s for their Retry-After, backs off with jitter on 5xx
+ * and network failures, and walks every page, resumable from any cursor.
+ */
+export class DataQueryClient {
+  private readonly base: string;
+  private readonly retry: RetryPolicy;
+  private readonly sleep: (ms: number) => Promise<void>;
+  private readonly random: () => number;
+
+  constructor(private readonly options: ClientOptions) {
+    this.base = options.baseUrl.replace(/\/+$/, '');
+    this.retry = { ...DEFAULT_RETRY, ...options.retry };
+    this.sleep = options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
+    this.random = options.random ?? Math.random;
+  }
+
+  /** Every row of `metric` matching `filters`, across every page. */
+  async *financials<M extends Metric>(metric: M, filters: Filters<M> = {} as Filters<M>, options: WalkOptions<FinancialPage<M>> = {}): AsyncGenerator<FinancialRow<M>> {
+    for await (const page of this.financialPages(metric, filters, options)) yield* page.body.data;
+  }
+
+  /** The pages behind `financials`, with their cursors and rate-limit headers. */
+  financialPages<M extends Metric>(metric: M, filters: Filters<M> = {} as Filters<M>, options: WalkOptions<FinancialPage<M>> = {}): AsyncGenerator<Page<FinancialPage<M>>> {
+    return this.walk('/v1/financials', { metric, ...filters }, 'json', options);
+  }
+
+  /** Every row of a reference dataset, across every page. */
+  async *reference<R extends ReferenceDataset>(dataset: R, options: WalkOptions<ReferencePage<R>> = {}): AsyncGenerator<ReferenceRow<R>> {
+    for await (const page of this.walk<ReferencePage<R>>('/v1/reference', { dataset }, 'json', options)) yield* page.body.data;
+  }
+
+  async catalog(): Promise<CatalogEntry[]> {
+    const answer = await this.send('/v1/catalog', {}, 'json');
+    return (JSON.parse(answer.body.toString('utf8')) as { datasets: CatalogEntry[] }).datasets;
+  }
+
+  /** Pages as CSV text, each with its own header row; paged by the X-Next-Cursor header. */
+  csv<M extends Metric>(metric: M, filters: Filters<M> = {} as Filters<M>, options: WalkOptions<string> = {}): AsyncGenerator<Page<string>> {
+    return this.walk('/v1/financials', { metric, ...filters }, 'csv', options);
+  }
+
+  /** Pages as Arrow IPC streams (read each with apache-arrow's tableFromIPC); paged by X-Next-Cursor. */
+  arrow<M extends Metric>(metric: M, filters: Filters<M> = {} as Filters<M>, options: WalkOptions<Uint8Array> = {}): AsyncGenerator<Page<Uint8Array>> {
+    return this.walk('/v1/financials', { metric, ...filters }, 'arrow', options);
+  }
+
+  private async *walk<Body>(path: string, params: Params, format: keyof typeof MEDIA, options: WalkOptions<Body>): AsyncGenerator<Page<Body>> {
+    let cursor = options.cursor;
+    for (let pages = 0; pages < (options.maxPages ?? Infinity); pages++) {
+      let answer: Answer;
+      try {
+        answer = await this.send(path, { ...params, limit: options.limit ?? 1000, cursor }, format);
+      } catch (err) {
+        if (err instanceof DataQueryError || err instanceof DataQueryNetworkError) err.resumeCursor = cursor;
+        throw err;
+      }
+      const page = toPage<Body>(answer, format, cursor);
+      options.onPage?.(page);
+      yield page;
+      if (page.nextCursor === undefined) return;
+      cursor = page.nextCursor;
+    }
+  }
+
+  /** One successful answer, after the retries the policy allows. */
+  private async send(path: string, params: Params, format: keyof typeof MEDIA): Promise<Answer> {
+    const url = `${this.base}${path}?${query(params)}`;
+    let waited = 0;
+    for (let attempt = 1; ; attempt++) {
+      const outcome = await this.attempt(url, format);
+      if (!('retry' in outcome)) return outcome;
+      const { failure, reason, status, retryAfter } = outcome.retry;
+      const waitMs = retryAfter ?? backoffMs(this.retry, attempt, this.random);
+      if (attempt > this.retry.maxRetries || waited + waitMs > this.retry.maxWaitMs) throw failure;
+      this.options.onRetry?.({ reason, attempt, waitMs, status });
+      await this.sleep(waitMs);
+      waited += waitMs;
+    }
+  }
+
+  private async attempt(url: string, format: keyof typeof MEDIA): Promise<Answer | { retry: { failure: Error; reason: RetryEvent['reason']; status?: number; retryAfter?: number } }> {
+    let statusCode: number;
+    let headers: Answer['headers'];
+    let body: Buffer;
+    try {
+      const res = await request(url, {
+        method: 'GET',
+        headers: { 'x-api-key': this.options.apiKey, accept: MEDIA[format] },
+        dispatcher: this.options.dispatcher,
+      });
+      statusCode = res.statusCode;
+      headers = res.headers;
+      body = Buffer.from(await res.body.arrayBuffer());
+    } catch (cause) {
+      const failure = new DataQueryNetworkError(`Cannot reach ${new URL(url).origin}: ${(cause as Error).message}`, { cause });
+      return { retry: { failure, reason: 'network-error' } };
+    }
+    if (statusCode === 200) {
+      const type = header(headers, 'content-type') ?? '';
+      if (!type.startsWith(MEDIA[format])) {
+        throw new DataQueryError(statusCode, `Asked for ${MEDIA[format]} but the server answered ${type || 'no Content-Type'}: it does not serve this format`, undefined, undefined, header(headers, 'x-request-id'));
+      }
+      return { headers, body };
+    }
+    const failure = toError(statusCode, headers, body);
+    const retryAfter = retryAfterMs(header(headers, 'retry-after'), Date.now());
+    if (statusCode === 429) return { retry: { failure, reason: 'rate-limited', status: statusCode, retryAfter: retryAfter ?? 1000 } };
+    if (statusCode >= 500) return { retry: { failure, reason: 'server-error', status: statusCode, retryAfter } };
+    throw failure;
+  }
+}
+
+/** The spec's repeated-parameter form for several values; undefined values are left out. */
+function query(params: Params): string {
+  const search = new URLSearchParams();
+  for (const [name, value] of Object.entries(params)) {
+    if (value === undefined) continue;
+    for (const one of Array.isArray(value) ? value : [value]) search.append(name, String(one));
+  }
+  return search.toString();
+}
+
+function toPage<Body>(answer: Answer, format: keyof typeof MEDIA, cursor: string | undefined): Page<Body> {
+  const rateLimit: RateLimit = {
+    limit: intHeader(answer.headers, 'x-ratelimit-limit'),
+    remaining: intHeader(answer.headers, 'x-ratelimit-remaining'),
+    resetSeconds: intHeader(answer.headers, 'x-ratelimit-reset'),
+  };
+  const requestId = header(answer.headers, 'x-request-id');
+  if (format === 'json') {
+    const body = JSON.parse(answer.body.toString('utf8')) as { pagination: { cursor: string; has_more: boolean } };
+    const nextCursor = body.pagination.has_more ? body.pagination.cursor : undefined;
+    return { body: body as Body, nextCursor, cursor, rateLimit, requestId };
+  }
+  // Non-JSON bodies have no envelope: the next cursor travels in a header, present only while more pages exist.
+  const nextCursor = header(answer.headers, 'x-next-cursor') || undefined;
+  const body = format === 'csv' ? answer.body.toString('utf8') : new Uint8Array(answer.body);
+  return { body: body as Body, nextCursor, cursor, rateLimit, requestId };
+}
+
+/** The spec's error body when there is one; a proxy's HTML page or an empty body still makes a clear error. */
+function toError(status: number, headers: Answer['headers'], body: Buffer): DataQueryError {
+  let parsed: { error?: unknown; details?: ErrorDetails; retryAfterSeconds?: number } | undefined;
+  try {
+    parsed = JSON.parse(body.toString('utf8'));
+  } catch {
+    parsed = undefined;
+  }
+  const text = typeof parsed?.error === 'string' ? parsed.error : `HTTP ${status}${body.length ? `: ${body.toString('utf8').slice(0, 200)}` : ''}`;
+  return new DataQueryError(status, text, parsed?.details, parsed?.retryAfterSeconds, header(headers, 'x-request-id'));
+}

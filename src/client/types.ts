@@ -1,0 +1,62 @@
+import type { Registry } from '../registry.ts';
+
+// Request and row types derived from the dataset registry, so a filter the server
+// would refuse as an invalid dimension does not compile.
+
+type Financial = Extract<Registry[number], { kind: 'financial' }>;
+type Reference = Extract<Registry[number], { kind: 'reference' }>;
+
+export type Metric = Financial['name'];
+export type ReferenceDataset = Reference['name'];
+
+type Def<M extends Metric> = Extract<Financial, { name: M }>;
+export type DimensionOf<M extends Metric> = Def<M>['dimensions'][number];
+export type MetricValueOf<M extends Metric> = Def<M>['metrics'][number];
+
+type OneOrMany<T> = T | readonly T[];
+
+/** Filters of `metric`: one value or several per dimension (`year` as integers), and `period`. */
+export type Filters<M extends Metric> = {
+  readonly [D in DimensionOf<M>]?: D extends 'year' ? OneOrMany<number> : OneOrMany<string>;
+} & {
+  /** `YYYY-MM-DD:YYYY-MM-DD` (spec 4.1). */
+  readonly period?: string;
+};
+
+export interface FinancialRow<M extends Metric> {
+  readonly dimensions: { readonly [D in DimensionOf<M>]: D extends 'year' ? number : string };
+  readonly values: { readonly [V in MetricValueOf<M>]: number };
+}
+
+export type ReferenceRow<R extends ReferenceDataset> = { readonly [D in Extract<Reference, { name: R }>['dimensions'][number]]: string };
+
+export interface CatalogEntry {
+  readonly name: string;
+  readonly description: string;
+  readonly dimensions: readonly string[];
+  readonly metrics: readonly string[];
+}
+
+/** Spec 7's flattened `details`. */
+export interface ErrorDetails {
+  readonly formErrors: readonly string[];
+  readonly fieldErrors: Readonly<Record<string, readonly string[]>>;
+}
+
+/** The spec's X-RateLimit-* headers of the last response (undefined when absent). */
+export interface RateLimit {
+  readonly limit: number | undefined;
+  readonly remaining: number | undefined;
+  readonly resetSeconds: number | undefined;
+}
+
+/** One page of any format, as the walk yields it. */
+export interface Page<Body> {
+  readonly body: Body;
+  /** Pass as `cursor` to get the next page; undefined on the last one. */
+  readonly nextCursor: string | undefined;
+  /** The cursor this page was requested with (undefined for the first). */
+  readonly cursor: string | undefined;
+  readonly rateLimit: RateLimit;
+  readonly requestId: string | undefined;
+}

@@ -1,0 +1,109 @@
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { ResponseCache } from './cache/store.ts';
+import type { Clock } from './limits/limiter.ts';
+import type { CurrentRelease } from './store/current-release.ts';
+
+// Everything /metrics exposes (docs/deploy.md "Metrics"). One registry per running
+// service, not prom-client's global one, so two services in one process (tests)
+// never share or clash over counters.
+
+const SECONDS_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
+
+export class Metrics {
+  readonly registry = new Registry();
+
+  /** Label `code` is the error catalog's machine code, empty for a success. */
+  readonly requests = new Counter({
+    name: 'dqs_http_requests_total',
+    help: 'Requests answered, by listener, route, status and error code',
+    labelNames: ['listener', 'route', 'status', 'code'] as const,
+    registers: [this.registry],
+  });
+
+  readonly requestSeconds = new Histogram({
+    name: 'dqs_http_request_duration_seconds',
+    help: 'Time from a request reaching the app to its response being produced, by listener and route',
+    labelNames: ['listener', 'route'] as const,
+    buckets: SECONDS_BUCKETS,
+    registers: [this.registry],
+  });
+
+  readonly cacheLookups = new Counter({
+    name: 'dqs_response_cache_lookups_total',
+    help: 'Response cache lookups, by result (hit or miss)',
+    labelNames: ['result'] as const,
+    registers: [this.registry],
+  });
+
+  readonly limiterRefusals = new Counter({
+    name: 'dqs_limiter_refusals_total',
+    help: 'Requests refused with 429, by limiter (key: per API key; bad_key: per address for missing or invalid keys)',
+    labelNames: ['limiter'] as const,
+    registers: [this.registry],
+  });
+
+  readonly redisErrors = new Counter({
+    name: 'dqs_redis_errors_total',
+    help: 'Redis connection errors and failed limiter commands (requests admitted uncounted)',
+    registers: [this.registry],
+  });
+
+  readonly poolWaitSeconds = new Histogram({
+    name: 'dqs_duckdb_pool_wait_seconds',
+    help: 'Time a query waited for a free DuckDB connection',
+    buckets: SECONDS_BUCKETS,
+    registers: [this.registry],
+  });
+
+  readonly querySeconds = new Histogram({
+    name: 'dqs_duckdb_query_seconds',
+    help: 'Time a DuckDB connection was held by one unit of work',
+    buckets: SECONDS_BUCKETS,
+    registers: [this.registry],
+  });
+
+  constructor() {
+    collectDefaultMetrics({ register: this.registry, prefix: 'dqs_' });
+  }
+
+  /** Gauges read at scrape time from what the service holds. */
+  observe(sources: { cache: ResponseCache; release: CurrentRelease; clock: Clock }): void {
+    new Gauge({
+      name: 'dqs_response_cache_bytes',
+      help: 'Bytes held by the response cache (bodies and keys)',
+      registers: [this.registry],
+      collect() {
+        this.set(sources.cache.bytes);
+      },
+    });
+    new Gauge({
+      name: 'dqs_release_info',
+      help: 'The release being served (label `release`); absent while the first one loads',
+      labelNames: ['release'] as const,
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        const id = sources.release.get()?.id;
+        if (id) this.set({ release: id }, 1);
+      },
+    });
+    new Gauge({
+      name: 'dqs_release_age_seconds',
+      help: "Seconds since the start of the served release's month (the data's age); absent while the first one loads",
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        const id = sources.release.get()?.id;
+        if (id) this.set((sources.clock() - Date.parse(`${id}-01T00:00:00Z`)) / 1000);
+      },
+    });
+  }
+
+  text(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+}
