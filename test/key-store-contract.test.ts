@@ -89,6 +89,14 @@ function keyStoreContract(name: string, backend: Backend) {
     assert.ok(await reopened.verify(kept.key));
   });
 
+  test('40 concurrent creates: each returns its key, and exactly those keys are kept', async () => {
+    const store = await open();
+    const created = await Promise.all(Array.from({ length: 40 }, (_, i) => store.create(`burst-${i}`)));
+    const reopened = await open();
+    assert.is((await reopened.list()).length, 40);
+    for (const { key, record } of created) assert.equal(await reopened.verify(key), record);
+  });
+
   test('keys and revocations survive reopening the store', async () => {
     const first = await open();
     const kept = await first.create('kept');
@@ -113,11 +121,16 @@ keyStoreContract('file', {
   },
   after: () => fs.rm(stateDir, { recursive: true, force: true }),
   async breakWrites() {
-    // The store writes a temporary file and renames it: a directory in its place
-    // makes the write fail (permissions would not stop root).
-    const blocker = path.join(stateDir, `keys.json.${process.pid}.tmp`);
-    await fs.mkdir(blocker);
-    return () => fs.rmdir(blocker);
+    // The store renames a fresh temporary file over keys.json: a non-empty directory
+    // in its place makes that fail (permissions would not stop root).
+    const file = path.join(stateDir, 'keys.json');
+    await fs.rename(file, `${file}.aside`);
+    await fs.mkdir(file);
+    await fs.writeFile(path.join(file, 'blocker'), '');
+    return async () => {
+      await fs.rm(file, { recursive: true });
+      await fs.rename(`${file}.aside`, file);
+    };
   },
 });
 

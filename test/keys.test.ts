@@ -90,6 +90,28 @@ keys('key revoke, by key or by id, takes effect on the next request', async () =
   assert.match(missing.stderr, /No key matches/);
 });
 
+keys('40 concurrent creates over the admin listener: every one answers with its key, and exactly those keys exist', async () => {
+  const before = (await service.admin('GET', '/keys')).json.keys.length;
+  const answers = await Promise.all(Array.from({ length: 40 }, (_, i) => service.admin('POST', '/keys', { client: `burst-${i}` })));
+  assert.equal(answers.map((a) => a.status), Array(40).fill(201), answers.find((a) => a.status !== 201)?.text);
+  const listed = (await service.admin('GET', '/keys')).json.keys;
+  assert.is(listed.length, before + 40);
+  const stored = JSON.parse(await fs.readFile(path.join(service.stateDir, 'keys.json'), 'utf8')).keys;
+  assert.is(stored.length, before + 40, 'every returned key is on disk, and no other');
+  for (const a of answers) assert.is((await service.get('/v1/catalog', { key: a.json.key })).status, 200);
+});
+
+keys('revoking by full key keeps the key out of the URL and out of every log line', async () => {
+  const { key } = (await service.admin('POST', '/keys', { client: 'quiet' })).json;
+  const out = await admin(service, 'key', 'revoke', key);
+  assert.is(out.code, 0, out.stderr);
+  assert.is((await service.get('/v1/catalog', { key })).status, 401);
+  assert.not.ok(JSON.stringify(service.logs).includes(key.slice(8)), 'the key reached a log line');
+  const byPath = await service.admin('POST', `/keys/${service.key}/revoke`);
+  assert.is(byPath.status, 404, 'keys are no longer accepted in the path');
+  assert.is((await service.get('/v1/catalog')).status, 200);
+});
+
 keys('keys and revocations survive a restart', async () => {
   const stateDir = await tempDir();
   const first = await startTestService({ dataDir: service.dataDir, stateDir });

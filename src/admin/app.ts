@@ -18,6 +18,19 @@ const createKeyBody = v.object({
   client: v.pipe(v.string(), v.trim(), v.minLength(1, 'Name the client the key is for'), v.maxLength(200)),
 });
 
+const revokeKeyBody = v.object({
+  ref: v.pipe(v.string(), v.trim(), v.minLength(1, 'Give the key id (key_…) or the full key')),
+});
+
+const KEY_ID = /^key_[0-9a-f]{16}$/;
+
+async function revoke(keys: KeyStore, ref: string): Promise<KeyRecord> {
+  const record = await keys.revoke(ref);
+  // Never echo the ref: it may be a full key.
+  if (!record) throw new NotFoundError('No key matches that id or key');
+  return record;
+}
+
 /** Never the hash: an operator only needs what tells keys apart. */
 const publicRecord = ({ hash: _hash, ...rest }: KeyRecord) => rest;
 
@@ -44,10 +57,15 @@ export function createAdminApp(options: { keys: KeyStore; token: string; log: Lo
     ctx.status = 201;
     ctx.body = { key, record: publicRecord(record) };
   });
-  router.post('/keys/:ref/revoke', async (ctx) => {
-    const record = await options.keys.revoke(ctx.params.ref!);
-    if (!record) throw new NotFoundError(`No key matches '${ctx.params.ref}'`);
-    ctx.body = { record: publicRecord(record) };
+  // A full key travels only in the body: a URL path reaches request logs and proxies.
+  router.post('/keys/revoke', async (ctx) => {
+    const parsed = v.safeParse(revokeKeyBody, ctx.request.body ?? {});
+    if (!parsed.success) throw invalidParameters(parsed.issues);
+    ctx.body = { record: publicRecord(await revoke(options.keys, parsed.output.ref)) };
+  });
+  router.post('/keys/:id/revoke', async (ctx) => {
+    if (!KEY_ID.test(ctx.params.id!)) throw new NotFoundError('No key matches; send a full key as {"ref": …} to POST /keys/revoke');
+    ctx.body = { record: publicRecord(await revoke(options.keys, ctx.params.id!)) };
   });
   app.use(router.routes());
   app.use(unmatched(router));

@@ -74,7 +74,7 @@ key
   .command('revoke <key-or-id>')
   .description('Revoke a key by its id (key_…) or the full key; effective on the next request')
   .action(async (ref: string) => {
-    const { record } = await call<{ record: PublicKeyRecord }>('POST', `/keys/${encodeURIComponent(ref)}/revoke`);
+    const { record } = await call<{ record: PublicKeyRecord }>('POST', '/keys/revoke', { ref });
     console.log(`Revoked ${record.id} (${record.client}) at ${record.revoked_at}`);
   });
 

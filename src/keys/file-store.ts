@@ -1,6 +1,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import * as v from 'valibot';
+import { JsonFile } from '../state/json-file.ts';
 import { hashKey, issueKey, looksLikeKey } from './key-format.ts';
 import type { KeyRecord, KeyStore } from './store.ts';
 
@@ -13,6 +14,7 @@ const fileSchema = v.object({
       client: v.string(),
       created_at: v.string(),
       revoked_at: v.nullable(v.string()),
+      invite_id: v.optional(v.string()),
     }),
   ),
 });
@@ -20,11 +22,11 @@ const fileSchema = v.object({
 /**
  * Keys of a single process, held in memory (a lookup per request costs one SHA-256
  * and a Map get) and written through to STATE_DIR/keys.json on every change, by
- * write-then-rename so a crash never leaves half a file.
+ * write-then-rename so a crash never leaves half a file; saves run one at a time.
  */
 export class FileKeyStore implements KeyStore {
   private constructor(
-    private readonly file: string,
+    private readonly file: JsonFile,
     private readonly byHash: Map<string, KeyRecord>,
   ) {}
 
@@ -38,7 +40,7 @@ export class FileKeyStore implements KeyStore {
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
     }
-    return new FileKeyStore(file, new Map(records.map((r) => [r.hash, r])));
+    return new FileKeyStore(new JsonFile(file), new Map(records.map((r) => [r.hash, r])));
   }
 
   async verify(key: string): Promise<KeyRecord | undefined> {
@@ -46,14 +48,16 @@ export class FileKeyStore implements KeyStore {
     return record && record.revoked_at === null ? record : undefined;
   }
 
-  async create(client: string): Promise<{ key: string; record: KeyRecord }> {
-    const { key, record } = issueKey(client);
+  async create(client: string, origin?: { inviteId: string }): Promise<{ key: string; record: KeyRecord }> {
+    const { key, record } = issueKey(client, origin);
     this.byHash.set(record.hash, record);
     try {
       await this.save();
     } catch (err) {
-      // The key is not returned, so it must not work either.
+      // The key is not returned, so it must not work either; a later save may have
+      // written it already, so write again without it (best effort: this one failed).
       this.byHash.delete(record.hash);
+      await this.save().catch(() => {});
       throw err;
     }
     return { key, record };
@@ -75,9 +79,7 @@ export class FileKeyStore implements KeyStore {
 
   async close(): Promise<void> {}
 
-  private async save(): Promise<void> {
-    const tmp = `${this.file}.${process.pid}.tmp`;
-    await fs.writeFile(tmp, JSON.stringify({ keys: [...this.byHash.values()] }, null, 2) + '\n', { mode: 0o600 });
-    await fs.rename(tmp, this.file);
+  private save(): Promise<void> {
+    return this.file.save(() => ({ keys: [...this.byHash.values()] }));
   }
 }

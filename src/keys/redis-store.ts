@@ -47,8 +47,8 @@ export class RedisKeyStore implements KeyStore {
     return record.revoked_at === null ? record : undefined;
   }
 
-  async create(client: string): Promise<{ key: string; record: KeyRecord }> {
-    const { key, record } = issueKey(client);
+  async create(client: string, origin?: { inviteId: string }): Promise<{ key: string; record: KeyRecord }> {
+    const { key, record } = issueKey(client, origin);
     try {
       await this.redis.multi().hset(RECORDS, record.hash, JSON.stringify(record)).incr(VERSION).exec();
     } catch (err) {
