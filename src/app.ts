@@ -2,6 +2,7 @@ import Router from '@koa/router';
 import Koa, { type Middleware } from 'koa';
 import { MethodNotAllowedError, NotFoundError } from './errors.ts';
 import { requireKey } from './http/auth.ts';
+import { claimRoutes } from './claim/routes.ts';
 import * as catalog from './http/catalog.ts';
 import { renderErrors } from './http/errors.ts';
 import * as financials from './http/financials.ts';
@@ -22,6 +23,8 @@ export function createApp(services: Services, options: AppOptions = {}): Koa {
   const app = new Koa({ proxy: options.trustProxy ?? false, maxIpsCount: 1 });
   app.use(logRequests(services.log));
   app.use(renderErrors(services.log));
+  // Invite claim pages: HTML, outside /v1, so before the key check.
+  app.use(claimRoutes(services));
   // Keys first: a refused query string from a valid key still counts and carries limit headers.
   app.use(requireKey(services));
   app.use(guardQuery());

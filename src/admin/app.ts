@@ -9,7 +9,10 @@ import { AdminUnauthorizedError, InvalidParametersError, NotFoundError } from '.
 import { renderErrors } from '../http/errors.ts';
 import { invalidParameters } from '../http/params.ts';
 import { logRequests } from '../http/request-log.ts';
+import type { InviteStore } from '../invites/store.ts';
 import type { KeyRecord, KeyStore } from '../keys/store.ts';
+import type { Clock } from '../limits/limiter.ts';
+import * as invites from './invites.ts';
 
 // The operators' surface: bound to 127.0.0.1 only and authenticated by the token in
 // STATE_DIR/admin-token, which only the account running the service can read.
@@ -34,7 +37,7 @@ async function revoke(keys: KeyStore, ref: string): Promise<KeyRecord> {
 /** Never the hash: an operator only needs what tells keys apart. */
 const publicRecord = ({ hash: _hash, ...rest }: KeyRecord) => rest;
 
-export function createAdminApp(options: { keys: KeyStore; token: string; log: Logger }): Koa {
+export function createAdminApp(options: { keys: KeyStore; invites: InviteStore; publicUrl: string; clock: Clock; token: string; log: Logger }): Koa {
   const expected = Buffer.from(`Bearer ${options.token}`);
   const app = new Koa();
   app.use(logRequests(options.log.child({ listener: 'admin' })));
@@ -67,6 +70,7 @@ export function createAdminApp(options: { keys: KeyStore; token: string; log: Lo
     if (!KEY_ID.test(ctx.params.id!)) throw new NotFoundError('No key matches; send a full key as {"ref": …} to POST /keys/revoke');
     ctx.body = { record: publicRecord(await revoke(options.keys, ctx.params.id!)) };
   });
+  invites.register(router, options);
   app.use(router.routes());
   app.use(unmatched(router));
   return app;
