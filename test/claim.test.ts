@@ -101,6 +101,23 @@ test('claiming shows the key once, with a warning, a copy button and a curl exam
   assert.ok(service.logs.some((l) => l.url === '/claim/[redacted]'));
 });
 
+test('admin key list: id, prefix, client, created, last used, status and where the key came from', async () => {
+  const { url, invite: record } = await invite({ client: 'Listed Client' });
+  const key = shownKey((await claim(url)).text)!;
+  const unused = (await service.admin('POST', '/keys', { client: 'Never Used' })).json;
+  await service.admin('POST', `/keys/${unused.record.id}/revoke`);
+  assert.is((await service.get('/v1/catalog', { key })).status, 200);
+  const out = await admin(service, 'key', 'list');
+  assert.is(out.code, 0, out.stderr);
+  const [header, ...rows] = out.stdout.trimEnd().split('\n');
+  assert.match(header!, /^ID +PREFIX +CLIENT +CREATED +LAST USED +STATUS +FROM$/);
+  const claimed = rows.find((r) => r.includes('Listed Client'))!;
+  assert.match(claimed, new RegExp(`^key_[0-9a-f]{16} +${key.slice(0, 12)}… +Listed Client +\\S+ +${new Date(now).toISOString()} +active +${record.id}$`));
+  const manual = rows.find((r) => r.includes('Never Used'))!;
+  assert.match(manual, / never +revoked \S+ +operator$/);
+  assert.not.ok(out.stdout.includes(key));
+});
+
 test('50 simultaneous claims of one invite: exactly one key', async () => {
   const { url, invite: record } = await invite({ client: 'Racer' });
   const form = await openInvite(url);

@@ -18,6 +18,8 @@ interface Backend {
   reset(): Promise<void>;
   /** Makes the next writes fail; the returned function repairs the backend. */
   breakWrites(): Promise<() => Promise<void>>;
+  /** Whether two stores may serve one backend at once (replicas); the file store is one process's. */
+  shared: boolean;
   before?(): Promise<void>;
   after?(): Promise<void>;
 }
@@ -47,7 +49,7 @@ function keyStoreContract(name: string, backend: Backend) {
     assert.is(record.revoked_at, null);
     assert.equal(await store.verify(key), record);
     const listed = await store.list();
-    assert.equal(listed, [record]);
+    assert.equal(listed, [{ ...record, last_used_at: null }]);
     assert.not.ok(JSON.stringify(listed).includes(key.slice(8)));
   });
 
@@ -65,7 +67,7 @@ function keyStoreContract(name: string, backend: Backend) {
       assert.ok(revoked?.revoked_at);
       assert.is(await store.verify(key), undefined);
       assert.equal(await store.revoke(record.id), revoked, 'revoking again returns the first revocation');
-      assert.equal((await store.list()).find((r) => r.id === record.id), revoked);
+      assert.equal((await store.list()).find((r) => r.id === record.id), { ...revoked, last_used_at: null });
     }
     assert.is(await store.revoke('key_0000000000000000'), undefined);
     assert.is(await store.revoke('sk_live_' + 'b'.repeat(40)), undefined);
@@ -97,6 +99,20 @@ function keyStoreContract(name: string, backend: Backend) {
     for (const { key, record } of created) assert.equal(await reopened.verify(key), record);
   });
 
+  test('a use shows in list() at once and survives reopening; the newest use wins across stores', async () => {
+    const a = await open();
+    const b = backend.shared ? await open() : a;
+    const { record } = await a.create('busy');
+    const at = Date.parse('2026-11-22T12:00:00Z');
+    a.recordUse(record.id, at + 2000);
+    a.recordUse(record.id, at + 1000);
+    b.recordUse(record.id, at + 500);
+    assert.is((await a.list())[0]!.last_used_at, new Date(at + 2000).toISOString());
+    await Promise.all([a.close(), b.close()]);
+    const reopened = await open();
+    assert.is((await reopened.list())[0]!.last_used_at, new Date(at + 2000).toISOString());
+  });
+
   test('keys and revocations survive reopening the store', async () => {
     const first = await open();
     const kept = await first.create('kept');
@@ -114,6 +130,7 @@ function keyStoreContract(name: string, backend: Backend) {
 
 let stateDir = '';
 keyStoreContract('file', {
+  shared: false,
   open: () => FileKeyStore.open(stateDir),
   async reset() {
     if (stateDir) await fs.rm(stateDir, { recursive: true, force: true });
@@ -138,6 +155,7 @@ if (REDIS_BINARY) {
   let fixture: Awaited<ReturnType<typeof redisWithClients>>;
   const log = createLogger('silent');
   keyStoreContract('redis', {
+    shared: true,
     open: () => RedisKeyStore.open(fixture.clients[0]!, log),
     reset: async () => void (await fixture.clients[0]!.flushall()),
     // Redis stopped: the write times out, so the store cannot know whether it landed.

@@ -2,6 +2,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import * as v from 'valibot';
 import { JsonFile } from '../state/json-file.ts';
+import { latest, UseLog } from './use-log.ts';
 import { hashKey, issueKey, looksLikeKey } from './key-format.ts';
 import type { KeyRecord, KeyStore } from './store.ts';
 
@@ -15,6 +16,7 @@ const fileSchema = v.object({
       created_at: v.string(),
       revoked_at: v.nullable(v.string()),
       invite_id: v.optional(v.string()),
+      last_used_at: v.optional(v.nullable(v.string())),
     }),
   ),
 });
@@ -25,12 +27,22 @@ const fileSchema = v.object({
  * write-then-rename so a crash never leaves half a file; saves run one at a time.
  */
 export class FileKeyStore implements KeyStore {
+  private readonly uses: UseLog;
+
   private constructor(
     private readonly file: JsonFile,
     private readonly byHash: Map<string, KeyRecord>,
-  ) {}
+    flushMs: number,
+  ) {
+    this.uses = new UseLog(async (uses) => {
+      for (const record of this.byHash.values()) {
+        if (uses.has(record.id)) this.byHash.set(record.hash, { ...record, last_used_at: latest(record.last_used_at, uses.get(record.id)) });
+      }
+      await this.save();
+    }, flushMs);
+  }
 
-  static async open(stateDir: string): Promise<FileKeyStore> {
+  static async open(stateDir: string, options: { flushMs?: number } = {}): Promise<FileKeyStore> {
     const file = path.join(stateDir, 'keys.json');
     let records: KeyRecord[] = [];
     try {
@@ -40,7 +52,7 @@ export class FileKeyStore implements KeyStore {
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
     }
-    return new FileKeyStore(new JsonFile(file), new Map(records.map((r) => [r.hash, r])));
+    return new FileKeyStore(new JsonFile(file), new Map(records.map((r) => [r.hash, r])), options.flushMs ?? 60_000);
   }
 
   async verify(key: string): Promise<KeyRecord | undefined> {
@@ -64,7 +76,11 @@ export class FileKeyStore implements KeyStore {
   }
 
   async list(): Promise<KeyRecord[]> {
-    return [...this.byHash.values()];
+    return [...this.byHash.values()].map((r) => ({ ...r, last_used_at: latest(r.last_used_at, this.uses.unwritten(r.id)) }));
+  }
+
+  recordUse(id: string, at: number): void {
+    this.uses.note(id, at);
   }
 
   async revoke(ref: string): Promise<KeyRecord | undefined> {
@@ -77,7 +93,9 @@ export class FileKeyStore implements KeyStore {
     return revoked;
   }
 
-  async close(): Promise<void> {}
+  async close(): Promise<void> {
+    await this.uses.close();
+  }
 
   private save(): Promise<void> {
     return this.file.save(() => ({ keys: [...this.byHash.values()] }));
