@@ -84,7 +84,7 @@ export const settings = {
   },
   CLAIM_GUARD_PER_MINUTE: {
     schema: positiveInt(10),
-    help: 'Unknown, spent or expired invite links one client address may open in any rolling 60 seconds before it gets 429s',
+    help: 'Unknown invite tokens one client address may open in any rolling 60 seconds before it gets 429s',
   },
   REDIS_URL: {
     schema: v.optional(v.pipe(v.string(), v.regex(/^rediss?:\/\//, 'Expected a redis:// or rediss:// URL'))),

@@ -22,7 +22,7 @@ export interface Services {
   /** Per client address: missing or invalid keys (BAD_KEY_LIMIT_PER_MINUTE). */
   readonly badKeys: Limiter;
   readonly invites: InviteStore;
-  /** Per client address: unknown, spent or expired invite tokens (CLAIM_GUARD_PER_MINUTE). */
+  /** Per client address: unknown invite tokens on the claim page (CLAIM_GUARD_PER_MINUTE). */
   readonly claimGuard: Limiter;
   readonly clock: Clock;
   readonly log: Logger;

@@ -205,6 +205,9 @@ guard.before(async () => {
 guard.after(() => guarded.stop());
 
 guard('invalid tokens from one address get 429 after CLAIM_GUARD_PER_MINUTE; a valid invite still works', async () => {
+  const spent = (await guarded.admin('POST', '/invites', { client: 'Double Clicker' })).json.url;
+  assert.is((await claim(spent)).status, 200);
+  for (let i = 0; i < 5; i++) assert.is((await send(spent)).status, 410, 'a spent real token is no guess: never 429');
   const bogus = `${guarded.url}/claim/inv_${'B'.repeat(43)}`;
   for (let i = 0; i < 3; i++) assert.is((await send(bogus)).status, 404);
   const refused = await send(bogus);

@@ -48,19 +48,27 @@ export function claimRoutes(services: Pick<Services, 'invites' | 'keys' | 'claim
     respond(ctx, STATUS[reason], refusalPage(reason));
   };
 
-  const show = async (ctx: Context, token: string) => {
+  /** The open invite a token names, or undefined once the refusal page is sent. */
+  const openInvite = async (ctx: Context, token: string) => {
     const record = looksLikeToken(token) ? await services.invites.find(token) : undefined;
-    if (!record) return refuse(ctx, 'unknown');
+    if (!record) return void (await refuse(ctx, 'unknown'));
     const status = inviteStatus(record, services.clock());
-    if (status !== 'open') return refuse(ctx, status);
+    if (status !== 'open') return void (await refuse(ctx, status));
+    return record;
+  };
+
+  const show = async (ctx: Context, token: string) => {
+    const record = await openInvite(ctx, token);
+    if (!record) return;
     const csrf = randomBytes(24).toString('base64url');
     ctx.set('Set-Cookie', `${CSRF_COOKIE}=${csrf}; Path=/claim; HttpOnly; SameSite=Strict; Max-Age=3600${ctx.secure ? '; Secure' : ''}`);
     respond(ctx, 200, claimPage(record.client, record.expires_at, csrf));
   };
 
   const claim = async (ctx: Context, token: string) => {
+    // A spent or unknown invite says so first (a reload after the claim gets 410, not 403).
+    if (!(await openInvite(ctx, token))) return;
     if (!sameSiteForm(ctx)) return respond(ctx, STATUS.forged, refusalPage('forged'));
-    if (!looksLikeToken(token)) return refuse(ctx, 'unknown');
     const spent = await services.invites.spend(token, services.clock());
     if (!spent.ok) return refuse(ctx, spent.status);
     const invite = spent.record;
