@@ -1,27 +1,11 @@
-import { execFile } from 'node:child_process';
-import path from 'node:path';
-import { promisify } from 'node:util';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { adminCli as admin } from './helpers/admin-cli.ts';
 import { claim, openInvite, postClaim, shownKey } from './helpers/claim.ts';
 import { send, startTestService, type Response, type TestService } from './helpers/service.ts';
 
 // Invites and the claim page over HTTP (spec section 5): the operator's CLI makes an
 // invite, the client's browser (here: plain requests, no JavaScript) claims it once.
-
-const run = promisify(execFile);
-const ROOT = path.resolve(import.meta.dirname, '..');
-
-async function admin(service: TestService, ...args: string[]) {
-  const env = { ...process.env, STATE_DIR: service.stateDir, ADMIN_PORT: new URL(service.adminUrl).port };
-  try {
-    const { stdout, stderr } = await run('node', ['--import', 'tsx', 'src/cli/admin.ts', ...args], { cwd: ROOT, env, timeout: 30_000 });
-    return { code: 0, stdout, stderr };
-  } catch (err) {
-    const failed = err as { code: number; stdout: string; stderr: string };
-    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
-  }
-}
 
 const lastLine = (text: string) => text.trimEnd().split('\n').at(-1)!;
 

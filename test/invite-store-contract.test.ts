@@ -1,10 +1,10 @@
 import fs from 'node:fs/promises';
-import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { FileInviteStore } from '../src/invites/file-store.ts';
 import { RedisInviteStore } from '../src/invites/redis-store.ts';
 import { hashToken, inviteStatus, type InviteStore } from '../src/invites/store.ts';
 import { REDIS_BINARY, redisWithClients, skipRedisSuite } from './helpers/redis.ts';
+import { contractSuite, type ContractBackend } from './helpers/contract.ts';
 import { tempDir } from './helpers/service.ts';
 
 // One contract for every InviteStore, like test/key-store-contract.test.ts.
@@ -12,12 +12,8 @@ import { tempDir } from './helpers/service.ts';
 // serve one deployment (two replicas' connections for Redis; for the single-process
 // file store, the one store); `reset` empties it. Time is injected: NOW below.
 
-interface Backend {
-  open(): Promise<InviteStore>;
+interface Backend extends ContractBackend<InviteStore> {
   views(): Promise<[InviteStore, InviteStore]>;
-  reset(): Promise<void>;
-  before?(): Promise<void>;
-  after?(): Promise<void>;
 }
 
 const NOW = Date.parse('2026-11-22T12:00:00Z');
@@ -25,19 +21,7 @@ const DAY = 86_400_000;
 const invite = (client: string, replaces: string | null = null) => ({ client, expiresAt: NOW + 7 * DAY, replaces });
 
 function inviteStoreContract(name: string, backend: Backend) {
-  const test = suite(`invite store contract: ${name}`);
-  const opened: InviteStore[] = [];
-  const open = async () => {
-    const store = await backend.open();
-    opened.push(store);
-    return store;
-  };
-  if (backend.before) test.before(backend.before);
-  test.before.each(backend.reset);
-  test.after.each(async () => {
-    await Promise.all(opened.splice(0).map((s) => s.close()));
-  });
-  if (backend.after) test.after(backend.after);
+  const { test, open, track } = contractSuite(`invite store contract: ${name}`, backend);
 
   test('create returns a long random token once; only its hash is kept', async () => {
     const store = await open();
@@ -70,7 +54,8 @@ function inviteStoreContract(name: string, backend: Backend) {
 
   test('50 simultaneous spends of one token: exactly one wins, across two views of the store', async () => {
     const [a, b] = await backend.views();
-    opened.push(a, b);
+    track(a);
+    track(b);
     const { token } = await a.create(invite('Race'), NOW);
     const results = await Promise.all(Array.from({ length: 50 }, (_, i) => (i % 2 ? b : a).spend(token, NOW)));
     assert.is(results.filter((r) => r.ok).length, 1);

@@ -8,36 +8,21 @@ import { RedisKeyStore } from '../src/keys/redis-store.ts';
 import type { KeyStore } from '../src/keys/store.ts';
 import { createLogger } from '../src/log.ts';
 import { REDIS_BINARY, redisWithClients, skipRedisSuite } from './helpers/redis.ts';
+import { contractSuite, type ContractBackend } from './helpers/contract.ts';
 import { tempDir } from './helpers/service.ts';
 
 // One contract for every KeyStore (undici's cacheStoreTests(Store) pattern).
 // `open` gives a store over the backend's current state; `reset` empties it.
 
-interface Backend {
-  open(): Promise<KeyStore>;
-  reset(): Promise<void>;
+interface Backend extends ContractBackend<KeyStore> {
   /** Makes the next writes fail; the returned function repairs the backend. */
   breakWrites(): Promise<() => Promise<void>>;
   /** Whether two stores may serve one backend at once (replicas); the file store is one process's. */
   shared: boolean;
-  before?(): Promise<void>;
-  after?(): Promise<void>;
 }
 
 function keyStoreContract(name: string, backend: Backend) {
-  const test = suite(`key store contract: ${name}`);
-  const opened: KeyStore[] = [];
-  const open = async () => {
-    const store = await backend.open();
-    opened.push(store);
-    return store;
-  };
-  if (backend.before) test.before(backend.before);
-  test.before.each(backend.reset);
-  test.after.each(async () => {
-    await Promise.all(opened.splice(0).map((s) => s.close()));
-  });
-  if (backend.after) test.after(backend.after);
+  const { test, open } = contractSuite(`key store contract: ${name}`, backend);
 
   test('create returns the key once; verify finds its record; nothing stored holds the key', async () => {
     const store = await open();

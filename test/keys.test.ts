@@ -1,29 +1,14 @@
-import { execFile } from 'node:child_process';
 import fs from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { adminCli as admin } from './helpers/admin-cli.ts';
 import { startTestService, tempDir, type TestService } from './helpers/service.ts';
 
 // API keys end to end: the operator's CLI against a running server's admin
 // listener, what is stored, restart survival and revocation.
 
-const run = promisify(execFile);
-const ROOT = path.resolve(import.meta.dirname, '..');
-
-/** Runs `npm run admin -- …` the way an operator does, against `service`. */
-async function admin(service: Pick<TestService, 'stateDir' | 'adminUrl'>, ...args: string[]) {
-  const env = { ...process.env, STATE_DIR: service.stateDir, ADMIN_PORT: new URL(service.adminUrl).port };
-  try {
-    const { stdout, stderr } = await run('node', ['--import', 'tsx', 'src/cli/admin.ts', ...args], { cwd: ROOT, env, timeout: 30_000 });
-    return { code: 0, stdout, stderr };
-  } catch (err) {
-    const failed = err as { code: number; stdout: string; stderr: string };
-    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
-  }
-}
 
 const keys = suite('keys');
 let service: TestService;

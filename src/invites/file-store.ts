@@ -1,4 +1,3 @@
-import fs from 'node:fs/promises';
 import path from 'node:path';
 import * as v from 'valibot';
 import { JsonFile } from '../state/json-file.ts';
@@ -33,16 +32,9 @@ export class FileInviteStore implements InviteStore {
   ) {}
 
   static async open(stateDir: string): Promise<FileInviteStore> {
-    const file = path.join(stateDir, 'invites.json');
-    let records: InviteRecord[] = [];
-    try {
-      const result = v.safeParse(fileSchema, JSON.parse(await fs.readFile(file, 'utf8')));
-      if (!result.success) throw new Error(`${file}: field "${v.getDotPath(result.issues[0]) ?? '(root)'}": ${result.issues[0].message}; restore the file from a backup`);
-      records = result.output.invites;
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-    }
-    return new FileInviteStore(new JsonFile(file), new Map(records.map((r) => [r.hash, r])));
+    const file = new JsonFile(path.join(stateDir, 'invites.json'));
+    const records: InviteRecord[] = (await file.read(fileSchema))?.invites ?? [];
+    return new FileInviteStore(file, new Map(records.map((r) => [r.hash, r])));
   }
 
   async create(input: { client: string; expiresAt: number; replaces: string | null }, now: number) {

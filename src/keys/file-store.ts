@@ -1,4 +1,3 @@
-import fs from 'node:fs/promises';
 import path from 'node:path';
 import * as v from 'valibot';
 import { JsonFile } from '../state/json-file.ts';
@@ -43,16 +42,9 @@ export class FileKeyStore implements KeyStore {
   }
 
   static async open(stateDir: string, options: { flushMs?: number } = {}): Promise<FileKeyStore> {
-    const file = path.join(stateDir, 'keys.json');
-    let records: KeyRecord[] = [];
-    try {
-      const result = v.safeParse(fileSchema, JSON.parse(await fs.readFile(file, 'utf8')));
-      if (!result.success) throw new Error(`${file}: field "${v.getDotPath(result.issues[0]) ?? '(root)'}": ${result.issues[0].message}; restore the file from a backup`);
-      records = result.output.keys;
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-    }
-    return new FileKeyStore(new JsonFile(file), new Map(records.map((r) => [r.hash, r])), options.flushMs ?? 60_000);
+    const file = new JsonFile(path.join(stateDir, 'keys.json'));
+    const records: KeyRecord[] = (await file.read(fileSchema))?.keys ?? [];
+    return new FileKeyStore(file, new Map(records.map((r) => [r.hash, r])), options.flushMs ?? 60_000);
   }
 
   async verify(key: string): Promise<KeyRecord | undefined> {
