@@ -10,7 +10,9 @@ import { startTestService, tempDir, type TestService } from './helpers/service.t
 
 const CHROMIUM = '/usr/bin/chromium';
 const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
-const IMAGES = path.resolve(import.meta.dirname, '../docs/img');
+// Screenshots are always taken; they replace the committed ones in docs/img only with
+// UPDATE_SCREENSHOTS=1, so an ordinary test run leaves the work tree clean.
+const UPDATE = process.env.UPDATE_SCREENSHOTS === '1';
 
 const test = suite('claim page in headless Chromium');
 
@@ -22,7 +24,9 @@ if (!fs.existsSync(CHROMIUM)) {
   let service: TestService;
   let profile: string;
   let browser: BrowserContext;
+  let images: string;
   test.before(async () => {
+    images = UPDATE ? path.resolve(import.meta.dirname, '../docs/img') : await tempDir('dqs-screenshots-');
     service = await startTestService();
     profile = await tempDir('dqs-chromium-');
     // A persistent context is how a fresh --user-data-dir is given to Chromium.
@@ -39,6 +43,7 @@ if (!fs.existsSync(CHROMIUM)) {
     await browser?.close();
     await service?.stop();
     if (profile) await fs.promises.rm(profile, { recursive: true, force: true });
+    if (images && !UPDATE) await fs.promises.rm(images, { recursive: true, force: true });
   });
 
   const invite = async (client: string) => (await service.admin('POST', '/invites', { client })).json.url as string;
@@ -49,7 +54,7 @@ if (!fs.existsSync(CHROMIUM)) {
     await page.goto(url);
     assert.is(await page.title(), 'Claim your API key · Data Query Service');
     assert.match(await page.locator('main').innerText(), /This invite is for Acme Analytics/);
-    await page.screenshot({ path: path.join(IMAGES, 'claim-page.png'), fullPage: true });
+    await page.screenshot({ path: path.join(images, 'claim-page.png'), fullPage: true });
 
     await page.getByRole('button', { name: 'Claim Your API Key' }).click();
     const field = page.getByLabel('API key for Acme Analytics');
@@ -57,9 +62,10 @@ if (!fs.existsSync(CHROMIUM)) {
     assert.match(key, /^sk_live_[0-9A-Za-z]{40}$/);
     assert.match(await page.getByRole('alert').innerText(), /cannot be shown again/);
     await page.getByRole('button', { name: 'Copy' }).click();
-    assert.is(await page.getByRole('status').innerText(), 'Copied to the clipboard.');
+    // The copy is asynchronous: wait for its confirmation (fails after 5 s).
+    await page.getByRole('status').filter({ hasText: 'Copied to the clipboard.' }).waitFor({ timeout: 5000 });
     assert.is(await page.evaluate(() => navigator.clipboard.readText()), key);
-    await page.screenshot({ path: path.join(IMAGES, 'claim-key.png'), fullPage: true });
+    await page.screenshot({ path: path.join(images, 'claim-key.png'), fullPage: true });
 
     const res = await fetch(`${service.url}/v1/catalog`, { headers: { 'x-api-key': key } });
     assert.is(res.status, 200);
@@ -93,7 +99,21 @@ if (!fs.existsSync(CHROMIUM)) {
     await page.keyboard.press('Tab');
     assert.is(await page.evaluate(() => document.activeElement?.textContent), 'Copy');
     await page.keyboard.press('Enter');
-    assert.is(await page.getByRole('status').innerText(), 'Copied to the clipboard.');
+    // The copy is asynchronous: wait for its confirmation (fails after 5 s).
+    await page.getByRole('status').filter({ hasText: 'Copied to the clipboard.' }).waitFor({ timeout: 5000 });
+    await page.close();
+  });
+
+  test('readable on a phone: at 320 px wide neither page scrolls sideways', async () => {
+    const url = await invite('A Client With A Rather Long Organisation Name Ltd');
+    const page = await browser.newPage();
+    await page.setViewportSize({ width: 320, height: 640 });
+    const overflow = () => page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    await page.goto(url);
+    assert.is(await overflow(), 0, 'claim page');
+    await page.getByRole('button', { name: 'Claim Your API Key' }).click();
+    await page.getByLabel(/^API key for/).waitFor();
+    assert.is(await overflow(), 0, 'key page');
     await page.close();
   });
 }

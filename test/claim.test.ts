@@ -43,6 +43,9 @@ test('invite create prints the claim URL alone on its last line: PUBLIC_URL/clai
   assert.is(mine.status, 'open');
   assert.not.ok(JSON.stringify(listed).includes(url.split('/claim/')[1]!.slice(4)), 'invite list shows no token');
   assert.not.ok(JSON.stringify(listed).includes('hash'));
+  const table = (await admin(service, 'invite', 'list')).stdout.trimEnd().split('\n');
+  assert.match(table[0]!, /^ID +CLIENT +CREATED +EXPIRES +STATUS +KEY +REPLACES$/);
+  assert.match(table.find((r) => r.startsWith(mine.id))!, / open +- +-$/);
 });
 
 test('the claim page names the client and offers one button in a POST form; HTML, no-store, CSP, no referrer', async () => {
