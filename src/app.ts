@@ -2,6 +2,7 @@ import Router from '@koa/router';
 import Koa, { type Middleware } from 'koa';
 import { MethodNotAllowedError, NotFoundError } from './errors.ts';
 import { requireKey } from './http/auth.ts';
+import { claimRoutes } from './claim/routes.ts';
 import * as catalog from './http/catalog.ts';
 import * as docs from './http/docs.ts';
 import { renderErrors } from './http/errors.ts';
@@ -28,6 +29,8 @@ export function createApp(services: Services, options: AppOptions = {}): Koa {
   app.use(countRequests(services.metrics, 'public', router));
   app.use(logRequests(services.log));
   app.use(renderErrors(services.log));
+  // Invite claim pages: HTML, outside /v1, so before the key check.
+  app.use(claimRoutes(services));
   // Keys first: a refused query string from a valid key still counts and carries limit headers.
   app.use(requireKey(services));
   app.use(guardQuery());

@@ -86,6 +86,14 @@ export const settings = {
     schema: positiveInt(30),
     help: 'Missing or invalid API keys one client address may send in any rolling 60 seconds before it gets 429s',
   },
+  PUBLIC_URL: {
+    schema: v.optional(v.pipe(v.string(), v.regex(/^https?:\/\/[^/?#]+(\/[^?#]*)?$/, 'Expected an http:// or https:// URL without query'), v.transform((url) => url.replace(/\/+$/, '')))),
+    help: 'Address clients reach the public API at, used in invite links (empty: the public listener\'s own address)',
+  },
+  CLAIM_GUARD_PER_MINUTE: {
+    schema: positiveInt(10),
+    help: 'Unknown invite tokens one client address may open in any rolling 60 seconds before it gets 429s',
+  },
   REDIS_URL: {
     schema: v.optional(v.pipe(v.string(), v.regex(/^rediss?:\/\//, 'Expected a redis:// or rediss:// URL'))),
     help: 'Redis shared by every replica for limits and API keys (empty: limits in memory, keys in STATE_DIR)',

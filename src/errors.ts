@@ -166,6 +166,13 @@ export class NotFoundError extends ApiError {
   }
 }
 
+/** The request is valid but the thing it names is in a state that refuses it. */
+export class ConflictError extends ApiError {
+  constructor(what: string) {
+    super(409, { error: what });
+  }
+}
+
 export class MethodNotAllowedError extends ApiError {
   override readonly code = 'method_not_allowed';
 

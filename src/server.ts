@@ -16,6 +16,8 @@ import { latestRelease, verifyRelease } from './releases/on-disk.ts';
 import { FileKeyStore } from './keys/file-store.ts';
 import { createHttpServer } from './http/node-server.ts';
 import { RedisKeyStore } from './keys/redis-store.ts';
+import { FileInviteStore } from './invites/file-store.ts';
+import { RedisInviteStore } from './invites/redis-store.ts';
 import type { Clock, LimitPolicy, Limiter } from './limits/limiter.ts';
 import { MemoryLimiter } from './limits/memory.ts';
 import { NoopLimiter } from './limits/noop.ts';
@@ -55,6 +57,8 @@ export async function startService(config: Config, log: Logger, options: { clock
   };
   const limits = limiter({ perMinute: config.RATE_LIMIT_PER_MINUTE, perDay: config.RATE_LIMIT_PER_DAY }, 'dqs:limit:key:');
   const badKeys = limiter({ perMinute: config.BAD_KEY_LIMIT_PER_MINUTE }, 'dqs:limit:address:');
+  const invites = redis ? new RedisInviteStore(redis) : await FileInviteStore.open(config.STATE_DIR);
+  const claimGuard = limiter({ perMinute: config.CLAIM_GUARD_PER_MINUTE }, 'dqs:limit:claim:');
   if (config.BENCH_DISABLE_LIMITS) log.warn('BENCH_DISABLE_LIMITS=true: no request is counted against any limit (bench-only)');
   const db = await Database.open({
     connections: config.DUCKDB_CONNECTIONS,
@@ -77,6 +81,8 @@ export async function startService(config: Config, log: Logger, options: { clock
     keys,
     limits,
     badKeys,
+    invites,
+    claimGuard,
     clock,
     log,
     metrics,
@@ -84,10 +90,11 @@ export async function startService(config: Config, log: Logger, options: { clock
 
   const timeouts = { headersMs: config.HTTP_HEADERS_TIMEOUT_MS, requestMs: config.HTTP_REQUEST_TIMEOUT_MS, keepAliveMs: config.HTTP_KEEP_ALIVE_TIMEOUT_MS };
   const server = createHttpServer(createApp(services, { trustProxy: config.TRUST_PROXY }).callback(), timeouts, log);
-  const admin = createHttpServer(createAdminApp({ keys, token: adminToken, log, metrics }).callback(), timeouts, log.child({ listener: 'admin' }));
   await listen(server, config.PORT, config.HOST);
-  await listen(admin, config.ADMIN_PORT, '127.0.0.1');
   const url = `http://${hostForUrl(config.HOST)}:${(server.address() as AddressInfo).port}`;
+  const adminApp = createAdminApp({ keys, invites, publicUrl: config.PUBLIC_URL ?? url, clock, token: adminToken, log, metrics });
+  const admin = createHttpServer(adminApp.callback(), timeouts, log.child({ listener: 'admin' }));
+  await listen(admin, config.ADMIN_PORT, '127.0.0.1');
   const adminUrl = `http://127.0.0.1:${(admin.address() as AddressInfo).port}`;
   log.info({ url, adminUrl }, 'listening');
 
@@ -111,7 +118,7 @@ export async function startService(config: Config, log: Logger, options: { clock
       await Promise.all([stop(server), stop(admin)]);
       await ready.catch(() => {});
       db.close();
-      await Promise.all([keys.close(), limits.close(), badKeys.close()]);
+      await Promise.all([keys.close(), invites.close(), limits.close(), badKeys.close(), claimGuard.close()]);
       redis?.disconnect();
     },
   };

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { ResponseCache } from './cache/store.ts';
 import type { CurrentRelease } from './store/current-release.ts';
 import type { Database } from './duckdb/database.ts';
+import type { InviteStore } from './invites/store.ts';
 import type { KeyStore } from './keys/store.ts';
 import type { Clock, Limiter } from './limits/limiter.ts';
 import type { Metrics } from './metrics.ts';
@@ -21,6 +22,9 @@ export interface Services {
   readonly limits: Limiter;
   /** Per client address: missing or invalid keys (BAD_KEY_LIMIT_PER_MINUTE). */
   readonly badKeys: Limiter;
+  readonly invites: InviteStore;
+  /** Per client address: unknown invite tokens on the claim page (CLAIM_GUARD_PER_MINUTE). */
+  readonly claimGuard: Limiter;
   readonly clock: Clock;
   readonly log: Logger;
   readonly metrics: Metrics;

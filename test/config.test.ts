@@ -21,6 +21,8 @@ const DEFAULTS = {
   RATE_LIMIT_PER_MINUTE: 100,
   RATE_LIMIT_PER_DAY: 10_000,
   BAD_KEY_LIMIT_PER_MINUTE: 30,
+  PUBLIC_URL: undefined,
+  CLAIM_GUARD_PER_MINUTE: 10,
   REDIS_URL: undefined,
   REDIS_TIMEOUT_MS: 100,
   BENCH_DISABLE_LIMITS: false,
@@ -41,6 +43,11 @@ function configError(env: Record<string, string>): ConfigError {
 }
 
 const config = suite('config');
+
+config('PUBLIC_URL: an http(s) URL without query, trailing slashes dropped', () => {
+  assert.is(loadConfig({ PUBLIC_URL: 'https://data.example.com/api/' }).PUBLIC_URL, 'https://data.example.com/api');
+  assert.match(configError({ PUBLIC_URL: 'data.example.com' }).message, /PUBLIC_URL="data.example.com": Expected an http:\/\/ or https:\/\/ URL/);
+});
 
 config('loadConfig({}) gives the documented defaults', () => {
   assert.equal(loadConfig({}), DEFAULTS);
@@ -67,6 +74,8 @@ config('valid values are parsed and directories resolved', () => {
     RATE_LIMIT_PER_MINUTE: '5',
     RATE_LIMIT_PER_DAY: '50',
     BAD_KEY_LIMIT_PER_MINUTE: '3',
+    PUBLIC_URL: 'https://data.example.com',
+    CLAIM_GUARD_PER_MINUTE: '5',
     REDIS_URL: 'redis://127.0.0.1:6380/2',
     REDIS_TIMEOUT_MS: '250',
     BENCH_DISABLE_LIMITS: 'true',
@@ -91,6 +100,8 @@ config('valid values are parsed and directories resolved', () => {
     RATE_LIMIT_PER_MINUTE: 5,
     RATE_LIMIT_PER_DAY: 50,
     BAD_KEY_LIMIT_PER_MINUTE: 3,
+    PUBLIC_URL: 'https://data.example.com',
+    CLAIM_GUARD_PER_MINUTE: 5,
     REDIS_URL: 'redis://127.0.0.1:6380/2',
     REDIS_TIMEOUT_MS: 250,
     BENCH_DISABLE_LIMITS: true,

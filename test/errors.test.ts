@@ -8,6 +8,7 @@ import { DATASETS } from '../src/registry.ts';
 import { createApp } from '../src/app.ts';
 import { CurrentRelease } from '../src/store/current-release.ts';
 import { Database } from '../src/duckdb/database.ts';
+import { FileInviteStore } from '../src/invites/file-store.ts';
 import { FileKeyStore } from '../src/keys/file-store.ts';
 import { MemoryLimiter } from '../src/limits/memory.ts';
 import { createLogger } from '../src/log.ts';
@@ -226,6 +227,7 @@ loading('data routes answer 503 with Retry-After; catalog and key checks still w
   const services = {
     db, release: new CurrentRelease(), cursors: new CursorCodec(Buffer.alloc(32)), cache: new NoopResponseCache(), cacheControl: 'private, max-age=60',
     keys, limits, badKeys, clock: Date.now, log: createLogger('silent'), metrics: new Metrics(),
+    invites: await FileInviteStore.open(stateDir), claimGuard: new MemoryLimiter({ perMinute: 10 }, Date.now),
   };
   const server = http.createServer(createApp(services).callback()).listen(0, '127.0.0.1');
   await once(server, 'listening');

@@ -8,34 +8,21 @@ import { RedisKeyStore } from '../src/keys/redis-store.ts';
 import type { KeyStore } from '../src/keys/store.ts';
 import { createLogger } from '../src/log.ts';
 import { REDIS_BINARY, redisWithClients, skipRedisSuite } from './helpers/redis.ts';
+import { contractSuite, type ContractBackend } from './helpers/contract.ts';
 import { tempDir } from './helpers/service.ts';
 
 // One contract for every KeyStore (undici's cacheStoreTests(Store) pattern).
 // `open` gives a store over the backend's current state; `reset` empties it.
 
-interface Backend {
-  open(): Promise<KeyStore>;
-  reset(): Promise<void>;
+interface Backend extends ContractBackend<KeyStore> {
   /** Makes the next writes fail; the returned function repairs the backend. */
   breakWrites(): Promise<() => Promise<void>>;
-  before?(): Promise<void>;
-  after?(): Promise<void>;
+  /** Whether two stores may serve one backend at once (replicas); the file store is one process's. */
+  shared: boolean;
 }
 
 function keyStoreContract(name: string, backend: Backend) {
-  const test = suite(`key store contract: ${name}`);
-  const opened: KeyStore[] = [];
-  const open = async () => {
-    const store = await backend.open();
-    opened.push(store);
-    return store;
-  };
-  if (backend.before) test.before(backend.before);
-  test.before.each(backend.reset);
-  test.after.each(async () => {
-    await Promise.all(opened.splice(0).map((s) => s.close()));
-  });
-  if (backend.after) test.after(backend.after);
+  const { test, open } = contractSuite(`key store contract: ${name}`, backend);
 
   test('create returns the key once; verify finds its record; nothing stored holds the key', async () => {
     const store = await open();
@@ -47,7 +34,7 @@ function keyStoreContract(name: string, backend: Backend) {
     assert.is(record.revoked_at, null);
     assert.equal(await store.verify(key), record);
     const listed = await store.list();
-    assert.equal(listed, [record]);
+    assert.equal(listed, [{ ...record, last_used_at: null }]);
     assert.not.ok(JSON.stringify(listed).includes(key.slice(8)));
   });
 
@@ -65,7 +52,7 @@ function keyStoreContract(name: string, backend: Backend) {
       assert.ok(revoked?.revoked_at);
       assert.is(await store.verify(key), undefined);
       assert.equal(await store.revoke(record.id), revoked, 'revoking again returns the first revocation');
-      assert.equal((await store.list()).find((r) => r.id === record.id), revoked);
+      assert.equal((await store.list()).find((r) => r.id === record.id), { ...revoked, last_used_at: null });
     }
     assert.is(await store.revoke('key_0000000000000000'), undefined);
     assert.is(await store.revoke('sk_live_' + 'b'.repeat(40)), undefined);
@@ -89,6 +76,28 @@ function keyStoreContract(name: string, backend: Backend) {
     assert.ok(await reopened.verify(kept.key));
   });
 
+  test('40 concurrent creates: each returns its key, and exactly those keys are kept', async () => {
+    const store = await open();
+    const created = await Promise.all(Array.from({ length: 40 }, (_, i) => store.create(`burst-${i}`)));
+    const reopened = await open();
+    assert.is((await reopened.list()).length, 40);
+    for (const { key, record } of created) assert.equal(await reopened.verify(key), record);
+  });
+
+  test('a use shows in list() at once and survives reopening; the newest use wins across stores', async () => {
+    const a = await open();
+    const b = backend.shared ? await open() : a;
+    const { record } = await a.create('busy');
+    const at = Date.parse('2026-11-22T12:00:00Z');
+    a.recordUse(record.id, at + 2000);
+    a.recordUse(record.id, at + 1000);
+    b.recordUse(record.id, at + 500);
+    assert.is((await a.list())[0]!.last_used_at, new Date(at + 2000).toISOString());
+    await Promise.all([a.close(), b.close()]);
+    const reopened = await open();
+    assert.is((await reopened.list())[0]!.last_used_at, new Date(at + 2000).toISOString());
+  });
+
   test('keys and revocations survive reopening the store', async () => {
     const first = await open();
     const kept = await first.create('kept');
@@ -106,6 +115,7 @@ function keyStoreContract(name: string, backend: Backend) {
 
 let stateDir = '';
 keyStoreContract('file', {
+  shared: false,
   open: () => FileKeyStore.open(stateDir),
   async reset() {
     if (stateDir) await fs.rm(stateDir, { recursive: true, force: true });
@@ -113,11 +123,16 @@ keyStoreContract('file', {
   },
   after: () => fs.rm(stateDir, { recursive: true, force: true }),
   async breakWrites() {
-    // The store writes a temporary file and renames it: a directory in its place
-    // makes the write fail (permissions would not stop root).
-    const blocker = path.join(stateDir, `keys.json.${process.pid}.tmp`);
-    await fs.mkdir(blocker);
-    return () => fs.rmdir(blocker);
+    // The store renames a fresh temporary file over keys.json: a non-empty directory
+    // in its place makes that fail (permissions would not stop root).
+    const file = path.join(stateDir, 'keys.json');
+    await fs.rename(file, `${file}.aside`);
+    await fs.mkdir(file);
+    await fs.writeFile(path.join(file, 'blocker'), '');
+    return async () => {
+      await fs.rm(file, { recursive: true });
+      await fs.rename(`${file}.aside`, file);
+    };
   },
 });
 
@@ -125,6 +140,7 @@ if (REDIS_BINARY) {
   let fixture: Awaited<ReturnType<typeof redisWithClients>>;
   const log = createLogger('silent');
   keyStoreContract('redis', {
+    shared: true,
     open: () => RedisKeyStore.open(fixture.clients[0]!, log),
     reset: async () => void (await fixture.clients[0]!.flushall()),
     // Redis stopped: the write times out, so the store cannot know whether it landed.

@@ -1,29 +1,14 @@
-import { execFile } from 'node:child_process';
 import fs from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { adminCli as admin } from './helpers/admin-cli.ts';
 import { startTestService, tempDir, type TestService } from './helpers/service.ts';
 
 // API keys end to end: the operator's CLI against a running server's admin
 // listener, what is stored, restart survival and revocation.
 
-const run = promisify(execFile);
-const ROOT = path.resolve(import.meta.dirname, '..');
-
-/** Runs `npm run admin -- …` the way an operator does, against `service`. */
-async function admin(service: Pick<TestService, 'stateDir' | 'adminUrl'>, ...args: string[]) {
-  const env = { ...process.env, STATE_DIR: service.stateDir, ADMIN_PORT: new URL(service.adminUrl).port };
-  try {
-    const { stdout, stderr } = await run('node', ['--import', 'tsx', 'src/cli/admin.ts', ...args], { cwd: ROOT, env, timeout: 30_000 });
-    return { code: 0, stdout, stderr };
-  } catch (err) {
-    const failed = err as { code: number; stdout: string; stderr: string };
-    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
-  }
-}
 
 const keys = suite('keys');
 let service: TestService;
@@ -88,6 +73,28 @@ keys('key revoke, by key or by id, takes effect on the next request', async () =
   const missing = await admin(service, 'key', 'revoke', 'key_0000000000000000');
   assert.is(missing.code, 1);
   assert.match(missing.stderr, /No key matches/);
+});
+
+keys('40 concurrent creates over the admin listener: every one answers with its key, and exactly those keys exist', async () => {
+  const before = (await service.admin('GET', '/keys')).json.keys.length;
+  const answers = await Promise.all(Array.from({ length: 40 }, (_, i) => service.admin('POST', '/keys', { client: `burst-${i}` })));
+  assert.equal(answers.map((a) => a.status), Array(40).fill(201), answers.find((a) => a.status !== 201)?.text);
+  const listed = (await service.admin('GET', '/keys')).json.keys;
+  assert.is(listed.length, before + 40);
+  const stored = JSON.parse(await fs.readFile(path.join(service.stateDir, 'keys.json'), 'utf8')).keys;
+  assert.is(stored.length, before + 40, 'every returned key is on disk, and no other');
+  for (const a of answers) assert.is((await service.get('/v1/catalog', { key: a.json.key })).status, 200);
+});
+
+keys('revoking by full key keeps the key out of the URL and out of every log line', async () => {
+  const { key } = (await service.admin('POST', '/keys', { client: 'quiet' })).json;
+  const out = await admin(service, 'key', 'revoke', key);
+  assert.is(out.code, 0, out.stderr);
+  assert.is((await service.get('/v1/catalog', { key })).status, 401);
+  assert.not.ok(JSON.stringify(service.logs).includes(key.slice(8)), 'the key reached a log line');
+  const byPath = await service.admin('POST', `/keys/${service.key}/revoke`);
+  assert.is(byPath.status, 404, 'keys are no longer accepted in the path');
+  assert.is((await service.get('/v1/catalog')).status, 200);
 });
 
 keys('keys and revocations survive a restart', async () => {

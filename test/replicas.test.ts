@@ -6,6 +6,7 @@ import { createInterface } from 'node:readline';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { REDIS_BINARY, skipRedisSuite, startRedis, type RedisServer } from './helpers/redis.ts';
+import { openInvite, postClaim, shownKey } from './helpers/claim.ts';
 import { fixtureDataDir, send, tempDir } from './helpers/service.ts';
 
 // Two replicas as deployed: separate `node src/main.ts` processes sharing one
@@ -121,6 +122,21 @@ if (!REDIS_BINARY) {
       if (res.status === 401) break;
       assert.ok(Date.now() - revokedAt < 1000, `B still serves the revoked key after ${Date.now() - revokedAt} ms`);
     }
+  });
+
+  replicas('50 simultaneous claims of one invite across both replicas: exactly one key', async () => {
+    const created = await admin(a, 'POST', '/invites', { client: 'raced' });
+    assert.is(created.status, 201, created.text);
+    const form = await openInvite(created.json.url);
+    assert.is(form.page.status, 200);
+    const results = await Promise.all(
+      Array.from({ length: 50 }, (_, i) => postClaim(`${(i % 2 ? b : a).url}${new URL(created.json.url).pathname}`, form)),
+    );
+    assert.is(results.filter((r) => r.status === 200).length, 1, results.map((r) => r.status).join(','));
+    assert.is(results.filter((r) => r.status === 410).length, 49);
+    const keys = (await admin(b, 'GET', '/keys')).json.keys.filter((k: { invite_id?: string }) => k.invite_id === created.json.invite.id);
+    assert.is(keys.length, 1);
+    assert.is((await get(b, shownKey(results.find((r) => r.status === 200)!.text)!)).status, 200);
   });
 
   replicas('150 concurrent requests on one key across both: exactly 100 admitted', async () => {

@@ -9,10 +9,13 @@ import { AdminUnauthorizedError, InvalidParametersError, NotFoundError } from '.
 import { renderErrors } from '../http/errors.ts';
 import { invalidParameters } from '../http/params.ts';
 import { logRequests } from '../http/request-log.ts';
+import type { InviteStore } from '../invites/store.ts';
 import type { KeyRecord, KeyStore } from '../keys/store.ts';
 import { assignRequestId } from '../http/request-id.ts';
 import { countRequests } from '../http/request-metrics.ts';
 import type { Metrics } from '../metrics.ts';
+import type { Clock } from '../limits/limiter.ts';
+import * as invites from './invites.ts';
 
 // The operators' surface: bound to 127.0.0.1 only and authenticated by the token in
 // STATE_DIR/admin-token, which only the account running the service can read.
@@ -21,10 +24,23 @@ const createKeyBody = v.object({
   client: v.pipe(v.string(), v.trim(), v.minLength(1, 'Name the client the key is for'), v.maxLength(200)),
 });
 
+const revokeKeyBody = v.object({
+  ref: v.pipe(v.string(), v.trim(), v.minLength(1, 'Give the key id (key_…) or the full key')),
+});
+
+const KEY_ID = /^key_[0-9a-f]{16}$/;
+
+async function revoke(keys: KeyStore, ref: string): Promise<KeyRecord> {
+  const record = await keys.revoke(ref);
+  // Never echo the ref: it may be a full key.
+  if (!record) throw new NotFoundError('No key matches that id or key');
+  return record;
+}
+
 /** Never the hash: an operator only needs what tells keys apart. */
 const publicRecord = ({ hash: _hash, ...rest }: KeyRecord) => rest;
 
-export function createAdminApp(options: { keys: KeyStore; token: string; log: Logger; metrics: Metrics }): Koa {
+export function createAdminApp(options: { keys: KeyStore; invites: InviteStore; publicUrl: string; clock: Clock; token: string; log: Logger; metrics: Metrics }): Koa {
   const expected = Buffer.from(`Bearer ${options.token}`);
   const app = new Koa();
   app.use(assignRequestId());
@@ -57,11 +73,17 @@ export function createAdminApp(options: { keys: KeyStore; token: string; log: Lo
     ctx.status = 201;
     ctx.body = { key, record: publicRecord(record) };
   });
-  router.post('/keys/:ref/revoke', async (ctx) => {
-    const record = await options.keys.revoke(ctx.params.ref!);
-    if (!record) throw new NotFoundError(`No key matches '${ctx.params.ref}'`);
-    ctx.body = { record: publicRecord(record) };
+  // A full key travels only in the body: a URL path reaches request logs and proxies.
+  router.post('/keys/revoke', async (ctx) => {
+    const parsed = v.safeParse(revokeKeyBody, ctx.request.body ?? {});
+    if (!parsed.success) throw invalidParameters(parsed.issues);
+    ctx.body = { record: publicRecord(await revoke(options.keys, parsed.output.ref)) };
   });
+  router.post('/keys/:id/revoke', async (ctx) => {
+    if (!KEY_ID.test(ctx.params.id!)) throw new NotFoundError('No key matches; send a full key as {"ref": …} to POST /keys/revoke');
+    ctx.body = { record: publicRecord(await revoke(options.keys, ctx.params.id!)) };
+  });
+  invites.register(router, options);
   app.use(router.routes());
   app.use(unmatched(router));
   return app;

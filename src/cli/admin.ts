@@ -15,6 +15,18 @@ interface PublicKeyRecord {
   client: string;
   created_at: string;
   revoked_at: string | null;
+  invite_id?: string;
+  last_used_at?: string | null;
+}
+
+interface PublicInvite {
+  id: string;
+  client: string;
+  created_at: string;
+  expires_at: string;
+  replaces: string | null;
+  key_id: string | null;
+  status: string;
 }
 
 class CliError extends Error {}
@@ -63,19 +75,60 @@ key
     const { keys } = await call<{ keys: PublicKeyRecord[] }>('GET', '/keys');
     if (json) return console.log(JSON.stringify(keys, null, 2));
     if (keys.length === 0) return console.log('No keys yet. Create one with: npm run --silent admin -- key create --client NAME');
-    const rows = keys.map((k) => [k.id, `${k.prefix}…`, k.client, k.created_at, k.revoked_at ?? 'active']);
-    const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
-    for (const row of [['ID', 'PREFIX', 'CLIENT', 'CREATED', 'REVOKED'], ...rows]) {
-      console.log(row.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join('  ').trimEnd());
-    }
+    printTable(
+      ['ID', 'PREFIX', 'CLIENT', 'CREATED', 'LAST USED', 'STATUS', 'FROM'],
+      keys.map((k) => [k.id, `${k.prefix}…`, k.client, k.created_at, k.last_used_at ?? 'never', k.revoked_at ? `revoked ${k.revoked_at}` : 'active', k.invite_id ?? 'operator']),
+    );
   });
 
 key
   .command('revoke <key-or-id>')
   .description('Revoke a key by its id (key_…) or the full key; effective on the next request')
   .action(async (ref: string) => {
-    const { record } = await call<{ record: PublicKeyRecord }>('POST', `/keys/${encodeURIComponent(ref)}/revoke`);
+    const { record } = await call<{ record: PublicKeyRecord }>('POST', '/keys/revoke', { ref });
     console.log(`Revoked ${record.id} (${record.client}) at ${record.revoked_at}`);
+  });
+
+function printTable(header: string[], rows: string[][]): void {
+  const widths = header.map((_, i) => Math.max(...[header, ...rows].map((r) => r[i]!.length)));
+  for (const row of [header, ...rows]) console.log(row.map((cell, i) => cell.padEnd(widths[i]!)).join('  ').trimEnd());
+}
+
+const invite = program.command('invite').description('Invite a client to claim its own key (spec section 5)');
+
+invite
+  .command('create')
+  .description('Make a single-use invite; its claim URL is printed alone on the last line')
+  .requiredOption('--client <name>', 'who the key will be for')
+  .option('--expires <duration>', 'how long the link works: 30m, 12h, 7d (at most 90d)', '7d')
+  .option('--replaces <key-id>', 'revoke this key when the invite is claimed (a lost key)')
+  .action(async ({ client, expires, replaces }: { client: string; expires: string; replaces?: string }) => {
+    const { url, invite: record } = await call<{ url: string; invite: PublicInvite }>('POST', '/invites', { client, expires, replaces });
+    console.log(`Created ${record.id} for ${record.client}, valid until ${record.expires_at}${replaces ? `; claiming it revokes ${replaces}` : ''}.`);
+    console.log('Send this link to the client; it works once:');
+    console.log(url);
+  });
+
+invite
+  .command('list')
+  .description('List invites: id, client, created, expires, status, the key it issued or replaces')
+  .option('--json', 'print JSON instead of a table')
+  .action(async ({ json }: { json?: boolean }) => {
+    const { invites } = await call<{ invites: PublicInvite[] }>('GET', '/invites');
+    if (json) return console.log(JSON.stringify(invites, null, 2));
+    if (invites.length === 0) return console.log('No invites yet. Create one with: npm run --silent admin -- invite create --client NAME');
+    printTable(
+      ['ID', 'CLIENT', 'CREATED', 'EXPIRES', 'STATUS', 'KEY', 'REPLACES'],
+      invites.map((i) => [i.id, i.client, i.created_at, i.expires_at, i.status, i.key_id ?? '-', i.replaces ?? '-']),
+    );
+  });
+
+invite
+  .command('revoke <id>')
+  .description('Revoke an unclaimed invite by its id (inv_…); its link stops working at once')
+  .action(async (id: string) => {
+    const { invite: record } = await call<{ invite: PublicInvite }>('POST', `/invites/${encodeURIComponent(id)}/revoke`);
+    console.log(`Revoked ${record.id} (${record.client}); status: ${record.status}`);
   });
 
 await program.parseAsync().catch((err: Error) => {

@@ -14,7 +14,7 @@ const isV1 = (path: string) => /^\/v1(\/|$)/i.test(path);
  * its own limits; a missing or invalid one to the client address's bad-key guard,
  * which never touches a valid key's requests.
  */
-export function requireKey(services: Pick<Services, 'keys' | 'limits' | 'badKeys' | 'metrics'>): Middleware {
+export function requireKey(services: Pick<Services, 'keys' | 'limits' | 'badKeys' | 'clock' | 'metrics'>): Middleware {
   return async (ctx, next) => {
     if (!isV1(ctx.path)) return next();
     const found = await identify(ctx, services);
@@ -26,6 +26,7 @@ export function requireKey(services: Pick<Services, 'keys' | 'limits' | 'badKeys
       throw new TooManyRequestsError(guard.retryAfterSeconds);
     }
     ctx.state.key = found;
+    services.keys.recordUse(found.id, services.clock());
     const decision = await services.limits.consume(found.id);
     ctx.set(limitHeaders(decision));
     if (!decision.allowed) {

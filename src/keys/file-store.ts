@@ -1,6 +1,7 @@
-import fs from 'node:fs/promises';
 import path from 'node:path';
 import * as v from 'valibot';
+import { JsonFile } from '../state/json-file.ts';
+import { latest, UseLog } from './use-log.ts';
 import { hashKey, issueKey, looksLikeKey } from './key-format.ts';
 import type { KeyRecord, KeyStore } from './store.ts';
 
@@ -13,6 +14,8 @@ const fileSchema = v.object({
       client: v.string(),
       created_at: v.string(),
       revoked_at: v.nullable(v.string()),
+      invite_id: v.optional(v.string()),
+      last_used_at: v.optional(v.nullable(v.string())),
     }),
   ),
 });
@@ -20,25 +23,28 @@ const fileSchema = v.object({
 /**
  * Keys of a single process, held in memory (a lookup per request costs one SHA-256
  * and a Map get) and written through to STATE_DIR/keys.json on every change, by
- * write-then-rename so a crash never leaves half a file.
+ * write-then-rename so a crash never leaves half a file; saves run one at a time.
  */
 export class FileKeyStore implements KeyStore {
-  private constructor(
-    private readonly file: string,
-    private readonly byHash: Map<string, KeyRecord>,
-  ) {}
+  private readonly uses: UseLog;
 
-  static async open(stateDir: string): Promise<FileKeyStore> {
-    const file = path.join(stateDir, 'keys.json');
-    let records: KeyRecord[] = [];
-    try {
-      const result = v.safeParse(fileSchema, JSON.parse(await fs.readFile(file, 'utf8')));
-      if (!result.success) throw new Error(`${file}: field "${v.getDotPath(result.issues[0]) ?? '(root)'}": ${result.issues[0].message}; restore the file from a backup`);
-      records = result.output.keys;
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-    }
-    return new FileKeyStore(file, new Map(records.map((r) => [r.hash, r])));
+  private constructor(
+    private readonly file: JsonFile,
+    private readonly byHash: Map<string, KeyRecord>,
+    flushMs: number,
+  ) {
+    this.uses = new UseLog(async (uses) => {
+      for (const record of this.byHash.values()) {
+        if (uses.has(record.id)) this.byHash.set(record.hash, { ...record, last_used_at: latest(record.last_used_at, uses.get(record.id)) });
+      }
+      await this.save();
+    }, flushMs);
+  }
+
+  static async open(stateDir: string, options: { flushMs?: number } = {}): Promise<FileKeyStore> {
+    const file = new JsonFile(path.join(stateDir, 'keys.json'));
+    const records: KeyRecord[] = (await file.read(fileSchema))?.keys ?? [];
+    return new FileKeyStore(file, new Map(records.map((r) => [r.hash, r])), options.flushMs ?? 60_000);
   }
 
   async verify(key: string): Promise<KeyRecord | undefined> {
@@ -46,21 +52,27 @@ export class FileKeyStore implements KeyStore {
     return record && record.revoked_at === null ? record : undefined;
   }
 
-  async create(client: string): Promise<{ key: string; record: KeyRecord }> {
-    const { key, record } = issueKey(client);
+  async create(client: string, origin?: { inviteId: string }): Promise<{ key: string; record: KeyRecord }> {
+    const { key, record } = issueKey(client, origin);
     this.byHash.set(record.hash, record);
     try {
       await this.save();
     } catch (err) {
-      // The key is not returned, so it must not work either.
+      // The key is not returned, so it must not work either; a later save may have
+      // written it already, so write again without it (best effort: this one failed).
       this.byHash.delete(record.hash);
+      await this.save().catch(() => {});
       throw err;
     }
     return { key, record };
   }
 
   async list(): Promise<KeyRecord[]> {
-    return [...this.byHash.values()];
+    return [...this.byHash.values()].map((r) => ({ ...r, last_used_at: latest(r.last_used_at, this.uses.unwritten(r.id)) }));
+  }
+
+  recordUse(id: string, at: number): void {
+    this.uses.note(id, at);
   }
 
   async revoke(ref: string): Promise<KeyRecord | undefined> {
@@ -73,11 +85,11 @@ export class FileKeyStore implements KeyStore {
     return revoked;
   }
 
-  async close(): Promise<void> {}
+  async close(): Promise<void> {
+    await this.uses.close();
+  }
 
-  private async save(): Promise<void> {
-    const tmp = `${this.file}.${process.pid}.tmp`;
-    await fs.writeFile(tmp, JSON.stringify({ keys: [...this.byHash.values()] }, null, 2) + '\n', { mode: 0o600 });
-    await fs.rename(tmp, this.file);
+  private save(): Promise<void> {
+    return this.file.save(() => ({ keys: [...this.byHash.values()] }));
   }
 }

@@ -26,7 +26,7 @@ export const displayPrefix = (key: string) => key.slice(0, KEY_PREFIX.length + 4
 export const looksLikeKey = (text: string) => new RegExp(`^${KEY_PREFIX}[0-9A-Za-z]{32,}$`).test(text);
 
 /** A new key and the record kept of it, for any store to save. */
-export function issueKey(client: string): { key: string; record: KeyRecord } {
+export function issueKey(client: string, origin?: { inviteId: string }): { key: string; record: KeyRecord } {
   const key = generateKey();
   const record: KeyRecord = {
     id: `key_${randomBytes(8).toString('hex')}`,
@@ -35,6 +35,7 @@ export function issueKey(client: string): { key: string; record: KeyRecord } {
     client,
     created_at: new Date().toISOString(),
     revoked_at: null,
+    ...(origin ? { invite_id: origin.inviteId } : {}),
   };
   return { key, record };
 }

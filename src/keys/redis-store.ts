@@ -1,10 +1,13 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
+import { latest, UseLog } from './use-log.ts';
 import { hashKey, issueKey, looksLikeKey } from './key-format.ts';
 import type { KeyRecord, KeyStore } from './store.ts';
 
 const RECORDS = 'dqs:keys';
 const VERSION = 'dqs:keys:version';
+/** Key id → last use in ms; ZADD GT keeps the newest whichever replica writes last. */
+const LAST_USED = 'dqs:keys:last-used';
 
 /**
  * Keys shared by every replica: one Redis hash from key hash to record, and a
@@ -20,17 +23,24 @@ export class RedisKeyStore implements KeyStore {
   private version: string | null = null;
   private readonly timer: NodeJS.Timeout;
   private failing = false;
+  private readonly uses: UseLog;
 
   private constructor(
     private readonly redis: Redis,
     private readonly log: Logger,
     refreshMs: number,
+    flushMs: number,
   ) {
     this.timer = setInterval(() => void this.refresh(), refreshMs).unref();
+    this.uses = new UseLog(async (uses) => {
+      const batch = this.redis.multi();
+      for (const [id, at] of uses) batch.zadd(LAST_USED, 'GT', String(at), id);
+      await batch.exec();
+    }, flushMs);
   }
 
-  static async open(redis: Redis, log: Logger, refreshMs = 250): Promise<RedisKeyStore> {
-    const store = new RedisKeyStore(redis, log, refreshMs);
+  static async open(redis: Redis, log: Logger, refreshMs = 250, flushMs = 60_000): Promise<RedisKeyStore> {
+    const store = new RedisKeyStore(redis, log, refreshMs, flushMs);
     await store.reload();
     return store;
   }
@@ -47,8 +57,8 @@ export class RedisKeyStore implements KeyStore {
     return record.revoked_at === null ? record : undefined;
   }
 
-  async create(client: string): Promise<{ key: string; record: KeyRecord }> {
-    const { key, record } = issueKey(client);
+  async create(client: string, origin?: { inviteId: string }): Promise<{ key: string; record: KeyRecord }> {
+    const { key, record } = issueKey(client, origin);
     try {
       await this.redis.multi().hset(RECORDS, record.hash, JSON.stringify(record)).incr(VERSION).exec();
     } catch (err) {
@@ -61,13 +71,24 @@ export class RedisKeyStore implements KeyStore {
   }
 
   async list(): Promise<KeyRecord[]> {
+    const [records, used] = await Promise.all([this.records(), this.redis.zrange(LAST_USED, '0', '-1', 'WITHSCORES')]);
+    const stored = new Map<string, number>();
+    for (let i = 0; i < used.length; i += 2) stored.set(used[i]!, Number(used[i + 1]));
+    return records.map((r) => ({ ...r, last_used_at: latest(stored.has(r.id) ? new Date(stored.get(r.id)!).toISOString() : null, this.uses.unwritten(r.id)) }));
+  }
+
+  recordUse(id: string, at: number): void {
+    this.uses.note(id, at);
+  }
+
+  private async records(): Promise<KeyRecord[]> {
     return Object.values(await this.redis.hgetall(RECORDS)).map((text) => JSON.parse(text) as KeyRecord);
   }
 
   async revoke(ref: string): Promise<KeyRecord | undefined> {
     const found = looksLikeKey(ref)
       ? await this.redis.hget(RECORDS, hashKey(ref)).then((text) => (text ? (JSON.parse(text) as KeyRecord) : undefined))
-      : (await this.list()).find((r) => r.id === ref);
+      : (await this.records()).find((r) => r.id === ref);
     if (!found) return undefined;
     if (found.revoked_at !== null) return found;
     const revoked = { ...found, revoked_at: new Date().toISOString() };
@@ -78,6 +99,7 @@ export class RedisKeyStore implements KeyStore {
 
   async close(): Promise<void> {
     clearInterval(this.timer);
+    await this.uses.close();
   }
 
   private async refresh(): Promise<void> {
@@ -94,7 +116,7 @@ export class RedisKeyStore implements KeyStore {
   private async reload(): Promise<void> {
     // Read the version first: a change racing the read is picked up on the next poll.
     const version = await this.redis.get(VERSION);
-    const records = await this.list();
+    const records = await this.records();
     this.byHash = new Map(records.map((r) => [r.hash, r]));
     this.version = version;
   }

@@ -6,14 +6,21 @@ export interface KeyRecord {
   readonly client: string;
   readonly created_at: string;
   readonly revoked_at: string | null;
+  /** The invite whose claim issued the key (absent: made by an operator). */
+  readonly invite_id?: string;
+  /** The last request made with the key, to within the store's flush interval (list() only). */
+  readonly last_used_at?: string | null;
 }
 
 export interface KeyStore {
   /** The active record for a presented key, or undefined when unknown or revoked. */
   verify(key: string): Promise<KeyRecord | undefined>;
   /** Issues a key; the plain key is returned here once and never stored. */
-  create(client: string): Promise<{ key: string; record: KeyRecord }>;
+  create(client: string, origin?: { inviteId: string }): Promise<{ key: string; record: KeyRecord }>;
+  /** Every record, with last_used_at. */
   list(): Promise<KeyRecord[]>;
+  /** Notes a request made with the key: memory only, written out within a flush interval. */
+  recordUse(id: string, at: number): void;
   /** Revokes by id or by the full key; undefined when nothing matches. */
   revoke(ref: string): Promise<KeyRecord | undefined>;
   close(): Promise<void>;
