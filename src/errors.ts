@@ -168,6 +168,7 @@ export class NotFoundError extends ApiError {
 
 /** The request is valid but the thing it names is in a state that refuses it. */
 export class ConflictError extends ApiError {
+  override readonly code = 'conflict';
   constructor(what: string) {
     super(409, { error: what });
   }
@@ -183,6 +184,7 @@ export class MethodNotAllowedError extends ApiError {
 
 /** An `Accept` that rules out every format the endpoint serves. */
 export class NotAcceptableError extends ApiError {
+  override readonly code = 'not_acceptable';
   constructor(served: readonly string[]) {
     super(406, { error: `Not acceptable: this endpoint serves ${served.join(', ')} (choose one with the Accept header)` });
   }
