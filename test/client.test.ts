@@ -198,6 +198,27 @@ client('consumers import it by the package name, through package.json exports', 
   assert.is(byPackageName.DataQueryError, DataQueryError);
 });
 
+client('csv and arrow walks over the real server give the JSON walk\'s rows, page by page', async () => {
+  const api = new DataQueryClient({ baseUrl: service.url, apiKey: service.key });
+  const dims = ['year', 'region', 'country', 'state', 'category', 'product', 'channel', 'sub_channel', 'fx', 'temporal', 'calculation'] as const;
+  const flat = expected.map((row) => [...dims.map((d) => String(row.dimensions[d])), String(row.values.ggr)]);
+
+  const csvPages = await collect(api.csv('ggr', FILTER, { limit: 7 }));
+  assert.is(csvPages.length, Math.ceil(expected.length / 7));
+  const csvRows = csvPages.flatMap((page) => {
+    const [header, ...lines] = page.body.trimEnd().split('\r\n');
+    assert.is(header, [...dims, 'ggr'].join(','));
+    // The filter's values hold no commas or quotes, so a plain split reads these rows.
+    return lines.map((line) => line.split(',').map((cell) => cell.replace(/^"(.*)"$/, '$1')));
+  });
+  assert.equal(csvRows.map((r) => [...r.slice(0, -1), String(Number(r.at(-1)))]), flat);
+
+  const arrowPages = await collect(api.arrow('ggr', FILTER, { limit: 7 }));
+  assert.is(arrowPages.length, csvPages.length);
+  const arrowRows = arrowPages.flatMap((page) => tableFromIPC(page.body).toArray().map((row) => [...dims.map((d) => String(row[d])), String(row.ggr)]));
+  assert.equal(arrowRows, flat);
+});
+
 client.run();
 
 const limited = suite('client and a real 429');
