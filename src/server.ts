@@ -11,7 +11,7 @@ import type { Config } from './config.ts';
 import { CurrentRelease } from './store/current-release.ts';
 import { Database } from './duckdb/database.ts';
 import { loadRelease, type LoadedRelease } from './store/loader.ts';
-import { latestRelease, verifyRelease } from './releases/on-disk.ts';
+import { currentRelease, latestRelease, verifyRelease } from './releases/on-disk.ts';
 import { FileKeyStore } from './keys/file-store.ts';
 import { createHttpServer } from './http/node-server.ts';
 import { RedisKeyStore } from './keys/redis-store.ts';
@@ -106,7 +106,7 @@ export async function startService(config: Config, log: Logger, options: { clock
 }
 
 async function loadServingRelease(config: Config, db: Database, log: Logger): Promise<LoadedRelease> {
-  let release = await latestRelease(config.DATA_DIR);
+  let release = await currentRelease(config.DATA_DIR);
   if (!release) {
     const id = new Date().toISOString().slice(0, 7);
     log.info({ dataDir: config.DATA_DIR, release: id }, 'no release found: generating the sample release (about 10 s)');
