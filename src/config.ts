@@ -38,11 +38,14 @@ const count = (fallback: number, unit: string, max = Number.MAX_SAFE_INTEGER) =>
 const dir = (fallback: string) =>
   v.pipe(v.optional(v.string(), fallback), v.minLength(1), v.transform((p) => path.resolve(p)));
 
+/** DATA_DIR when none is configured: the one folder `npm start` may fill with the synthetic sample. */
+export const DEFAULT_DATA_DIR = './datasets';
+
 export const settings = {
   HOST: { schema: v.optional(v.pipe(v.string(), v.minLength(1)), '127.0.0.1'), help: 'Address the public API listens on' },
   PORT: { schema: port(3000), help: 'Port of the public API (0 picks a free one)' },
   ADMIN_PORT: { schema: port(3001), help: 'Port of the admin listener, always bound to 127.0.0.1 (0 picks a free one)' },
-  DATA_DIR: { schema: dir('./datasets'), help: 'Folder holding one sub-folder per monthly release (Parquet files + manifest.json)' },
+  DATA_DIR: { schema: dir(DEFAULT_DATA_DIR), help: 'Folder holding one sub-folder per monthly release (Parquet files + manifest.json)' },
   STATE_DIR: { schema: dir('./var'), help: 'Folder for API key hashes, the admin token and the cursor secret (kept across restarts)' },
   LOG_LEVEL: {
     schema: v.optional(v.picklist(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']), 'info'),

@@ -1,8 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import http from 'node:http';
-import path from 'node:path';
 import type { Logger } from 'pino';
-import { generateRelease } from '../etl/generate.ts';
 import { createAdminApp } from './admin/app.ts';
 import { createApp } from './app.ts';
 import { LruResponseCache } from './cache/lru.ts';
@@ -11,7 +9,8 @@ import type { Config } from './config.ts';
 import { CurrentRelease } from './store/current-release.ts';
 import { Database } from './duckdb/database.ts';
 import { loadRelease, type LoadedRelease } from './store/loader.ts';
-import { currentRelease, latestRelease, verifyRelease } from './releases/on-disk.ts';
+import { currentRelease, verifyRelease } from './releases/on-disk.ts';
+import { ReleaseError } from './releases/manifest.ts';
 import { FileKeyStore } from './keys/file-store.ts';
 import { createHttpServer } from './http/node-server.ts';
 import { RedisKeyStore } from './keys/redis-store.ts';
@@ -38,6 +37,10 @@ export interface RunningService {
  * release is in DuckDB, so an orchestrator can watch the start instead of guessing.
  */
 export async function startService(config: Config, log: Logger, options: { clock?: Clock } = {}): Promise<RunningService> {
+  // An empty or unmounted DATA_DIR must stop the start, not serve invented figures.
+  if (!(await currentRelease(config.DATA_DIR))) {
+    throw new ReleaseError(`DATA_DIR ${config.DATA_DIR} holds no release; publish one with \`npm run etl -- load FOLDER_OF_PARQUET_FILES --data-dir ${config.DATA_DIR}\` (docs/etl.md), or point DATA_DIR at the folder that holds them`);
+  }
   await ensureStateDir(config.STATE_DIR);
   const cursorSecret = await readOrCreateSecret(config.STATE_DIR, SECRET_FILES.cursor);
   const adminToken = await readOrCreateSecret(config.STATE_DIR, SECRET_FILES.adminToken);
@@ -106,13 +109,8 @@ export async function startService(config: Config, log: Logger, options: { clock
 }
 
 async function loadServingRelease(config: Config, db: Database, log: Logger): Promise<LoadedRelease> {
-  let release = await currentRelease(config.DATA_DIR);
-  if (!release) {
-    const id = new Date().toISOString().slice(0, 7);
-    log.info({ dataDir: config.DATA_DIR, release: id }, 'no release found: generating the sample release (about 10 s)');
-    await generateRelease({ out: path.join(config.DATA_DIR, id), seed: 1, scale: 1, release: id });
-    release = (await latestRelease(config.DATA_DIR))!;
-  }
+  const release = await currentRelease(config.DATA_DIR);
+  if (!release) throw new ReleaseError(`DATA_DIR ${config.DATA_DIR}: the release disappeared while the service started; publish one with \`npm run etl -- load\``);
   log.info({ release: release.manifest.release, dir: release.dir }, 'loading release');
   await verifyRelease(release);
   // Loads with the instance's DUCKDB_THREADS: DuckDB's thread count is instance-wide,
