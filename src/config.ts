@@ -87,6 +87,14 @@ export const settings = {
   },
   REDIS_TIMEOUT_MS: { schema: positiveInt(100), help: 'Longest a request waits for Redis before the documented fallback applies' },
   BENCH_DISABLE_LIMITS: { schema: flag(false), help: 'Bench-only: count no request against any limit (never set it in production)' },
+  RELEASE_GRACE_SECONDS: {
+    schema: count(3600, 'seconds'),
+    help: 'How long a replaced release stays loaded after a switch, so cursors issued on it keep paging; then they get "Invalid pagination cursor"',
+  },
+  RELEASE_POLL_MS: {
+    schema: positiveInt(1000),
+    help: 'How often DATA_DIR/CURRENT is read for a new release, besides file-watch events (which network filesystems may never send)',
+  },
   CACHE_MAX_BYTES: {
     schema: count(256 * 1024 * 1024, 'bytes'),
     help: 'Bound of the response cache (finished, compressed bodies) in bytes; 0 turns it off',

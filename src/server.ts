@@ -8,8 +8,9 @@ import { NoopResponseCache } from './cache/noop.ts';
 import type { Config } from './config.ts';
 import { CurrentRelease } from './store/current-release.ts';
 import { Database } from './duckdb/database.ts';
-import { loadRelease, type LoadedRelease } from './store/loader.ts';
-import { currentRelease, verifyRelease } from './releases/on-disk.ts';
+import type { LoadedRelease } from './store/loader.ts';
+import { ReleaseSwitcher, type SwitchResult } from './store/release-switcher.ts';
+import { currentRelease } from './releases/on-disk.ts';
 import { ReleaseError } from './releases/manifest.ts';
 import { FileKeyStore } from './keys/file-store.ts';
 import { createHttpServer } from './http/node-server.ts';
@@ -29,6 +30,8 @@ export interface RunningService {
   readonly services: Services;
   /** Settles when the release is loaded and served (or loading failed). */
   readonly ready: Promise<LoadedRelease>;
+  /** Serves the release DATA_DIR's pointer names now (SIGHUP, POST /releases/reload); rejects if it cannot be loaded. */
+  reload(reason: string): Promise<SwitchResult>;
   close(): Promise<void>;
 }
 
@@ -57,9 +60,12 @@ export async function startService(config: Config, log: Logger, options: { clock
   if (config.BENCH_DISABLE_LIMITS) log.warn('BENCH_DISABLE_LIMITS=true: no request is counted against any limit (bench-only)');
   const db = await Database.open({ connections: config.DUCKDB_CONNECTIONS, threads: config.DUCKDB_THREADS });
   const cache = config.CACHE_MAX_BYTES > 0 ? new LruResponseCache(config.CACHE_MAX_BYTES) : new NoopResponseCache();
-  const release = new CurrentRelease();
-  // Cache keys name the release too, but a body rendered from the old one must not outlive it.
+  const release = new CurrentRelease(clock, config.RELEASE_GRACE_SECONDS * 1000);
+  // Cache keys name the release too, but a body rendered from the old one must not
+  // outlive it: emptied at a switch, and again when a retained release is dropped.
   release.onChange(() => cache.clear());
+  release.onExpire(() => cache.clear());
+  const switcher = new ReleaseSwitcher({ dataDir: config.DATA_DIR, db, current: release, log, pollMs: config.RELEASE_POLL_MS });
   const services: Services = {
     db,
     release,
@@ -75,7 +81,7 @@ export async function startService(config: Config, log: Logger, options: { clock
 
   const timeouts = { headersMs: config.HTTP_HEADERS_TIMEOUT_MS, requestMs: config.HTTP_REQUEST_TIMEOUT_MS, keepAliveMs: config.HTTP_KEEP_ALIVE_TIMEOUT_MS };
   const server = createHttpServer(createApp(services, { trustProxy: config.TRUST_PROXY }).callback(), timeouts, log);
-  const admin = createHttpServer(createAdminApp({ keys, token: adminToken, log }).callback(), timeouts, log.child({ listener: 'admin' }));
+  const admin = createHttpServer(createAdminApp({ keys, token: adminToken, log, releases: { reload: () => switcher.reload('admin request'), retained: () => release.retainedIds() } }).callback(), timeouts, log.child({ listener: 'admin' }));
   await listen(server, config.PORT, config.HOST);
   await listen(admin, config.ADMIN_PORT, '127.0.0.1');
   const url = `http://${hostForUrl(config.HOST)}:${(server.address() as AddressInfo).port}`;
@@ -83,9 +89,10 @@ export async function startService(config: Config, log: Logger, options: { clock
   log.info({ url, adminUrl }, 'listening');
 
   const ready = (async () => {
-    const loaded = await loadServingRelease(config, db, log);
-    services.release.set(loaded);
+    await switcher.reload('start');
+    const loaded = services.release.get()!;
     log.info({ release: loaded.id }, 'ready');
+    switcher.start();
     if ((await keys.list()).every((k) => k.revoked_at !== null)) {
       log.warn('No active API key exists yet. Create one with: npm run --silent admin -- key create --client NAME');
     }
@@ -98,29 +105,16 @@ export async function startService(config: Config, log: Logger, options: { clock
     adminUrl,
     services,
     ready,
+    reload: (reason) => switcher.reload(reason),
     async close() {
       await Promise.all([stop(server), stop(admin)]);
       await ready.catch(() => {});
+      await switcher.close();
       db.close();
       await Promise.all([keys.close(), limits.close(), badKeys.close()]);
       redis?.disconnect();
     },
   };
-}
-
-async function loadServingRelease(config: Config, db: Database, log: Logger): Promise<LoadedRelease> {
-  const release = await currentRelease(config.DATA_DIR);
-  if (!release) throw new ReleaseError(`DATA_DIR ${config.DATA_DIR}: the release disappeared while the service started; publish one with \`npm run etl -- load\``);
-  log.info({ release: release.manifest.release, dir: release.dir }, 'loading release');
-  await verifyRelease(release);
-  // Loads with the instance's DUCKDB_THREADS: DuckDB's thread count is instance-wide,
-  // so raising it for the load would change it for every serving connection too.
-  const connection = await db.connect();
-  try {
-    return await loadRelease(connection, release, log);
-  } finally {
-    connection.closeSync();
-  }
 }
 
 const hostForUrl = (host: string) => (host.includes(':') ? `[${host}]` : host === '0.0.0.0' ? '127.0.0.1' : host);

@@ -5,7 +5,7 @@ import Koa from 'koa';
 import type { Logger } from 'pino';
 import * as v from 'valibot';
 import { unmatched } from '../app.ts';
-import { AdminUnauthorizedError, InvalidParametersError, NotFoundError } from '../errors.ts';
+import { AdminUnauthorizedError, InvalidParametersError, NotFoundError, ReleaseLoadError } from '../errors.ts';
 import { renderErrors } from '../http/errors.ts';
 import { invalidParameters } from '../http/params.ts';
 import { logRequests } from '../http/request-log.ts';
@@ -21,7 +21,13 @@ const createKeyBody = v.object({
 /** Never the hash: an operator only needs what tells keys apart. */
 const publicRecord = ({ hash: _hash, ...rest }: KeyRecord) => rest;
 
-export function createAdminApp(options: { keys: KeyStore; token: string; log: Logger }): Koa {
+/** What the admin listener may do with releases. */
+export interface ReleaseControl {
+  reload(): Promise<{ serving: string; changed: boolean }>;
+  retained(): string[];
+}
+
+export function createAdminApp(options: { keys: KeyStore; token: string; log: Logger; releases: ReleaseControl }): Koa {
   const expected = Buffer.from(`Bearer ${options.token}`);
   const app = new Koa();
   app.use(logRequests(options.log.child({ listener: 'admin' })));
@@ -48,6 +54,15 @@ export function createAdminApp(options: { keys: KeyStore; token: string; log: Lo
     const record = await options.keys.revoke(ctx.params.ref!);
     if (!record) throw new NotFoundError(`No key matches '${ctx.params.ref}'`);
     ctx.body = { record: publicRecord(record) };
+  });
+  // Loads what DATA_DIR's pointer names now; a release that cannot be loaded leaves
+  // the served one serving and says why.
+  router.post('/releases/reload', async (ctx) => {
+    try {
+      ctx.body = { ...(await options.releases.reload()), retained: options.releases.retained() };
+    } catch (err) {
+      throw new ReleaseLoadError((err as Error).message);
+    }
   });
   app.use(router.routes());
   app.use(unmatched(router));

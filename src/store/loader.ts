@@ -82,6 +82,11 @@ export async function loadRelease(
   }
 }
 
+/** Drops a release's tables; the caller makes sure no request can still read them. */
+export async function dropRelease(connection: DuckDBConnection, id: string): Promise<void> {
+  await connection.run(`DROP SCHEMA IF EXISTS ${releaseSchema(id)} CASCADE`);
+}
+
 /** Compresses the new tables; without it they stay as written, about 25x larger, but serve the same. */
 async function compress(connection: DuckDBConnection, log: Logger): Promise<void> {
   await connection.run(`CHECKPOINT ${SERVING_CATALOG}`).catch((err: Error) => {
