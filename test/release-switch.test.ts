@@ -69,6 +69,32 @@ live.after(async () => {
   await fs.rm(state.dataDir, { recursive: true, force: true });
 });
 
+live('the catalog, financial and reference responses name the serving release and describe it', async () => {
+  const service = state.service!;
+  const manifest = JSON.parse(await fs.readFile(path.join(state.dataDir, '2026-10', MANIFEST_FILE), 'utf8'));
+  const catalog = (await service.get('/v1/catalog')).json;
+  assert.equal(catalog.release, { id: '2026-10', published_at: manifest.published_at, synthetic: false });
+  const instance = await DuckDBInstance.create(':memory:');
+  const connection = await instance.connect();
+  try {
+    for (const entry of catalog.datasets) {
+      assert.is(entry.row_count, manifest.datasets[entry.name].rows, entry.name);
+      const file = quoteLiteral(path.join(state.dataDir, '2026-10', `${entry.name}.parquet`));
+      if (entry.name === 'country_reference') {
+        assert.is(entry.first_year, undefined);
+        continue;
+      }
+      const [[first, last]] = (await connection.runAndReadAll(`SELECT min(year), max(year) FROM read_parquet(${file})`)).getRows() as [[number, number]];
+      assert.equal([entry.first_year, entry.last_year], [first, last], entry.name);
+    }
+  } finally {
+    connection.closeSync();
+    instance.closeSync();
+  }
+  assert.is((await service.get('/v1/financials?metric=turnover&limit=2')).json.meta.release, '2026-10');
+  assert.is((await service.get('/v1/reference?dataset=country_reference&limit=2')).json.meta.release, '2026-10');
+});
+
 live('a published release is switched in under concurrent traffic: zero non-200s, no response mixing releases; each replica switches', async () => {
   const service = state.service!;
   assert.is(await serving(service), '2026-10');
@@ -108,6 +134,9 @@ live('a published release is switched in under concurrent traffic: zero non-200s
   assert.ok(fromNew > 0 && fromNew < seen.length, `traffic spanned the switch (${fromNew} of ${seen.length} from the new release)`);
 
   await untilServing(state.other!, '2026-11');
+  assert.is((await service.get('/v1/catalog')).json.release.id, '2026-11');
+  assert.is(JSON.parse(after.get(QUERIES[0]!)!).meta.release, '2026-11');
+  assert.is(JSON.parse(before.get(QUERIES[0]!)!).meta.release, '2026-10');
   const health = await service.get('/healthz');
   assert.equal(health.json, { status: 'ok', release: '2026-11', retained: ['2026-10'] });
 });

@@ -43,7 +43,7 @@ export async function respondWithPage(ctx: Context, services: Services, request:
     };
     return served.json.render(
       page.rids,
-      `{"meta":${JSON.stringify(request.meta(page.rids.length))},"data":[`,
+      `{"meta":${JSON.stringify({ ...request.meta(page.rids.length), release: release.id })},"data":[`,
       `],"pagination":${JSON.stringify(pagination)}}`,
     );
   });

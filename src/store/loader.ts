@@ -5,7 +5,7 @@ import { ColumnStore, codeArray, type CodeArray, type DimensionInput, type Dicti
 import { SERVING_CATALOG } from '../duckdb/database.ts';
 import { JsonRenderer, type PageRenderer } from './json-renderer.ts';
 import { DATASETS, INTEGER_DIMENSIONS, type DatasetDef } from '../registry.ts';
-import { ReleaseError } from '../releases/manifest.ts';
+import { ReleaseError, type Manifest } from '../releases/manifest.ts';
 import { columnProblems, describeParquet, refuseProblems, valueProblems } from '../releases/checks.ts';
 import type { ReleaseOnDisk } from '../releases/on-disk.ts';
 import { quoteIdent, quoteLiteral } from '../duckdb/sql-text.ts';
@@ -28,6 +28,7 @@ export interface ServedDataset {
 
 export interface LoadedRelease {
   readonly id: string;
+  readonly manifest: Manifest;
   readonly datasets: ReadonlyMap<string, ServedDataset>;
 }
 
@@ -74,7 +75,7 @@ export async function loadRelease(
         'dataset loaded',
       );
     }
-    return { id: release.manifest.release, datasets };
+    return { id: release.manifest.release, manifest: release.manifest, datasets };
   } catch (err) {
     // The load's own error is the one to report; a failed clean-up is logged beside it.
     await connection.run(`DROP SCHEMA IF EXISTS ${schema} CASCADE`).catch((dropErr: Error) => log.error({ err: dropErr, schema }, 'cannot drop the failed load\'s schema'));
