@@ -97,7 +97,7 @@ async function validateDrop(connection: DuckDBConnection, options: LoadOptions, 
     const values = await valueProblems(connection, def, file);
     problems.push(...values.problems);
     rows.set(name, values.rows);
-    if (values.problems.length > 0) continue;
+    // Null or NaN values do not hide the checks below: one run reports them all.
     readable.add(name);
     problems.push(...(await duplicateProblems(connection, def, file)));
     if (def.dimensions.includes('year')) problems.push(...(await yearProblems(connection, file, options)));
@@ -138,7 +138,7 @@ async function duplicateProblems(connection: DuckDBConnection, def: DatasetDef, 
   const at = await exampleRows(connection, `SELECT file_row_number FROM ${parquetSource(file)} WHERE ${where}`);
   return [{
     file,
-    message: `${extra} rows repeat the dimension values of another row, in ${groups} combinations (for example ${Object.entries(key).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(', ')} at ${at}); each row needs its own combination of ${def.dimensions.join(', ')}, so merge or remove the duplicates`,
+    message: `${plural(Number(extra), 'row repeats', 'rows repeat')} the dimension values of another row, in ${plural(Number(groups), 'combination', 'combinations')} (for example ${Object.entries(key).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(', ')} at ${at}); each row needs its own combination of ${def.dimensions.join(', ')}, so merge or remove the duplicates`,
   }];
 }
 
@@ -221,4 +221,5 @@ async function publish(connection: DuckDBConnection, options: LoadOptions, plan:
   }
 }
 
+const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
 const exists = (p: string) => fs.stat(p).then(() => true, () => false);

@@ -175,7 +175,7 @@ const REFUSALS: Refusal[] = [
   {
     name: 'two rows with the same dimension values',
     breakIt: (d) => rewrite(d, 'turnover', (s) => `SELECT * FROM ${s} UNION ALL (SELECT * REPLACE (turnover + 1 AS turnover) FROM ${s} WHERE country = 'Korea, Republic of' AND year = 1995 AND temporal = 'Forecast')`),
-    says: [/1 rows repeat the dimension values of another row, in 1 combinations \(for example year=1995, region="Asia - ME", country="Korea, Republic of".* at rows \d+, 21\)/],
+    says: [/1 row repeats the dimension values of another row, in 1 combination \(for example year=1995, region="Asia - ME", country="Korea, Republic of".* at rows \d+, 21\)/],
   },
   {
     name: 'a country absent from country_reference',
