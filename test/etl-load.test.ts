@@ -247,6 +247,15 @@ refused('reports every problem of every file at once', async () => {
   assert.is(error.problems.length, 3, error.message);
 });
 
+refused('a NaN in a file does not hide its duplicates or unknown countries', async () => {
+  const drop = await writeDrop();
+  const file = await rewrite(drop, 'ggr', (s) => `SELECT * REPLACE (CASE WHEN country = 'France' THEN 'Atlantis' ELSE country END AS country, 'NaN'::DOUBLE AS ggr) FROM ${s} UNION ALL (SELECT * FROM ${s} WHERE country = 'Korea, Republic of' LIMIT 1)`);
+  const error = (await loadDrop(options(drop, base.dataDir, '2026-02')).catch((err: unknown) => err)) as DropRefused;
+  const messages = error.problems.filter((p) => p.file === file).map((p) => p.message);
+  assert.is(messages.length, 3, messages.join('\n'));
+  assert.match(messages.join('\n'), /null or non-finite[\s\S]*repeats the dimension values[\s\S]*not in country_reference/);
+});
+
 refused('--force publishes a drop whose row count moved', async () => {
   const dataDir = await tempDir('dqs-data-');
   created.push(dataDir);

@@ -1,4 +1,6 @@
+import { spawn } from 'node:child_process';
 import fs from 'node:fs/promises';
+import { createInterface } from 'node:readline';
 import path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { suite } from 'uvu';
@@ -23,7 +25,7 @@ const state = {
 const clock = () => state.now;
 
 /** Publishes the fixture release with ggr × factor as `release`; returns when the pointer names it. */
-async function publish(release: string, factor: number): Promise<number> {
+async function publish(release: string, factor: number, dataDir = state.dataDir): Promise<number> {
   const drop = await tempDir('dqs-drop-');
   try {
     const fixture = path.join(await fixtureDataDir(), FIXTURE_RELEASE);
@@ -33,7 +35,7 @@ async function publish(release: string, factor: number): Promise<number> {
     connection.closeSync();
     instance.closeSync();
     for (const name of ['turnover', 'fx', 'country', 'country_reference']) await fs.copyFile(path.join(fixture, `${name}.parquet`), path.join(drop, `${name}.parquet`));
-    await loadDrop({ drop, dataDir: state.dataDir, release, force: false, minYear: 1990, maxYear: 2100, maxRowChange: 0.25 });
+    await loadDrop({ drop, dataDir, release, force: false, minYear: 1990, maxYear: 2100, maxRowChange: 0.25 });
     return Date.now();
   } finally {
     await fs.rm(drop, { recursive: true, force: true });
@@ -200,3 +202,41 @@ live('a corrupt release leaves the server on its old data and says why; the admi
 });
 
 live.run();
+
+const hup = suite('SIGHUP');
+hup('SIGHUP retries a release that failed to load; polls do not', async () => {
+  const dataDir = await tempDir('dqs-releases-');
+  const stateDir = await tempDir();
+  await publish('2026-10', 1, dataDir);
+  await publish('2026-11', 2, dataDir);
+  await writePointer(dataDir, '2026-10');
+  const fx = path.join(dataDir, '2026-11', 'fx.parquet');
+  const good = await fs.readFile(fx);
+  await fs.appendFile(fx, 'garbage');
+  const child = spawn('node', ['--import', 'tsx', 'src/main.ts'], {
+    cwd: path.resolve(import.meta.dirname, '..'),
+    env: { ...process.env, DATA_DIR: dataDir, STATE_DIR: stateDir, PORT: '0', ADMIN_PORT: '0', RELEASE_POLL_MS: '100' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const lines: any[] = [];
+  createInterface({ input: child.stdout! }).on('line', (line) => lines.push(JSON.parse(line)));
+  const logged = (what: string, match: (l: any) => boolean) => waitFor(what, async () => lines.find(match), 60_000);
+  try {
+    await logged('ready', (l) => l.msg === 'ready');
+    await writePointer(dataDir, '2026-11');
+    await logged('the failed load', (l) => /^cannot switch releases, still serving 2026-10/.test(l.msg));
+    await fs.writeFile(fx, good);
+    await new Promise((resolve) => setTimeout(resolve, 1000)); // ten polls
+    assert.is(lines.filter((l) => /^cannot switch releases/.test(l.msg) || l.msg === 'loading release' && l.release === '2026-11').length, 2, 'one attempt only');
+    child.kill('SIGHUP');
+    const switched = await logged('the switch', (l) => l.msg === 'serving release' && l.release === '2026-11');
+    assert.is(lines.find((l) => l.msg === 'loading release' && l.reason === 'SIGHUP')?.release, '2026-11');
+    assert.equal(switched.retained, ['2026-10']);
+  } finally {
+    child.kill('SIGTERM');
+    await new Promise((resolve) => child.once('exit', resolve));
+    await fs.rm(dataDir, { recursive: true, force: true });
+    await fs.rm(stateDir, { recursive: true, force: true });
+  }
+});
+hup.run();
