@@ -49,6 +49,10 @@ redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly no \
   --dir "$WORK" --logfile "$WORK/redis.log" &
 pids+=($!)
 
+# What npm start runs first: the default ./datasets, when empty, gets the synthetic
+# sample; a DATA_DIR you chose must already hold a release (npm run etl -- load).
+DATA_DIR="$DATA_DIR" node --import tsx etl/first-run.ts
+
 names=(a b)
 for i in 0 1; do
   log="$WORK/replica-${names[i]}.log"
@@ -57,8 +61,7 @@ for i in 0 1; do
     DATA_DIR="$DATA_DIR" STATE_DIR="$STATE_DIR" \
     node --import tsx src/main.ts >"$log" 2>&1 &
   pids+=($!)
-  # One at a time: the first start on an empty DATA_DIR generates the sample release,
-  # which the second replica then loads instead of generating it again.
+  # One at a time, so the two loads do not compete for the 2 cores.
   wait_healthy "http://127.0.0.1:${REPLICA_PORTS[i]}" 120 "$log"
 done
 

@@ -1,7 +1,12 @@
 import path from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
+import { loadConfig } from '../src/config.ts';
+import { readManifest } from '../src/releases/manifest.ts';
+import { diffReleases, formatDiff } from './diff.ts';
 import { generateRelease, MAX_SCALE } from './generate.ts';
+import { DropRefused, loadDrop } from './load.ts';
 import { progressBar } from './progress.ts';
+import { formatList, listReleases, rollback } from './releases.ts';
 
 const integer = (raw: string) => {
   if (!/^\d+$/.test(raw)) throw new InvalidArgumentError('expected a non-negative integer');
@@ -12,7 +17,18 @@ const scale = (raw: string) => {
   if (!(value > 0 && value <= MAX_SCALE)) throw new InvalidArgumentError(`expected a number greater than 0 and at most ${MAX_SCALE}`);
   return value;
 };
+const share = (raw: string) => {
+  const value = Number(raw);
+  if (!(value >= 0)) throw new InvalidArgumentError('expected a share such as 0.25 (25%)');
+  return value;
+};
 const currentMonth = () => new Date().toISOString().slice(0, 7);
+/** DATA_DIR as the server reads it (src/config.ts), unless --data-dir says otherwise. */
+const dataDirOption = '--data-dir <dir>';
+const dataDir = (opts: { dataDir?: string }) => (opts.dataDir ? path.resolve(opts.dataDir) : loadConfig().DATA_DIR);
+/** Each step on stderr with the time it started, so a long load shows where it is. */
+const started = Date.now();
+const step = (text: string) => console.error(`[${((Date.now() - started) / 1000).toFixed(1).padStart(5)} s] ${text}`);
 
 const program = new Command('etl').description('Build and inspect monthly data releases');
 
@@ -36,6 +52,66 @@ program
       console.log(`${dataset.padEnd(18)} ${String(entry.rows).padStart(9)} rows  ${entry.file}`);
     }
     console.log(`release ${manifest.release} written to ${path.resolve(opts.out)}`);
+  });
+
+program
+  .command('load')
+  .description('Check a folder of Parquet files (one per dataset) and publish it as a release: nothing changes unless every check passes')
+  .argument('<dir>', "the month's folder: ggr.parquet, turnover.parquet, fx.parquet, country.parquet, country_reference.parquet (datasets left out are carried over)")
+  .option('--release <id>', 'release id, YYYY-MM (default: this month)')
+  .option('--force', 'publish even when a row count moved more than --max-row-change', false)
+  .option('--max-row-change <share>', "largest share a dataset's row count may move against the current release", share, 0.25)
+  .option('--min-year <year>', 'earliest year a row may have', integer, 1990)
+  .option('--max-year <year>', 'latest year a row may have', integer, 2100)
+  .option(dataDirOption, 'DATA_DIR to publish into (default: DATA_DIR of the environment, else ./datasets)')
+  .action(async (dir: string, opts: { release?: string; force: boolean; maxRowChange: number; minYear: number; maxYear: number; dataDir?: string }) => {
+    const target = dataDir(opts);
+    const release = opts.release ?? currentMonth();
+    step(`loading ${path.resolve(dir)} as release ${release} into ${target}`);
+    try {
+      const manifest = await loadDrop({ ...opts, drop: dir, dataDir: target, release, onStep: step });
+      for (const [dataset, entry] of Object.entries(manifest.datasets)) {
+        console.log(`${dataset.padEnd(18)} ${String(entry.rows).padStart(9)} rows  ${entry.carried_from ? `carried over from ${entry.carried_from}` : 'new'}`);
+      }
+      console.log(`release ${release} published; ${path.join(target, 'CURRENT')} now names it (running servers switch within 2 s)`);
+    } catch (err) {
+      if (!(err instanceof DropRefused)) throw err;
+      console.error(err.message);
+      process.exit(2);
+    }
+  });
+
+program
+  .command('list')
+  .description('The releases of DATA_DIR; * marks the one servers serve')
+  .option(dataDirOption, 'DATA_DIR to read (default: DATA_DIR of the environment, else ./datasets)')
+  .action(async (opts: { dataDir?: string }) => {
+    console.log(formatList(await listReleases(dataDir(opts))));
+  });
+
+program
+  .command('rollback')
+  .description('Point DATA_DIR back at an earlier release (default: the one before the current)')
+  .argument('[release]', 'release id to serve')
+  .option(dataDirOption, 'DATA_DIR to change (default: DATA_DIR of the environment, else ./datasets)')
+  .action(async (release: string | undefined, opts: { dataDir?: string }) => {
+    const [from, to] = await rollback(dataDir(opts), release);
+    console.log(`current release: ${from ?? '(none)'} → ${to}`);
+  });
+
+program
+  .command('diff')
+  .description('Rows added, removed and changed per dataset between two releases, with the largest value changes')
+  .argument('<a>', 'the older release id')
+  .argument('<b>', 'the newer release id')
+  .option('--json', 'print JSON instead of a table', false)
+  .option('--top <n>', 'largest changes listed per dataset', integer, 5)
+  .option(dataDirOption, 'DATA_DIR to read (default: DATA_DIR of the environment, else ./datasets)')
+  .action(async (a: string, b: string, opts: { json: boolean; top: number; dataDir?: string }) => {
+    const root = dataDir(opts);
+    const open = async (id: string) => ({ dir: path.join(root, id), manifest: await readManifest(path.join(root, id)) });
+    const diff = await diffReleases(await open(a), await open(b), opts.top);
+    console.log(opts.json ? JSON.stringify(diff, null, 2) : formatDiff(diff));
   });
 
 await program.parseAsync().catch((err: Error) => {

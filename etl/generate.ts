@@ -126,7 +126,7 @@ export async function generateRelease(options: GenerateOptions): Promise<Manifes
       const file = `${def.name}.parquet`;
       datasets[def.name] = { file, rows: rows[def.name]!, sha256: await sha256File(path.join(work, file)) };
     }
-    const manifest: Manifest = { release: options.release, created_at: new Date().toISOString(), datasets };
+    const manifest: Manifest = { release: options.release, created_at: new Date().toISOString(), synthetic: true, datasets };
     await writeManifest(work, manifest);
     await fs.mkdir(path.dirname(target), { recursive: true });
     await fs.rm(target, { recursive: true, force: true });

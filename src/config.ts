@@ -38,11 +38,14 @@ const count = (fallback: number, unit: string, max = Number.MAX_SAFE_INTEGER) =>
 const dir = (fallback: string) =>
   v.pipe(v.optional(v.string(), fallback), v.minLength(1), v.transform((p) => path.resolve(p)));
 
+/** DATA_DIR when none is configured: the one folder `npm start` may fill with the synthetic sample. */
+export const DEFAULT_DATA_DIR = './datasets';
+
 export const settings = {
   HOST: { schema: v.optional(v.pipe(v.string(), v.minLength(1)), '127.0.0.1'), help: 'Address the public API listens on' },
   PORT: { schema: port(3000), help: 'Port of the public API (0 picks a free one)' },
   ADMIN_PORT: { schema: port(3001), help: 'Port of the admin listener, always bound to 127.0.0.1 (0 picks a free one)' },
-  DATA_DIR: { schema: dir('./datasets'), help: 'Folder holding one sub-folder per monthly release (Parquet files + manifest.json)' },
+  DATA_DIR: { schema: dir(DEFAULT_DATA_DIR), help: 'Folder holding one sub-folder per monthly release (Parquet files + manifest.json)' },
   STATE_DIR: { schema: dir('./var'), help: 'Folder for API key hashes, the admin token and the cursor secret (kept across restarts)' },
   LOG_LEVEL: {
     schema: v.optional(v.picklist(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']), 'info'),
@@ -100,6 +103,14 @@ export const settings = {
   },
   REDIS_TIMEOUT_MS: { schema: positiveInt(100), help: 'Longest a request waits for Redis before the documented fallback applies' },
   BENCH_DISABLE_LIMITS: { schema: flag(false), help: 'Bench-only: count no request against any limit (never set it in production)' },
+  RELEASE_GRACE_SECONDS: {
+    schema: count(3600, 'seconds'),
+    help: 'How long a replaced release stays loaded after a switch, so cursors issued on it keep paging; then they get "Invalid pagination cursor"',
+  },
+  RELEASE_POLL_MS: {
+    schema: positiveInt(1000),
+    help: 'How often DATA_DIR/CURRENT is read for a new release, besides file-watch events (which network filesystems may never send)',
+  },
   CACHE_MAX_BYTES: {
     schema: count(256 * 1024 * 1024, 'bytes'),
     help: 'Bound of the response cache (finished, compressed bodies) in bytes; 0 turns it off',

@@ -198,6 +198,13 @@ export class NotReadyError extends ApiError {
   }
 }
 
+/** Admin only: the release DATA_DIR's pointer names cannot be loaded; the served one keeps serving. */
+export class ReleaseLoadError extends ApiError {
+  constructor(reason: string) {
+    super(409, { error: `Cannot load the release, still serving the previous one: ${reason}` });
+  }
+}
+
 export class InternalError extends ApiError {
   override readonly code = 'internal';
 

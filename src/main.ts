@@ -25,6 +25,11 @@ service.ready.catch((err: Error) => {
   void service.close().finally(() => process.exit(1));
 });
 
+// An operator's nudge after publishing, besides the pointer watch.
+process.on('SIGHUP', () => {
+  void service.reload('SIGHUP').catch(() => {}); // logged by the switcher; the old release keeps serving
+});
+
 let stopping = false;
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {
   process.on(signal, () => {

@@ -3,7 +3,6 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import type { Logger } from 'pino';
-import { generateRelease } from '../etl/generate.ts';
 import { createAdminApp } from './admin/app.ts';
 import { createApp } from './app.ts';
 import { LruResponseCache } from './cache/lru.ts';
@@ -11,8 +10,10 @@ import { NoopResponseCache } from './cache/noop.ts';
 import type { Config } from './config.ts';
 import { CurrentRelease } from './store/current-release.ts';
 import { Database } from './duckdb/database.ts';
-import { loadRelease, type LoadedRelease } from './store/loader.ts';
-import { latestRelease, verifyRelease } from './releases/on-disk.ts';
+import type { LoadedRelease } from './store/loader.ts';
+import { ReleaseSwitcher, type SwitchResult } from './store/release-switcher.ts';
+import { currentRelease } from './releases/on-disk.ts';
+import { ReleaseError } from './releases/manifest.ts';
 import { FileKeyStore } from './keys/file-store.ts';
 import { createHttpServer } from './http/node-server.ts';
 import { RedisKeyStore } from './keys/redis-store.ts';
@@ -34,6 +35,8 @@ export interface RunningService {
   readonly services: Services;
   /** Settles when the release is loaded and served (or loading failed). */
   readonly ready: Promise<LoadedRelease>;
+  /** Serves the release DATA_DIR's pointer names now (SIGHUP, POST /releases/reload); rejects if it cannot be loaded. */
+  reload(reason: string): Promise<SwitchResult>;
   close(): Promise<void>;
 }
 
@@ -42,6 +45,10 @@ export interface RunningService {
  * release is in DuckDB, so an orchestrator can watch the start instead of guessing.
  */
 export async function startService(config: Config, log: Logger, options: { clock?: Clock } = {}): Promise<RunningService> {
+  // An empty or unmounted DATA_DIR must stop the start, not serve invented figures.
+  if (!(await currentRelease(config.DATA_DIR))) {
+    throw new ReleaseError(`DATA_DIR ${config.DATA_DIR} holds no release; publish one with \`npm run etl -- load FOLDER_OF_PARQUET_FILES --data-dir ${config.DATA_DIR}\` (docs/etl.md), or point DATA_DIR at the folder that holds them`);
+  }
   await ensureStateDir(config.STATE_DIR);
   const cursorSecret = await readOrCreateSecret(config.STATE_DIR, SECRET_FILES.cursor);
   const adminToken = await readOrCreateSecret(config.STATE_DIR, SECRET_FILES.adminToken);
@@ -68,10 +75,13 @@ export async function startService(config: Config, log: Logger, options: { clock
     timings: { waited: (s) => metrics.poolWaitSeconds.observe(s), held: (s) => metrics.querySeconds.observe(s) },
   });
   const cache = config.CACHE_MAX_BYTES > 0 ? new LruResponseCache(config.CACHE_MAX_BYTES) : new NoopResponseCache();
-  const release = new CurrentRelease();
-  // Cache keys name the release too, but a body rendered from the old one must not outlive it.
+  const release = new CurrentRelease(clock, config.RELEASE_GRACE_SECONDS * 1000);
+  // Cache keys name the release too, but a body rendered from the old one must not
+  // outlive it: emptied at a switch, and again when a retained release is dropped.
   release.onChange(() => cache.clear());
   metrics.observe({ cache, release, clock });
+  release.onExpire(() => cache.clear());
+  const switcher = new ReleaseSwitcher({ dataDir: config.DATA_DIR, db, current: release, log, pollMs: config.RELEASE_POLL_MS });
   const services: Services = {
     db,
     release,
@@ -92,16 +102,26 @@ export async function startService(config: Config, log: Logger, options: { clock
   const server = createHttpServer(createApp(services, { trustProxy: config.TRUST_PROXY }).callback(), timeouts, log);
   await listen(server, config.PORT, config.HOST);
   const url = `http://${hostForUrl(config.HOST)}:${(server.address() as AddressInfo).port}`;
-  const adminApp = createAdminApp({ keys, invites, publicUrl: config.PUBLIC_URL ?? url, clock, token: adminToken, log, metrics });
+  const adminApp = createAdminApp({
+    keys,
+    invites,
+    releases: { reload: () => switcher.reload('admin request'), retained: () => release.retainedIds() },
+    publicUrl: config.PUBLIC_URL ?? url,
+    clock,
+    token: adminToken,
+    log,
+    metrics,
+  });
   const admin = createHttpServer(adminApp.callback(), timeouts, log.child({ listener: 'admin' }));
   await listen(admin, config.ADMIN_PORT, '127.0.0.1');
   const adminUrl = `http://127.0.0.1:${(admin.address() as AddressInfo).port}`;
   log.info({ url, adminUrl }, 'listening');
 
   const ready = (async () => {
-    const loaded = await loadServingRelease(config, db, log);
-    services.release.set(loaded);
+    await switcher.reload('start');
+    const loaded = services.release.get()!;
     log.info({ release: loaded.id }, 'ready');
+    switcher.start();
     if ((await keys.list()).every((k) => k.revoked_at !== null)) {
       log.warn('No active API key exists yet. Create one with: npm run --silent admin -- key create --client NAME');
     }
@@ -114,34 +134,16 @@ export async function startService(config: Config, log: Logger, options: { clock
     adminUrl,
     services,
     ready,
+    reload: (reason) => switcher.reload(reason),
     async close() {
       await Promise.all([stop(server), stop(admin)]);
       await ready.catch(() => {});
+      await switcher.close();
       db.close();
       await Promise.all([keys.close(), invites.close(), limits.close(), badKeys.close(), claimGuard.close()]);
       redis?.disconnect();
     },
   };
-}
-
-async function loadServingRelease(config: Config, db: Database, log: Logger): Promise<LoadedRelease> {
-  let release = await latestRelease(config.DATA_DIR);
-  if (!release) {
-    const id = new Date().toISOString().slice(0, 7);
-    log.info({ dataDir: config.DATA_DIR, release: id }, 'no release found: generating the sample release (about 10 s)');
-    await generateRelease({ out: path.join(config.DATA_DIR, id), seed: 1, scale: 1, release: id });
-    release = (await latestRelease(config.DATA_DIR))!;
-  }
-  log.info({ release: release.manifest.release, dir: release.dir }, 'loading release');
-  await verifyRelease(release);
-  // Loads with the instance's DUCKDB_THREADS: DuckDB's thread count is instance-wide,
-  // so raising it for the load would change it for every serving connection too.
-  const connection = await db.connect();
-  try {
-    return await loadRelease(connection, release, log);
-  } finally {
-    connection.closeSync();
-  }
 }
 
 const hostForUrl = (host: string) => (host.includes(':') ? `[${host}]` : host === '0.0.0.0' ? '127.0.0.1' : host);

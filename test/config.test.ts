@@ -26,6 +26,8 @@ const DEFAULTS = {
   REDIS_URL: undefined,
   REDIS_TIMEOUT_MS: 100,
   BENCH_DISABLE_LIMITS: false,
+  RELEASE_GRACE_SECONDS: 3600,
+  RELEASE_POLL_MS: 1000,
   CACHE_MAX_BYTES: 268_435_456,
   CACHE_MAX_AGE_SECONDS: 86_400,
 };
@@ -79,6 +81,8 @@ config('valid values are parsed and directories resolved', () => {
     REDIS_URL: 'redis://127.0.0.1:6380/2',
     REDIS_TIMEOUT_MS: '250',
     BENCH_DISABLE_LIMITS: 'true',
+    RELEASE_GRACE_SECONDS: '60',
+    RELEASE_POLL_MS: '250',
     CACHE_MAX_BYTES: '0',
     CACHE_MAX_AGE_SECONDS: '2678400',
   });
@@ -105,6 +109,8 @@ config('valid values are parsed and directories resolved', () => {
     REDIS_URL: 'redis://127.0.0.1:6380/2',
     REDIS_TIMEOUT_MS: 250,
     BENCH_DISABLE_LIMITS: true,
+    RELEASE_GRACE_SECONDS: 60,
+    RELEASE_POLL_MS: 250,
     CACHE_MAX_BYTES: 0,
     CACHE_MAX_AGE_SECONDS: 2_678_400,
   });

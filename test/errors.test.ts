@@ -200,7 +200,7 @@ errors('an unexpected failure is a generic JSON 500 and a log line, nothing leak
 errors('healthz needs no key', async () => {
   const res = await service.get('/healthz', { key: null });
   assert.is(res.status, 200);
-  assert.equal(res.json, { status: 'ok', release: '2026-11' });
+  assert.equal(res.json, { status: 'ok', release: '2026-11', retained: [] });
 });
 
 errors('one JSON log line per request, without the key', async () => {

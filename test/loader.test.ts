@@ -228,7 +228,7 @@ serving('a normal start: /healthz answers 200 with status ok and the release id'
   try {
     const res = await send(`${service.url}/healthz`);
     assert.is(res.status, 200);
-    assert.equal(res.json, { status: 'ok', release: FIXTURE_RELEASE });
+    assert.equal(res.json, { status: 'ok', release: FIXTURE_RELEASE, retained: [] });
     const loaded = await service.running.ready;
     assert.is(loaded.id, FIXTURE_RELEASE);
     const manifest = await readManifestJson(path.join(service.dataDir, FIXTURE_RELEASE));
@@ -252,7 +252,7 @@ serving('with two releases in DATA_DIR the newest is served', async () => {
   try {
     const res = await send(`${service.url}/healthz`);
     assert.is(res.status, 200);
-    assert.equal(res.json, { status: 'ok', release: '2026-11' });
+    assert.equal(res.json, { status: 'ok', release: '2026-11', retained: [] });
     assert.is((await service.running.ready).id, '2026-11');
   } finally {
     await service.stop();

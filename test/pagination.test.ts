@@ -116,18 +116,23 @@ pages('a cursor reused with other filters, dataset, period or endpoint is reject
 
 pages('a tampered or truncated cursor is rejected', async () => {
   const cursor = await firstCursor('/v1/financials?metric=ggr');
-  const [position, mac] = cursor.split('.') as [string, string];
+  const [position, mac, tag] = cursor.split('.') as [string, string, string];
+  // Forgeries keep the release tag, so they are refused for what they change.
+  const withTag = (token: string) => `${token}.${tag}`;
   const flip = (text: string, i: number) => text.slice(0, i) + (text[i] === 'A' ? 'B' : 'A') + text.slice(i + 1);
   const forged = [
-    `${(parseInt(position, 36) + 1).toString(36)}.${mac}`,
-    `0.${mac}`,
-    `${position}.${flip(mac, 0)}`,
-    `${position}.${flip(mac, mac.length - 1)}`,
+    withTag(`${(parseInt(position, 36) + 1).toString(36)}.${mac}`),
+    withTag(`0.${mac}`),
+    withTag(`${position}.${flip(mac, 0)}`),
+    withTag(`${position}.${flip(mac, mac.length - 1)}`),
     // Every other character in the last place: base64 decoding alone would accept some.
     ...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'
       .split('')
       .filter((c) => c !== mac.at(-1))
-      .map((c) => `${position}.${mac.slice(0, -1)}${c}`),
+      .map((c) => withTag(`${position}.${mac.slice(0, -1)}${c}`)),
+    // Another release named: the MAC covers the release too.
+    `${position}.${mac}.${(parseInt(tag, 36) + 1).toString(36)}`,
+    `${position}.${mac}.`,
     cursor.slice(0, -1),
     cursor.slice(1),
     `${cursor}A`,

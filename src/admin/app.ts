@@ -5,7 +5,7 @@ import Koa from 'koa';
 import type { Logger } from 'pino';
 import * as v from 'valibot';
 import { unmatched } from '../app.ts';
-import { AdminUnauthorizedError, InvalidParametersError, NotFoundError } from '../errors.ts';
+import { AdminUnauthorizedError, InvalidParametersError, NotFoundError, ReleaseLoadError } from '../errors.ts';
 import { renderErrors } from '../http/errors.ts';
 import { invalidParameters } from '../http/params.ts';
 import { logRequests } from '../http/request-log.ts';
@@ -40,7 +40,22 @@ async function revoke(keys: KeyStore, ref: string): Promise<KeyRecord> {
 /** Never the hash: an operator only needs what tells keys apart. */
 const publicRecord = ({ hash: _hash, ...rest }: KeyRecord) => rest;
 
-export function createAdminApp(options: { keys: KeyStore; invites: InviteStore; publicUrl: string; clock: Clock; token: string; log: Logger; metrics: Metrics }): Koa {
+/** What the admin listener may do with releases. */
+export interface ReleaseControl {
+  reload(): Promise<{ serving: string; changed: boolean }>;
+  retained(): string[];
+}
+
+export function createAdminApp(options: {
+  keys: KeyStore;
+  invites: InviteStore;
+  releases: ReleaseControl;
+  publicUrl: string;
+  clock: Clock;
+  token: string;
+  log: Logger;
+  metrics: Metrics;
+}): Koa {
   const expected = Buffer.from(`Bearer ${options.token}`);
   const app = new Koa();
   app.use(assignRequestId());
@@ -84,6 +99,15 @@ export function createAdminApp(options: { keys: KeyStore; invites: InviteStore; 
     ctx.body = { record: publicRecord(await revoke(options.keys, ctx.params.id!)) };
   });
   invites.register(router, options);
+  // Loads what DATA_DIR's pointer names now; a release that cannot be loaded leaves
+  // the served one serving and says why.
+  router.post('/releases/reload', async (ctx) => {
+    try {
+      ctx.body = { ...(await options.releases.reload()), retained: options.releases.retained() };
+    } catch (err) {
+      throw new ReleaseLoadError((err as Error).message);
+    }
+  });
   app.use(router.routes());
   app.use(unmatched(router));
   return app;

@@ -127,6 +127,9 @@ function rowSchema(def: DatasetDef): Json {
 
 const rowName = (def: DatasetDef) => `${def.name}Row`;
 
+/** The id of a monthly release, as the serving release's manifest names it. */
+const releaseId: Json = { type: 'string', pattern: '^\\d{4}-(0[1-9]|1[0-2])$' };
+
 /** A page's JSON envelope (spec 2.6): `meta` with exactly these fields, rows of `sets`, pagination. */
 function envelope(sets: readonly DatasetDef[], meta: Record<string, Json>): Json {
   return {
@@ -303,7 +306,10 @@ export function openApiDocument(version: string): Json {
           summary: 'Whether data is served (no key)',
           security: [],
           responses: {
-            200: { description: 'Serving a release.', content: { 'application/json': { schema: { type: 'object', required: ['status', 'release'], properties: { status: { const: 'ok' }, release: { type: 'string' } } } } } },
+            200: {
+              description: 'Serving a release; `retained` are earlier releases kept for cursors issued on them.',
+              content: { 'application/json': { schema: { type: 'object', required: ['status', 'release', 'retained'], properties: { status: { const: 'ok' }, release: { type: 'string' }, retained: { type: 'array', items: { type: 'string' } } } } } },
+            },
             503: { description: 'The first release is still loading.', content: { 'application/json': { schema: { type: 'object', required: ['status'], properties: { status: { const: 'loading' } } } } } },
             ...edgeErrors(),
           },
@@ -345,20 +351,36 @@ export function openApiDocument(version: string): Json {
           metric: { enum: financialSets.map((d) => d.name) },
           filters_applied: { type: 'object', additionalProperties: { type: 'array', items: { type: 'string' } } },
           row_count: { type: 'integer', minimum: 0 },
+          release: releaseId,
         }),
-        ReferenceResponse: envelope(referenceSets, { dataset: { enum: referenceSets.map((d) => d.name) }, row_count: { type: 'integer', minimum: 0 } }),
+        ReferenceResponse: envelope(referenceSets, { dataset: { enum: referenceSets.map((d) => d.name) }, row_count: { type: 'integer', minimum: 0 }, release: releaseId }),
         CatalogResponse: {
           type: 'object',
           additionalProperties: false,
           required: ['datasets'],
           properties: {
+            // Absent only while the first release loads.
+            release: {
+              type: 'object',
+              additionalProperties: false,
+              required: ['id', 'published_at', 'synthetic'],
+              properties: { id: releaseId, published_at: { type: 'string', format: 'date-time' }, synthetic: { type: 'boolean' } },
+            },
             datasets: {
               type: 'array',
               items: {
                 type: 'object',
                 additionalProperties: false,
                 required: ['name', 'description', 'dimensions', 'metrics'],
-                properties: { name: { type: 'string' }, description: { type: 'string' }, dimensions: { type: 'array', items: { type: 'string' } }, metrics: { type: 'array', items: { type: 'string' } } },
+                properties: {
+                  name: { type: 'string' },
+                  description: { type: 'string' },
+                  dimensions: { type: 'array', items: { type: 'string' } },
+                  metrics: { type: 'array', items: { type: 'string' } },
+                  row_count: { type: 'integer', minimum: 0 },
+                  first_year: { type: 'integer' },
+                  last_year: { type: 'integer' },
+                },
               },
             },
           },

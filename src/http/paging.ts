@@ -1,5 +1,5 @@
 import type { Context } from 'koa';
-import { NotReadyError } from '../errors.ts';
+import { InvalidCursorError, NotReadyError } from '../errors.ts';
 import { whereClauses, type Filters } from '../query/filters.ts';
 import { readPage } from '../query/page.ts';
 import { canonicalScope } from '../query/scope.ts';
@@ -28,8 +28,13 @@ export interface PageRequest {
 export async function respondWithPage(ctx: Context, services: Services, request: PageRequest): Promise<void> {
   const format = negotiateFormat(ctx.get('accept'));
   ctx.vary('Accept');
-  const release = services.release.get();
-  if (!release) throw new NotReadyError();
+  const serving = services.release.get();
+  if (!serving) throw new NotReadyError();
+  // A cursor keeps paging through the release it was issued on while that release
+  // is retained after a switch; past its grace period the cursor is invalid.
+  const named = request.cursor === undefined ? undefined : services.cursors.releaseOf(request.cursor);
+  const release = named === undefined ? serving : services.release.find(named);
+  if (!release) throw new InvalidCursorError();
   const served = release.datasets.get(request.dataset)!;
   const scope = { release: release.id, dataset: request.dataset, filters: request.filters, period: request.period?.text };
   const after = request.cursor === undefined ? -1 : services.cursors.decode(request.cursor, scope);
@@ -38,7 +43,7 @@ export async function respondWithPage(ctx: Context, services: Services, request:
     const clauses = whereClauses(served, request.filters, request.period?.years);
     const page = await readPage(services.db, served, clauses, request.limit, after);
     const cursor = page.nextAfter === undefined ? '' : services.cursors.encode(scope, page.nextAfter);
-    const envelope = { meta: request.meta(page.rids.length), pagination: { cursor, has_more: cursor !== '' } };
+    const envelope = { meta: { ...request.meta(page.rids.length), release: release.id }, pagination: { cursor, has_more: cursor !== '' } };
     return { body: format.render(served, page.rids, envelope), next: cursor || undefined };
   });
   if (next === undefined) return;

@@ -13,12 +13,20 @@ export const RELEASE_ID = /^\d{4}-(0[1-9]|1[0-2])$/;
 const manifestSchema = v.object({
   release: v.pipe(v.string(), v.regex(RELEASE_ID, 'Expected a release id like 2026-11')),
   created_at: v.pipe(v.string(), v.isoTimestamp('Expected an ISO timestamp')),
+  /** When `etl load` published it; generated releases have only created_at. */
+  published_at: v.optional(v.pipe(v.string(), v.isoTimestamp('Expected an ISO timestamp'))),
+  /** The folder the analyst's files came from. */
+  source: v.optional(v.string()),
+  /** True for generated sample data, which must never pass for real figures. */
+  synthetic: v.optional(v.boolean()),
   datasets: v.record(
     v.string(),
     v.object({
       file: v.pipe(v.string(), v.regex(/^[\w.-]+\.parquet$/, 'Expected a Parquet file name inside the release folder')),
       rows: v.pipe(v.number(), v.integer(), v.minValue(0)),
       sha256: v.pipe(v.string(), v.regex(/^[0-9a-f]{64}$/, 'Expected a hex SHA-256 digest')),
+      /** The release this dataset's file was carried over from, when the drop did not hold it. */
+      carried_from: v.optional(v.pipe(v.string(), v.regex(RELEASE_ID, 'Expected a release id like 2026-11'))),
     }),
   ),
 });

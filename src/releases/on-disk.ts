@@ -23,6 +23,36 @@ export async function listReleaseDirs(dataDir: string): Promise<string[]> {
   return dirs.sort();
 }
 
+/** The file in DATA_DIR naming the release to serve; `etl load` and `etl rollback` replace it atomically. */
+export const POINTER_FILE = 'CURRENT';
+
+/** The release the pointer names, or undefined when there is no pointer. */
+export async function readPointer(dataDir: string): Promise<string | undefined> {
+  const text = await fs.readFile(path.join(dataDir, POINTER_FILE), 'utf8').catch((err: NodeJS.ErrnoException) => {
+    if (err.code === 'ENOENT') return undefined;
+    throw err;
+  });
+  if (text === undefined) return undefined;
+  const id = text.trim();
+  if (!RELEASE_ID.test(id)) throw new ReleaseError(`${path.join(dataDir, POINTER_FILE)}: holds ${JSON.stringify(id)}, not a release id like 2026-11; run \`npm run etl -- rollback RELEASE\` to point it at a release`);
+  return id;
+}
+
+/** Points DATA_DIR at `id`: written beside the pointer and renamed over it, so a reader sees the old or the new id, never half of one. */
+export async function writePointer(dataDir: string, id: string): Promise<void> {
+  const tmp = path.join(dataDir, `.${POINTER_FILE}.tmp-${process.pid}`);
+  await fs.writeFile(tmp, `${id}\n`);
+  await fs.rename(tmp, path.join(dataDir, POINTER_FILE));
+}
+
+/** The release to serve: the one the pointer names, else (before any `etl load`) the newest. */
+export async function currentRelease(dataDir: string): Promise<ReleaseOnDisk | undefined> {
+  const id = await readPointer(dataDir);
+  if (id === undefined) return latestRelease(dataDir);
+  const dir = path.join(dataDir, id);
+  return { dir, manifest: await readManifest(dir) };
+}
+
 /** The newest release, or undefined when DATA_DIR holds none. */
 export async function latestRelease(dataDir: string): Promise<ReleaseOnDisk | undefined> {
   const dir = (await listReleaseDirs(dataDir)).at(-1);

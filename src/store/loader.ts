@@ -7,7 +7,8 @@ import { ArrowRenderer } from './arrow-renderer.ts';
 import { CsvRenderer } from './csv-renderer.ts';
 import { JsonRenderer, type PageRenderer } from './json-renderer.ts';
 import { DATASETS, INTEGER_DIMENSIONS, type DatasetDef } from '../registry.ts';
-import { ReleaseError } from '../releases/manifest.ts';
+import { ReleaseError, type Manifest } from '../releases/manifest.ts';
+import { columnProblems, describeParquet, refuseProblems, valueProblems } from '../releases/checks.ts';
 import type { ReleaseOnDisk } from '../releases/on-disk.ts';
 import { quoteIdent, quoteLiteral } from '../duckdb/sql-text.ts';
 
@@ -32,6 +33,7 @@ export interface ServedDataset {
 
 export interface LoadedRelease {
   readonly id: string;
+  readonly manifest: Manifest;
   readonly datasets: ReadonlyMap<string, ServedDataset>;
 }
 
@@ -39,9 +41,6 @@ export interface LoadedRelease {
 const MAX_COMBINATIONS = 0x10000;
 /** Rows per dataset that the load-time self-check renders both ways. */
 const SELF_CHECK_ROWS = 1000;
-
-const INTEGER_TYPES = new Set(['TINYINT', 'SMALLINT', 'INTEGER', 'BIGINT', 'UTINYINT', 'USMALLINT', 'UINTEGER']);
-const NUMERIC_TYPES = new Set([...INTEGER_TYPES, 'FLOAT', 'DOUBLE', 'UBIGINT', 'HUGEINT']);
 
 /** The schema holding a release's tables and types. */
 const releaseSchema = (id: string) => `${SERVING_CATALOG}.${quoteIdent(`r${id.replace('-', '_')}`)}`;
@@ -81,12 +80,17 @@ export async function loadRelease(
         'dataset loaded',
       );
     }
-    return { id: release.manifest.release, datasets };
+    return { id: release.manifest.release, manifest: release.manifest, datasets };
   } catch (err) {
     // The load's own error is the one to report; a failed clean-up is logged beside it.
     await connection.run(`DROP SCHEMA IF EXISTS ${schema} CASCADE`).catch((dropErr: Error) => log.error({ err: dropErr, schema }, 'cannot drop the failed load\'s schema'));
     throw err;
   }
+}
+
+/** Drops a release's tables; the caller makes sure no request can still read them. */
+export async function dropRelease(connection: DuckDBConnection, id: string): Promise<void> {
+  await connection.run(`DROP SCHEMA IF EXISTS ${releaseSchema(id)} CASCADE`);
 }
 
 /** Compresses the new tables; without it they stay as written, about 25x larger, but serve the same. */
@@ -104,8 +108,12 @@ async function loadDataset(
   expectedRows: number,
 ): Promise<ServedDataset> {
   const source = `read_parquet(${quoteLiteral(file)})`;
-  await checkColumns(connection, source, def, file);
-  await checkValues(connection, source, def, file, expectedRows);
+  refuseProblems(columnProblems(def, await describeParquet(connection, file), file));
+  const { rows, problems } = await valueProblems(connection, def, file);
+  if (rows !== expectedRows) {
+    throw new ReleaseError(`${file}: has ${rows} rows but the manifest says ${expectedRows}; the file and manifest.json disagree, so regenerate the release`);
+  }
+  refuseProblems(problems);
 
   const strings = def.dimensions.filter((d) => !INTEGER_DIMENSIONS.has(d));
   const enumType = (dim: string) => `${schema}.${quoteIdent(`${def.name}__${dim}`)}`;
@@ -244,44 +252,4 @@ function rowJson(def: DatasetDef): string {
       ? `{'dimensions': ${struct(def.dimensions, dim)}, 'values': ${struct(def.metrics, (n) => `${quoteIdent(n)}::DOUBLE`)}}`
       : struct(def.dimensions, dim);
   return `to_json(${body})::VARCHAR`;
-}
-
-async function checkColumns(connection: DuckDBConnection, source: string, def: DatasetDef, file: string) {
-  const reader = await connection.runAndReadAll(`SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM ${source})`).catch((err: Error) => {
-    throw new ReleaseError(`${file}: cannot read as Parquet (${err.message}); regenerate the file`);
-  });
-  const types = new Map(reader.getRows().map(([name, type]) => [String(name), String(type)]));
-  const expect = (column: string, allowed: Set<string> | 'VARCHAR', wanted: string) => {
-    const type = types.get(column);
-    if (type === undefined) {
-      throw new ReleaseError(`${file}: column "${column}" is missing; the ${def.name} dataset needs ${[...def.dimensions, ...def.metrics].join(', ')}, so re-export the file with every one of them`);
-    }
-    if (allowed === 'VARCHAR' ? type !== 'VARCHAR' : !allowed.has(type)) {
-      throw new ReleaseError(`${file}: column "${column}" has type ${type}; write it as ${wanted}`);
-    }
-  };
-  for (const dim of def.dimensions) {
-    if (INTEGER_DIMENSIONS.has(dim)) expect(dim, INTEGER_TYPES, 'an integer');
-    else expect(dim, 'VARCHAR', 'VARCHAR (text)');
-  }
-  for (const metric of def.metrics) expect(metric, NUMERIC_TYPES, 'a number (DOUBLE)');
-}
-
-async function checkValues(connection: DuckDBConnection, source: string, def: DatasetDef, file: string, expectedRows: number) {
-  const columns = [...def.dimensions, ...def.metrics];
-  const bad = columns.map((c) =>
-    def.metrics.includes(c)
-      ? `count(*) FILTER (WHERE ${quoteIdent(c)} IS NULL OR NOT isfinite(${quoteIdent(c)}::DOUBLE))`
-      : `count(*) FILTER (WHERE ${quoteIdent(c)} IS NULL)`,
-  );
-  const reader = await connection.runAndReadAll(`SELECT count(*), ${bad.join(', ')} FROM ${source}`);
-  const [rows, ...badCounts] = reader.getRows()[0]!.map(Number);
-  if (rows !== expectedRows) {
-    throw new ReleaseError(`${file}: has ${rows} rows but the manifest says ${expectedRows}; the file and manifest.json disagree, so regenerate the release`);
-  }
-  badCounts.forEach((count, i) => {
-    if (count! > 0) {
-      throw new ReleaseError(`${file}: column "${columns[i]}" has ${count} null${def.metrics.includes(columns[i]!) ? ' or non-finite' : ''} values; every row needs one (use '' for a dimension that does not apply)`);
-    }
-  });
 }
