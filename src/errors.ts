@@ -200,6 +200,7 @@ export class NotReadyError extends ApiError {
 
 /** Admin only: the release DATA_DIR's pointer names cannot be loaded; the served one keeps serving. */
 export class ReleaseLoadError extends ApiError {
+  override readonly code = 'release_load_failed';
   constructor(reason: string) {
     super(409, { error: `Cannot load the release, still serving the previous one: ${reason}` });
   }

@@ -186,7 +186,7 @@ codes('every error in the catalog has its own stable snake_case code', () => {
     new errors.KeysUnavailableError(), new errors.AdminUnauthorizedError(), new errors.QueryTooLongError(1),
     new errors.MalformedRequestError(), new errors.HeadersTooLargeError(), new errors.RequestTimeoutError(),
     new errors.NotFoundError(), new errors.MethodNotAllowedError([]), new errors.NotReadyError(), new errors.InternalError(),
-    new errors.NotAcceptableError(['application/json']), new errors.ConflictError('x'),
+    new errors.NotAcceptableError(['application/json']), new errors.ConflictError('x'), new errors.ReleaseLoadError('x'),
   ];
   const catalog = Object.values(errors).filter((e) => typeof e === 'function' && e.prototype instanceof errors.ApiError);
   assert.is(instances.length, catalog.length, 'every class of the catalog is listed here');
