@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { ConfigError, DEFAULT_DATA_DIR, loadConfig } from '../src/config.ts';
+import { DEFAULT_DATA_DIR, loadConfigOrExit } from '../src/config.ts';
 import { currentRelease } from '../src/releases/on-disk.ts';
 import { generateRelease } from './generate.ts';
 
@@ -7,14 +7,7 @@ import { generateRelease } from './generate.ts';
 // synthetic sample, so it serves something at once. A DATA_DIR an operator chose is
 // never filled with invented figures; the server refuses to start on it instead.
 
-let config;
-try {
-  config = loadConfig();
-} catch (err) {
-  if (!(err instanceof ConfigError)) throw err;
-  console.error(err.message);
-  process.exit(2);
-}
+const config = loadConfigOrExit();
 if (config.DATA_DIR === path.resolve(DEFAULT_DATA_DIR) && !(await currentRelease(config.DATA_DIR))) {
   const id = new Date().toISOString().slice(0, 7);
   console.error(`${config.DATA_DIR} holds no release: generating the synthetic sample ${id} (about 10 s; its manifest says "synthetic": true)`);

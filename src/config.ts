@@ -149,3 +149,23 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   }
   return result.output as Config;
 }
+
+/** For entry points: the config, or the message naming each bad setting and exit code 2. */
+export function loadConfigOrExit(): Config {
+  try {
+    return loadConfig();
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    console.error(err.message);
+    process.exit(2);
+  }
+}
+
+/**
+ * The consumers' query CLI (src/cli/query.ts) is a separate program from the server
+ * with settings of its own; this module stays the one reader of the environment.
+ */
+export const queryCliEnvironment = (env: Record<string, string | undefined> = process.env) => ({
+  DQS_API_KEY: env.DQS_API_KEY,
+  DQS_URL: env.DQS_URL,
+});

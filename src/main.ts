@@ -1,15 +1,8 @@
-import { ConfigError, loadConfig } from './config.ts';
+import { loadConfigOrExit } from './config.ts';
 import { createLogger } from './log.ts';
 import { startService } from './server.ts';
 
-let config;
-try {
-  config = loadConfig();
-} catch (err) {
-  if (!(err instanceof ConfigError)) throw err;
-  console.error(err.message);
-  process.exit(2);
-}
+const config = loadConfigOrExit();
 const log = createLogger(config.LOG_LEVEL);
 let service;
 try {

@@ -3,11 +3,12 @@ import cliProgress from 'cli-progress';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { DataQueryClient, DataQueryError, DataQueryNetworkError, type Filters, type Metric, type Page, type RetryEvent } from '../client/index.ts';
 import { DATASETS } from '../registry.ts';
+import { queryCliEnvironment } from '../config.ts';
 import { mergeArrowPages } from './arrow-pages.ts';
 
 // The consumers' CLI, on top of the typed client. It is a program of its own, not
-// the server: this entry file is the one place it reads its environment (DQS_API_KEY,
-// DQS_URL), the way src/config.ts is the server's one place.
+// the server, with settings of its own (DQS_API_KEY, DQS_URL), which src/config.ts,
+// the one reader of the environment, hands it.
 
 type Format = 'json' | 'csv' | 'arrow';
 
@@ -165,7 +166,7 @@ function explain(err: unknown): string {
 }
 
 try {
-  await program(process.env).parseAsync(process.argv);
+  await program(queryCliEnvironment()).parseAsync(process.argv);
 } catch (err) {
   process.stderr.write(`${explain(err)}\n`);
   process.exitCode = err instanceof CliError ? 2 : 1;
