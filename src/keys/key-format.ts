@@ -23,7 +23,10 @@ export const hashKey = (key: string) => createHash('sha256').update(key).digest(
 /** Enough of the key for an operator to tell keys apart, far too little to use one. */
 export const displayPrefix = (key: string) => key.slice(0, KEY_PREFIX.length + 4);
 
-export const looksLikeKey = (text: string) => new RegExp(`^${KEY_PREFIX}[0-9A-Za-z]{32,}$`).test(text);
+const KEY_SHAPE = new RegExp(`^${KEY_PREFIX}[0-9A-Za-z]{32,}$`);
+
+/** Checked on every /v1 request, before any lookup. */
+export const looksLikeKey = (text: string) => KEY_SHAPE.test(text);
 
 /** A new key and the record kept of it, for any store to save. */
 export function issueKey(client: string, origin?: { inviteId: string }): { key: string; record: KeyRecord } {
