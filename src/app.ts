@@ -10,6 +10,7 @@ import * as financials from './http/financials.ts';
 import * as healthz from './http/healthz.ts';
 import * as reference from './http/reference.ts';
 import { guardQuery } from './http/query-guard.ts';
+import { replayCachedAnswers } from './http/replay.ts';
 import { assignRequestId } from './http/request-id.ts';
 import { logRequests } from './http/request-log.ts';
 import { countRequests } from './http/request-metrics.ts';
@@ -34,6 +35,7 @@ export function createApp(services: Services, options: AppOptions = {}): Koa {
   // Keys first: a refused query string from a valid key still counts and carries limit headers.
   app.use(requireKey(services));
   app.use(guardQuery());
+  app.use(replayCachedAnswers(services));
 
   healthz.register(router, services);
   financials.register(router, services);

@@ -111,6 +111,89 @@ Same.run();
 
 // ---------------------------------------------------------------------------------
 
+const Replay = suite('cache: a repeated request is answered from its record');
+
+/** Headers that differ per request whatever the path: the request id, the limiter's count, the clock. */
+const PER_REQUEST = /^(?:x-request-id|date|x-ratelimit-|ratelimit|keep-alive|connection)/;
+const representation = (res: Raw) => Object.fromEntries(Object.entries(res.headers).filter(([name]) => !PER_REQUEST.test(name)));
+
+/** Counts the cursors the handlers decode from now on: a replayed request decodes none. */
+function countDecodes(): () => number {
+  const { cursors } = service.running.services;
+  let count = 0;
+  const decode = cursors.decode.bind(cursors);
+  cursors.decode = (...args) => {
+    count++;
+    return decode(...args);
+  };
+  return () => count;
+}
+
+Replay('every format and coding: the same status, headers and bytes as the full path, without reading the request again', async () => {
+  const first = await raw(service, '/v1/financials?metric=ggr&country=France&limit=5');
+  const cursor = JSON.parse(first.body.toString()).pagination.cursor;
+  const page2 = `/v1/financials?metric=ggr&country=France&limit=5&cursor=${cursor}`;
+  const decodes = countDecodes();
+  const cases: [string, Record<string, string>][] = [
+    [page2, {}],
+    [page2, { 'accept-encoding': 'br' }],
+    [page2, { 'accept-encoding': 'gzip' }],
+    [page2, { accept: 'text/csv' }],
+    [page2, { accept: 'application/vnd.apache.arrow.stream', 'accept-encoding': 'gzip' }],
+    ['/v1/reference?dataset=country_reference&limit=3', {}],
+    ['/v1/catalog', { 'accept-encoding': 'br' }],
+    ['/docs', {}],
+    ['/openapi.json', { 'accept-encoding': 'gzip' }],
+  ];
+  for (const [path, headers] of cases) {
+    const full = await raw(service, path, headers);
+    assert.is(full.status, 200, `${path} ${JSON.stringify(headers)}`);
+    const before = { queries: queries(), decodes: decodes() };
+    const replayed = await raw(service, path, headers);
+    assert.is(queries(), before.queries, 'no query');
+    assert.is(decodes(), before.decodes, `the cursor is not decoded again: ${path}`);
+    assert.is(replayed.status, 200);
+    assert.ok(replayed.body.equals(full.body), `same bytes: ${path} ${JSON.stringify(headers)}`);
+    assert.equal(representation(replayed), representation(full), `same headers: ${path} ${JSON.stringify(headers)}`);
+    if (path.startsWith('/v1/')) assert.ok(replayed.headers['x-ratelimit-remaining'] !== undefined, 'a replayed answer carries the limit headers');
+  }
+});
+
+Replay('If-None-Match on a replayed request: the same 304 as the full path gives', async () => {
+  const path = '/v1/financials?metric=ggr&country=Japan&limit=4';
+  const reordered = '/v1/financials?limit=4&country=Japan&metric=ggr';
+  const first = await raw(service, path, { 'accept-encoding': 'gzip' });
+  const conditional = { 'accept-encoding': 'gzip', 'if-none-match': String(first.headers.etag) };
+  const full = await raw(service, reordered, conditional); // never answered yet: the full path
+  const replayed = await raw(service, path, conditional);
+  for (const res of [full, replayed]) {
+    assert.is(res.status, 304);
+    assert.is(res.body.length, 0);
+  }
+  assert.equal(representation(replayed), representation(full));
+  const other = await raw(service, path, { 'accept-encoding': 'gzip', 'if-none-match': '"something-else"' });
+  assert.is(other.status, 200, 'an ETag that does not match gets the body');
+  assert.ok(other.body.equals(first.body));
+});
+
+Replay('a body the response cache no longer holds goes down the full path again', async () => {
+  const path = '/v1/financials?metric=ggr&country=Spain&limit=7&cursor=';
+  const page1 = await raw(service, '/v1/financials?metric=ggr&country=Spain&limit=7');
+  const next = `${path}${JSON.parse(page1.body.toString()).pagination.cursor}`;
+  const first = await raw(service, next);
+  const decodes = countDecodes();
+  service.running.services.cache.clear();
+  const before = queries();
+  const again = await raw(service, next);
+  assert.is(queries() - before, 1, 'rendered again');
+  assert.is(decodes(), 1, 'the request is read again');
+  assert.ok(again.body.equals(first.body));
+});
+
+Replay.run();
+
+// ---------------------------------------------------------------------------------
+
 const Coding = suite('cache: br and gzip by Accept-Encoding');
 const PAGE = '/v1/financials?metric=ggr&region=Europe&limit=1000';
 

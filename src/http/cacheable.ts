@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Context } from 'koa';
 import type { Services } from '../services.ts';
 import { encode, negotiateCoding } from './content-coding.ts';
+import type { CacheableAnswer } from './replay.ts';
 
 /**
  * Folded into every ETag. ETags come from the request, not the bytes, so a change
@@ -15,9 +16,21 @@ export interface Rendered {
   readonly next?: string;
 }
 
+export interface CacheableResponse {
+  /** Everything the 200 body depends on: the release, the normalized request, the format. */
+  readonly key: string;
+  readonly contentType: string;
+  /** Makes the body on a cache miss. */
+  readonly render: () => Promise<Rendered>;
+  /**
+   * The release the body is read from when it is not simply the served one (a cursor
+   * paging a replaced release): the answer holds only while that release is retained.
+   */
+  readonly release?: string;
+}
+
 /**
- * Answers a GET whose 200 body is fully determined by `key` (the release, the
- * normalized request and its format; docs/api.md "HTTP caching"):
+ * Answers a GET whose 200 body is fully determined by `key` (docs/api.md "HTTP caching"):
  * - a strong ETag from the key and the content-coding, so a 304 needs no body;
  * - 304 when If-None-Match matches, before any query runs;
  * - otherwise the body in the negotiated coding, from the response cache, or made by
@@ -27,9 +40,7 @@ export interface Rendered {
 export async function respondCacheable(
   ctx: Context,
   services: Services,
-  key: string,
-  contentType: string,
-  render: () => Promise<Rendered>,
+  { key, contentType, render, release }: CacheableResponse,
 ): Promise<string | undefined> {
   const coding = negotiateCoding(ctx.get('accept-encoding'));
   const tag = createHash('sha256').update(`${REPRESENTATION} ${key}`).digest('base64url').slice(0, 22);
@@ -50,6 +61,7 @@ export async function respondCacheable(
     services.cache.set(cacheKey, entry);
   }
   const { body, next } = readEntry(entry);
+  ctx.state.cacheable = { cacheKey, release } satisfies CacheableAnswer;
   ctx.status = 200;
   ctx.type = contentType;
   if (coding !== 'identity') ctx.set('Content-Encoding', coding);
@@ -67,7 +79,7 @@ function cacheEntry(body: Buffer, next = ''): Buffer {
   return entry;
 }
 
-function readEntry(entry: Buffer): Rendered {
+export function readEntry(entry: Buffer): Rendered {
   const end = 1 + entry[0]!;
   return { body: entry.subarray(end), next: end > 1 ? entry.toString('latin1', 1, end) : undefined };
 }

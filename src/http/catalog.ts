@@ -44,6 +44,6 @@ export function register(router: Router, services: Services): void {
     let catalog = release ? rendered.get(release) : loading;
     if (!catalog) rendered.set(release!, (catalog = render(release)));
     const { body, key } = catalog;
-    return respondCacheable(ctx, services, key, 'application/json; charset=utf-8', async () => ({ body }));
+    return respondCacheable(ctx, services, { key, contentType: 'application/json; charset=utf-8', render: async () => ({ body }) });
   });
 }

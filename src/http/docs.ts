@@ -57,7 +57,7 @@ export function register(router: Router, services: Services): void {
     router.get(route, async (ctx) => {
       ctx.set('Content-Security-Policy', CSP);
       ctx.set('X-Content-Type-Options', 'nosniff');
-      await respondCacheable(ctx, services, key, type, async () => ({ body }));
+      await respondCacheable(ctx, services, { key, contentType: type, render: async () => ({ body }) });
     });
   }
 }

@@ -39,13 +39,14 @@ export async function respondWithPage(ctx: Context, services: Services, request:
   const scope = { release: release.id, dataset: request.dataset, filters: request.filters, period: request.period?.text };
   const after = request.cursor === undefined ? -1 : services.cursors.decode(request.cursor, scope);
   const key = JSON.stringify([format.name, ...canonicalScope(scope), request.limit, after]);
-  const next = await respondCacheable(ctx, services, key, format.contentType, async () => {
+  const render = async () => {
     const clauses = whereClauses(served, request.filters, request.period?.years);
     const page = await readPage(services.db, served, clauses, request.limit, after);
     const cursor = page.nextAfter === undefined ? '' : services.cursors.encode(scope, page.nextAfter);
     const envelope = { meta: { ...request.meta(page.rids.length), release: release.id }, pagination: { cursor, has_more: cursor !== '' } };
     return { body: format.render(served, page.rids, envelope), next: cursor || undefined };
-  });
+  };
+  const next = await respondCacheable(ctx, services, { key, contentType: format.contentType, render, release: release.id });
   if (next === undefined) return;
   ctx.set('Link', `<${nextPage(ctx, next)}>; rel="next"`);
   if (format.name !== 'json') ctx.set('X-Next-Cursor', next);
