@@ -19,20 +19,37 @@ import {
 import type { ColumnStore } from './column-store.ts';
 import { INTEGER_DIMENSIONS } from '../registry.ts';
 
-/** A column of one page, made from the page's combination code in each segment. */
-type Column = (combinations: readonly Int32Array[], rids: readonly number[]) => Data;
-
 type Typed = Int8Array | Int16Array | Int32Array | Float64Array;
+type TypedConstructor = new (buffer: ArrayBuffer, byteOffset: number, length: number) => Typed;
 
 /**
- * A typed array reused by every page: the stream is copied out before the next page
- * is made, so a page allocates almost nothing the garbage collector must trace.
+ * One column of a page: its Arrow type (with the dictionary for text) and how to
+ * write its values for `rids` into a typed array, from each row's combination
+ * code in the column's segment.
  */
-function scratch<T extends Typed>(make: (length: number) => T): (length: number) => T {
-  let array = make(0);
+interface Column {
+  readonly name: string;
+  readonly type: DataType;
+  readonly dictionary?: Vector<Utf8>;
+  readonly array: TypedConstructor;
+  fill(target: Typed, combinations: readonly Int32Array[], rids: readonly number[]): void;
+}
+
+/** Where a page of `length` rows puts its bytes: the same for every page of that length. */
+interface Layout {
+  /** The record batch message's header: continuation, metadata length, metadata, padding. */
+  readonly header: Buffer;
+  readonly bodyLength: number;
+  /** Byte offset of each column's values in the body. */
+  readonly offsets: readonly number[];
+}
+
+/** An Int32Array reused by every page: a page allocates nothing but its own bytes. */
+function scratch(): (length: number) => Int32Array {
+  let array = new Int32Array(0);
   return (length) => {
-    if (array.length < length) array = make(Math.max(length, array.length * 2));
-    return array.subarray(0, length) as T;
+    if (array.length < length) array = new Int32Array(Math.max(length, array.length * 2));
+    return array.subarray(0, length);
   };
 }
 
@@ -49,8 +66,10 @@ const END_OF_STREAM = Buffer.from(Int32Array.of(-1, 0).buffer);
 /**
  * apache-arrow's stream writer, collecting what it writes. The schema and the
  * dictionaries are the same for every page of a dataset, so they are written once
- * (`prefix`); a page is then only its record batch, because the writer skips
- * dictionaries it has already written.
+ * (`prefix`). A page's record batch message depends on its values only in its body:
+ * with no nulls and fixed-width columns, its header and the body's layout depend on
+ * the row count alone, so the writer lays out one message per row count and pages
+ * fill in their values.
  */
 class PageWriter extends RecordBatchStreamWriter {
   private chunks: Uint8Array[] = [];
@@ -68,15 +87,20 @@ class PageWriter extends RecordBatchStreamWriter {
     return this;
   }
 
-  /** One page's stream. */
-  page(batch: RecordBatch): Buffer {
-    this.chunks = []; // nothing a failed page left behind
+  /** The layout of `batch`'s message, as `_writeRecordBatch` would write it. */
+  layout(batch: RecordBatch): Layout {
+    this.chunks = []; // nothing a failed call left behind
+    const { byteLength, bufferRegions } = this._assembleRecordBatch(batch);
+    // Each column is a validity buffer (empty: no nulls) then its values.
+    const offsets = batch.schema.fields.map((_, i) => bufferRegions[2 * i + 1]!.offset);
+    if (bufferRegions.length !== 2 * offsets.length) throw new Error(`Arrow layout: ${bufferRegions.length} buffers for ${offsets.length} columns`);
     this._writeRecordBatch(batch);
-    return this.take([this.prefix], END_OF_STREAM);
+    const message = this.take();
+    return { header: message.subarray(0, message.length - byteLength), bodyLength: byteLength, offsets };
   }
 
-  private take(before: Buffer[] = [], after?: Buffer): Buffer {
-    const out = Buffer.concat([...before, ...this.chunks, ...(after ? [after] : [])]);
+  private take(): Buffer {
+    const out = Buffer.concat(this.chunks);
     this.chunks = [];
     return out;
   }
@@ -93,64 +117,90 @@ export class ArrowRenderer {
   private readonly columns: readonly Column[];
   private readonly segments: ReadonlyArray<{ codes: ArrayLike<number>; page: (length: number) => Int32Array }>;
   private readonly writer: PageWriter;
+  /** By row count; pages have at most the largest `limit` rows, so this stays small. */
+  private readonly layouts = new Map<number, Layout>();
 
   constructor(store: ColumnStore) {
-    const fields: Field[] = [];
     const columns: Column[] = [];
     store.dimensions.forEach((dimension, d) => {
       const values = dimension.dictionary.values;
+      const codeOf = dimension.codeOfCombination;
       if (INTEGER_DIMENSIONS.has(dimension.name)) {
-        const type = new Int32();
-        fields.push(new Field(dimension.name, type, false));
-        const page = scratch((n) => new Int32Array(n));
-        columns.push((combinations, rids) => {
-          const years = page(rids.length);
-          const combination = combinations[dimension.segment]!;
-          for (let i = 0; i < rids.length; i++) years[i] = values[dimension.codeOfCombination[combination[i]!]!] as number;
-          return makeData({ type, length: rids.length, nullCount: 0, data: years });
+        columns.push({
+          name: dimension.name,
+          type: new Int32(),
+          array: Int32Array,
+          fill: (target, combinations, rids) => {
+            const combination = combinations[dimension.segment]!;
+            for (let i = 0; i < rids.length; i++) target[i] = values[codeOf[combination[i]!]!] as number;
+          },
         });
         return;
       }
       const index = indexType(values.length);
-      const type = new Dictionary(new Utf8(), index.type, d);
-      const dictionary = vectorFromArray(values as string[], new Utf8()) as Vector<Utf8>;
-      fields.push(new Field(dimension.name, type, false));
-      const page = scratch((n) => new index.array(n));
-      columns.push((combinations, rids) => {
-        const codes = page(rids.length);
-        const combination = combinations[dimension.segment]!;
-        for (let i = 0; i < rids.length; i++) codes[i] = dimension.codeOfCombination[combination[i]!]!;
-        return makeData({ type, length: rids.length, nullCount: 0, data: codes, dictionary });
+      columns.push({
+        name: dimension.name,
+        type: new Dictionary(new Utf8(), index.type, d),
+        dictionary: vectorFromArray(values as string[], new Utf8()) as Vector<Utf8>,
+        array: index.array,
+        fill: (target, combinations, rids) => {
+          const combination = combinations[dimension.segment]!;
+          for (let i = 0; i < rids.length; i++) target[i] = codeOf[combination[i]!]!;
+        },
       });
     });
     for (const metric of store.metrics) {
-      const type = new Float64();
-      fields.push(new Field(metric.name, type, false));
-      const page = scratch((n) => new Float64Array(n));
-      columns.push((_, rids) => {
-        const values = page(rids.length);
-        for (let i = 0; i < rids.length; i++) values[i] = metric.values[rids[i]!]!;
-        return makeData({ type, length: rids.length, nullCount: 0, data: values });
+      columns.push({
+        name: metric.name,
+        type: new Float64(),
+        array: Float64Array,
+        fill: (target, _, rids) => {
+          for (let i = 0; i < rids.length; i++) target[i] = metric.values[rids[i]!]!;
+        },
       });
     }
-    this.schema = new Schema(fields);
+    this.schema = new Schema(columns.map((column) => new Field(column.name, column.type, false)));
     this.columns = columns;
-    this.segments = store.segments.map((segment) => ({ codes: segment.codes, page: scratch((n) => new Int32Array(n)) }));
-    this.writer = new PageWriter(this.schema, this.batch([]));
+    this.segments = store.segments.map((segment) => ({ codes: segment.codes, page: scratch() }));
+    this.writer = new PageWriter(this.schema, this.emptyBatch(0));
   }
 
+  /**
+   * The stream apache-arrow's writer would make for this page (test/store.test.ts
+   * compares the two), written straight into one buffer: no Arrow objects per page.
+   */
   render(rids: readonly number[]): Buffer {
-    return this.writer.page(this.batch(rids));
-  }
-
-  private batch(rids: readonly number[]): RecordBatch {
+    const layout = this.layout(rids.length);
+    const { prefix } = this.writer;
+    const bodyStart = prefix.length + layout.header.length;
+    // A fresh ArrayBuffer is zeroed (the padding) and 8-byte aligned, as every offset below is.
+    const out = Buffer.from(new ArrayBuffer(bodyStart + layout.bodyLength + END_OF_STREAM.length));
+    prefix.copy(out, 0);
+    layout.header.copy(out, prefix.length);
+    END_OF_STREAM.copy(out, bodyStart + layout.bodyLength);
     // Each row's combination code per segment, read once for every dimension it holds.
     const combinations = this.segments.map(({ codes, page }) => {
       const combination = page(rids.length);
       for (let i = 0; i < rids.length; i++) combination[i] = codes[rids[i]!]!;
       return combination;
     });
-    const children = this.columns.map((column) => column(combinations, rids)) as Data<DataType>[];
-    return new RecordBatch(this.schema, makeData({ type: new Struct(this.schema.fields), length: rids.length, nullCount: 0, children }));
+    this.columns.forEach((column, c) => {
+      column.fill(new column.array(out.buffer, bodyStart + layout.offsets[c]!, rids.length), combinations, rids);
+    });
+    return out;
+  }
+
+  private layout(rows: number): Layout {
+    let layout = this.layouts.get(rows);
+    if (!layout) this.layouts.set(rows, (layout = this.writer.layout(this.emptyBatch(rows))));
+    return layout;
+  }
+
+  /** A batch of `rows` rows of zeros: what the writer needs to lay a page of that length out. */
+  private emptyBatch(rows: number): RecordBatch {
+    const children = this.columns.map(({ type, array, dictionary }) =>
+      makeData({ type, length: rows, nullCount: 0, data: new array(new ArrayBuffer(rows * array.prototype.BYTES_PER_ELEMENT), 0, rows), dictionary } as never),
+    ) as Data<DataType>[];
+    return new RecordBatch(this.schema, makeData({ type: new Struct(this.schema.fields), length: rows, nullCount: 0, children }));
   }
 }
