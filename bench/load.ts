@@ -74,29 +74,5 @@ export async function load(origin: string, requests: readonly Request[], connect
   return { latencies, seconds: (performance.now() - started) / 1000, bytes: bytes / Math.max(1, latencies.length) };
 }
 
-export interface Alternated {
-  readonly a: Stats;
-  readonly b: Stats;
-  /** Each side's first and second half of its runs: two samples, whose spread is the noise. */
-  readonly halves: { readonly a: [Stats, Stats]; readonly b: [Stats, Stats] };
-}
-
-const ORDER = ['a', 'b', 'b', 'a', 'a', 'b', 'b', 'a'] as const;
-
-/**
- * Runs `a` and `b` in turns (a, b, b, a, a, b, b, a), so neither gains from running
- * later in a warmer process or loses alone to a burst of other load on the machine.
- * Each function gets its own run's number (0–3), e.g. to take its part of a workload.
- */
-export async function alternate(a: (k: number) => Promise<Run>, b: (k: number) => Promise<Run>, onRun?: (done: number, of: number) => void): Promise<Alternated> {
-  const runs = { a: [] as Run[], b: [] as Run[] };
-  for (const [i, which] of ORDER.entries()) {
-    runs[which].push(await (which === 'a' ? a : b)(runs[which].length));
-    onRun?.(i + 1, ORDER.length);
-  }
-  const halves = (r: Run[]): [Stats, Stats] => [summarizeRuns(r.slice(0, 2)), summarizeRuns(r.slice(2))];
-  return { a: summarizeRuns(runs.a), b: summarizeRuns(runs.b), halves: { a: halves(runs.a), b: halves(runs.b) } };
-}
-
 /** Relative spread of two samples of one figure. */
 export const spread = (x: number, y: number) => Math.abs(x - y) / ((x + y) / 2 || 1);

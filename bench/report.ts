@@ -59,9 +59,16 @@ export function targetLines(targets: readonly Target[]): string[] {
   });
 }
 
+/** The whole table, each scenario's two figures together, then the sweep and the targets. */
 export function summary(result: Result, file: string): string {
   const missed = result.targets.filter((t) => t.met === false).length;
+  const order = [...new Set(result.figures.map((f) => f.scenario))];
+  const figures = [...result.figures].sort((a, b) => order.indexOf(a.scenario) - order.indexOf(b.scenario) || a.connections - b.connections);
+  const entries = 'entries' in result.sweep ? result.sweep.entries : [];
   return [
+    ...TABLE_HEADER,
+    ...figures.map(figureRow),
+    ...(entries.length ? ['', 'Scale sweep (cache off, 1 client):', ...entries.map((e) => sweepRow(e, entries[0]))] : []),
     '',
     `Targets (${result.mode} run, ${result.durationSeconds.toFixed(0)} s, commit ${result.commit}${result.dirty ? ' with uncommitted changes' : ''}):`,
     ...targetLines(result.targets),

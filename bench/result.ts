@@ -30,7 +30,7 @@ export interface Result {
   /** Uncommitted changes in the checkout when it ran. */
   readonly dirty: boolean;
   readonly machine: { cpus: number; model: string; memoryMB: number; os: string; node: string; loadAverage: number[] };
-  readonly settings: { requests: Counts; mixed: Counts & { seed: number }; release: string; ggrRows: number; noiseFloor: number };
+  readonly settings: { requests: Counts; peer: Counts; warmup: number; mixed: Counts & { seed: number }; release: string; ggrRows: number; noiseFloor: number };
   readonly figures: Figure[];
   readonly peer: { clickhouse: { version: string; loadSeconds: number } | { skipped: string } };
   readonly sweep: { entries: SweepEntry[] } | { skipped: string };

@@ -8,7 +8,7 @@ import { startBare, type Captured } from './bare.ts';
 import { queryCeilings, type QueryCeiling } from './ceilings.ts';
 import { CLICKHOUSE_BINARY, CLICKHOUSE_SKIP_REASON, startClickHouse } from './clickhouse.ts';
 import { compareResults, formatComparison } from './compare.ts';
-import { compare, figure, type Counts, type Figure, type Side } from './measure.ts';
+import { figure, rounds, type Figure, type Side } from './measure.ts';
 import { mixedWorkload } from './mixed.ts';
 import { figureRow, line, progress, summary, sweepRow, TABLE_HEADER } from './report.ts';
 import { commit, evaluateTargets, machine, NOISE_FLOOR, resultName, SCHEMA, type Result } from './result.ts';
@@ -29,10 +29,10 @@ const RESULTS = path.join(import.meta.dirname, 'results');
 const MIXED_SEED = 1;
 
 const MODES = {
-  full: { requests: { one: 800, sixteen: 4000 }, mixed: { one: 400, sixteen: 2000 }, duckdb: { one: 400, sixteen: 2000 }, scales: [1, 4, 16], blocks: { count: 8, size: 50 } },
+  full: { warmup: 100, requests: { one: 800, sixteen: 4000 }, peer: { one: 200, sixteen: 400 }, mixed: { one: 400, sixteen: 2000 }, duckdb: { one: 400, sixteen: 2000 }, scales: [1, 4, 16], blocks: { count: 8, size: 50 } },
   // Under 2 minutes: fewer requests, and no scale sweep or 16x page (loading the 16x
   // release alone takes a minute or more, generated or not).
-  quick: { requests: { one: 120, sixteen: 800 }, mixed: { one: 120, sixteen: 400 }, duckdb: { one: 100, sixteen: 400 }, scales: [], blocks: { count: 0, size: 0 } },
+  quick: { warmup: 30, requests: { one: 200, sixteen: 800 }, peer: { one: 100, sixteen: 240 }, mixed: { one: 120, sixteen: 400 }, duckdb: { one: 100, sixteen: 400 }, scales: [], blocks: { count: 0, size: 0 } },
 } as const;
 
 /** The release at `dir`, generated once (scale 1: ~940k ggr rows) and reused by later runs. */
@@ -76,7 +76,7 @@ async function main(): Promise<void> {
 
   line(`${mode} run on ${host.cpus}× ${host.model}, load average ${host.loadAverage.join(' ')}; release ${release.manifest.release}, ${release.manifest.datasets.ggr!.rows.toLocaleString('en')} ggr rows`);
   const ceilings = await queryCeilings(release, QUERY_SPECS, settings.duckdb, progress);
-  line('\n' + TABLE_HEADER.join('\n'));
+  line(`\n${TABLE_HEADER.join('\n')}`);
   const figures: Figure[] = [];
   const record = (f: Figure) => {
     figures.push(f);
@@ -88,36 +88,32 @@ async function main(): Promise<void> {
   };
   /** Each scenario at 1 and 16 connections beside the bare server replaying its answers (and DuckDB alone for queries). */
   const measureAll = async (scenarios: ReadonlyArray<Scenario | { one: Scenario; sixteen: Scenario }>, server: BenchServer) => {
-    const all = scenarios.flatMap((s) => ('one' in s ? [s.one, s.sixteen] : [s]));
-    const bare = await startBare(all.flatMap((s) => s.answers), path.join(WORK, 'bare'));
+    const at = (entry: Scenario | { one: Scenario; sixteen: Scenario }, connections: number) => ('one' in entry ? (connections === 1 ? entry.one : entry.sixteen) : entry);
+    const bare = await startBare(scenarios.flatMap((e) => [at(e, 1), at(e, 16)]).flatMap((s) => s.answers), path.join(WORK, 'bare'));
     try {
-      for (const entry of scenarios) {
-        for (const connections of [1, 16] as const) {
-          const s = 'one' in entry ? (connections === 1 ? entry.one : entry.sixteen) : entry;
-          const split = 'one' in entry;
-          const total = connections === 1 ? settings.requests.one : settings.requests.sixteen;
-          const result = await compare(
-            { url: bare.url, requests: bare.requests(s.answers) },
-            { url: server.url, requests: withKey(s.requests, server.headers) },
-            connections, total, split,
-            (done, of) => progress(`${s.title}, ${connections} conn: run ${done}/${of}`, false),
-          );
+      for (const connections of [1, 16] as const) {
+        const chosen = scenarios.map((e) => at(e, connections));
+        const pairs = chosen.map((s, i) => ({
+          ceiling: { url: bare.url, requests: bare.requests(s.answers) },
+          service: { url: server.url, requests: withKey(s.requests, server.headers) },
+          split: 'one' in scenarios[i]!,
+        }));
+        const timed = await rounds(pairs, connections, connections === 1 ? settings.requests.one : settings.requests.sixteen, settings.warmup, (text) => progress(`${connections} conn: ${text}`, false));
+        for (const [i, s] of chosen.entries()) {
+          const t = timed[i]!;
           const duckdb: QueryCeiling | undefined = ceilings.get(s.id);
-          record(figure(s.id, s.title, connections, result.b, result.halves.b, {
-            bare: result.a,
-            ...(duckdb && { duckdb: connections === 1 ? duckdb.one : duckdb.sixteen }),
-          }));
+          record(figure(s.id, s.title, connections, t.service, t.halves, { bare: t.ceiling, ...(duckdb && { duckdb: connections === 1 ? duckdb.one : duckdb.sixteen }) }));
         }
       }
     } finally {
       await bare.stop();
     }
   };
-  /** Our side against another server answering the same page (the peer, a baseline checkout), alternated. */
+  /** Our side against another server answering the same page (the peer, a baseline checkout), alternated; fewer requests, as ClickHouse answers ~30 a second. */
   const against = async (id: string, title: string, name: string, other: Side, ours: Side) => {
     for (const connections of [1, 16] as const) {
-      const result = await compare(other, ours, connections, connections === 1 ? settings.requests.one : settings.requests.sixteen, false, (done, of) => progress(`${title}, ${connections} conn: run ${done}/${of}`, false));
-      record(figure(id, title, connections, result.b, result.halves.b, { [name]: result.a }));
+      const [t] = await rounds([{ ceiling: other, service: ours }], connections, connections === 1 ? settings.peer.one : settings.peer.sixteen, settings.warmup, (text) => progress(`${title}, ${connections} conn: ${text}`, false));
+      record(figure(id, title, connections, t!.service, t!.halves, { [name]: t!.ceiling }));
     }
   };
 
@@ -200,7 +196,7 @@ async function main(): Promise<void> {
     date,
     ...commit(ROOT),
     machine: host,
-    settings: { requests: settings.requests, mixed: { ...settings.mixed, seed: MIXED_SEED }, release: release.manifest.release, ggrRows: release.manifest.datasets.ggr!.rows, noiseFloor: NOISE_FLOOR },
+    settings: { requests: settings.requests, peer: settings.peer, warmup: settings.warmup, mixed: { ...settings.mixed, seed: MIXED_SEED }, release: release.manifest.release, ggrRows: release.manifest.datasets.ggr!.rows, noiseFloor: NOISE_FLOOR },
     figures,
     peer,
     sweep: swept,

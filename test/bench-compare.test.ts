@@ -29,7 +29,7 @@ function result(figures: ReturnType<typeof fig>[], extra: Partial<Result> = {}):
     commit: 'abc',
     dirty: false,
     machine: { cpus: 2, model: 'test cpu', memoryMB: 24_000, os: 'Linux', node: 'v20', loadAverage: [0, 0, 0] },
-    settings: { requests: { one: 120, sixteen: 800 }, mixed: { one: 120, sixteen: 400, seed: 1 }, release: '2026-11', ggrRows: 938_742, noiseFloor: 0.05 },
+    settings: { requests: { one: 120, sixteen: 800 }, peer: { one: 100, sixteen: 240 }, warmup: 30, mixed: { one: 120, sixteen: 400, seed: 1 }, release: '2026-11', ggrRows: 938_742, noiseFloor: 0.05 },
     figures,
     peer: { clickhouse: { skipped: 'absent' } },
     sweep: { skipped: 'quick' },
