@@ -1,7 +1,6 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
@@ -10,6 +9,7 @@ import { Database } from '../src/duckdb/database.ts';
 import { quoteIdent, quoteLiteral } from '../src/duckdb/sql-text.ts';
 import { DATASETS, INTEGER_DIMENSIONS } from '../src/registry.ts';
 import type { ReleaseOnDisk } from '../src/releases/on-disk.ts';
+import { freePort } from '../test/helpers/redis.ts';
 import type { Request } from './load.ts';
 
 // The peer: Debian's clickhouse-server (18.16; `apt-get install -y clickhouse-server`)
@@ -41,14 +41,6 @@ export interface OurPage {
   readonly rids: readonly number[];
   readonly data: ReadonlyArray<{ dimensions: Record<string, unknown>; values: Record<string, number> }>;
   readonly filters: ReadonlyMap<string, readonly string[]>;
-}
-
-async function freePort(): Promise<number> {
-  const server = net.createServer().listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 const config = (dir: string, port: number) => `<?xml version="1.0"?>

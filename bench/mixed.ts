@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { mulberry32 } from '../etl/generate.ts';
 import { Database } from '../src/duckdb/database.ts';
 import { quoteIdent, quoteLiteral } from '../src/duckdb/sql-text.ts';
 import { DATASETS } from '../src/registry.ts';
@@ -24,18 +25,6 @@ const SMALL_DIMENSIONS = ['year', 'region', 'country', 'category', 'product', 'c
 const DATASET_WEIGHTS: Array<[string, number]> = [['ggr', 0.45], ['turnover', 0.35], ['fx', 0.1], ['country', 0.1]];
 const LIMIT_WEIGHTS: Array<[number, number]> = [[10, 0.4], [100, 0.4], [1000, 0.2]];
 const MAX_WALK_PAGES = 20;
-
-/** mulberry32: a small seeded generator, so the workload is the same on every run. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** The values each dataset's filterable dimensions hold in this release. */
 async function releaseValues(release: ReleaseOnDisk): Promise<Map<string, Map<string, string[]>>> {
@@ -69,7 +58,7 @@ type Fetch = (path: string) => Promise<Captured>;
  */
 export async function mixedWorkload(release: ReleaseOnDisk, seed: number, sizes: { one: number; sixteen: number }, fetch: Fetch): Promise<{ one: Scenario; sixteen: Scenario }> {
   const values = await releaseValues(release);
-  const rand = random(seed);
+  const rand = mulberry32(seed);
   const pick = <T>(items: readonly T[]) => items[Math.floor(rand() * items.length)]!;
   const weighted = <T>(items: ReadonlyArray<[T, number]>) => {
     let r = rand();
