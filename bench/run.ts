@@ -66,6 +66,8 @@ async function main(): Promise<void> {
   const started = performance.now();
   const date = new Date().toISOString();
   const host = machine();
+  // Taken before anything runs: the checkout may change while a long run goes on.
+  const checkout = commit(ROOT);
   await fs.rm(path.join(WORK, 'state'), { recursive: true, force: true });
   await fs.mkdir(WORK, { recursive: true });
 
@@ -194,7 +196,7 @@ async function main(): Promise<void> {
     schema: SCHEMA,
     mode,
     date,
-    ...commit(ROOT),
+    ...checkout,
     machine: host,
     settings: { requests: settings.requests, peer: settings.peer, warmup: settings.warmup, mixed: { ...settings.mixed, seed: MIXED_SEED }, release: release.manifest.release, ggrRows: release.manifest.datasets.ggr!.rows, noiseFloor: NOISE_FLOOR },
     figures,
