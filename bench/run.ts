@@ -29,7 +29,8 @@ const RESULTS = path.join(import.meta.dirname, 'results');
 const MIXED_SEED = 1;
 
 const MODES = {
-  full: { warmup: 100, requests: { one: 800, sixteen: 4000 }, peer: { one: 200, sixteen: 400 }, mixed: { one: 400, sixteen: 2000 }, duckdb: { one: 400, sixteen: 2000 }, scales: [1, 4, 16], blocks: { count: 8, size: 50 } },
+  // Full: about 5-8 minutes of a busy 2-core machine once the releases exist.
+  full: { warmup: 200, requests: { one: 2000, sixteen: 8000 }, peer: { one: 300, sixteen: 600 }, mixed: { one: 800, sixteen: 4000 }, duckdb: { one: 1000, sixteen: 4000 }, scales: [1, 4, 16], blocks: { count: 8, size: 100 } },
   // Under 2 minutes: fewer requests, and no scale sweep or 16x page (loading the 16x
   // release alone takes a minute or more, generated or not).
   quick: { warmup: 30, requests: { one: 200, sixteen: 800 }, peer: { one: 100, sixteen: 240 }, mixed: { one: 120, sixteen: 400 }, duckdb: { one: 100, sixteen: 400 }, scales: [], blocks: { count: 0, size: 0 } },
