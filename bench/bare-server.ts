@@ -2,28 +2,34 @@ import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-// The ceiling for `npm run bench`, run in its own process as the service is: bare
-// node:http sending fixed bytes (the service's own 1000-row page, each coding
-// saved by the bench), with no routing, framework, key check or cache lookup.
-// Usage: bare-server.ts <path>=<file>[:<content-encoding>] ...; prints {"url"} when listening.
+// The HTTP ceiling, run in its own process as the service is: bare node:http sending
+// fixed answers (each the exact status, body and content-type/-encoding the service
+// gave a scenario's request, captured by the bench) with no routing, framework, key
+// check or cache lookup. GET /<n> sends answer n.
+// Usage: bare-server.ts MANIFEST.json (written by bench/bare.ts); prints {"url"} when listening.
 
-const routes = new Map(
-  process.argv.slice(2).map((arg) => {
-    const [route, spec] = arg.split('=') as [string, string];
-    const [file, coding] = spec.split(':') as [string, string | undefined];
-    const body = fs.readFileSync(file);
-    const headers = { 'content-type': 'application/json', 'content-length': body.length, ...(coding ? { 'content-encoding': coding } : {}) };
-    return [route, { body, headers }] as const;
-  }),
-);
+interface Answer {
+  readonly status: number;
+  readonly headers: Record<string, string>;
+  readonly offset: number;
+  readonly length: number;
+}
+
+const manifest = JSON.parse(fs.readFileSync(process.argv[2]!, 'utf8')) as { bodies: string; answers: Answer[] };
+const bodies = fs.readFileSync(manifest.bodies);
+const answers = manifest.answers.map((a) => ({
+  status: a.status,
+  headers: { ...a.headers, 'content-length': a.length },
+  body: bodies.subarray(a.offset, a.offset + a.length),
+}));
 
 const server = http.createServer((req, res) => {
-  const route = routes.get(req.url ?? '');
-  if (!route) {
+  const answer = answers[Number((req.url ?? '').slice(1))];
+  if (!answer) {
     res.writeHead(404).end();
     return;
   }
-  res.writeHead(200, route.headers).end(route.body);
+  res.writeHead(answer.status, answer.headers).end(answer.body);
 });
 server.listen(0, '127.0.0.1', () => {
   process.stdout.write(`${JSON.stringify({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` })}\n`);

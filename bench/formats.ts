@@ -69,14 +69,15 @@ function report(label: string, stats: Map<string, Stats>): void {
 }
 
 async function overHttp(): Promise<void> {
-  const server = await startServer({ DATA_DIR: dataDir, STATE_DIR: path.join(import.meta.dirname, '..', 'tmp', 'bench', 'state-formats'), CACHE_MAX_BYTES: '0' });
+  const work = path.join(import.meta.dirname, '..', 'tmp', 'bench');
+  const server = await startServer({ DATA_DIR: dataDir, STATE_DIR: path.join(work, 'state-formats'), CACHE_MAX_BYTES: '0' }, path.join(work, 'logs', 'formats.log'));
   try {
     const query = `/v1/financials?metric=ggr&${[...FILTERS].map(([k, [value]]) => `${k}=${encodeURIComponent(value!)}`).join('&')}&limit=1000`;
     const runs = new Map(FORMATS.map((f) => [f.name, [] as Run[]]));
     for (let round = 0; round < ROUNDS; round++) {
       for (let k = 0; k < FORMATS.length; k++) {
         const format = FORMATS[(round + k) % FORMATS.length]!;
-        runs.get(format.name)!.push(await load(server.url, () => query, { ...server.headers, accept: format.mediaType }, 1, PER_ROUND / 2));
+        runs.get(format.name)!.push(await load(server.url, [{ path: query, headers: { ...server.headers, accept: format.mediaType }, status: 200 }], 1, PER_ROUND / 2));
       }
     }
     report(`uncached 1000-row page over HTTP, 1 client, cache off (${ROUNDS * PER_ROUND / 2} requests each)`, new Map([...runs].map(([name, r]) => [name, summarizeRuns(r)])));

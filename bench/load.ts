@@ -5,6 +5,7 @@ export interface Stats {
   readonly p50: number;
   readonly p99: number;
   readonly rps: number;
+  /** Mean body bytes per response. */
   readonly bytes: number;
 }
 
@@ -14,40 +15,64 @@ export interface Run {
   readonly bytes: number;
 }
 
-/** Pools runs of the same request (e.g. interleaved halves) into one summary. */
-export const summarizeRuns = (runs: Run[]): Stats =>
-  summarize(runs.flatMap((r) => r.latencies), runs.reduce((a, r) => a + r.seconds, 0), runs[0]!.bytes);
+/** One request as the bench sends it, with the answer it must get. */
+export interface Request {
+  readonly path: string;
+  readonly headers: Record<string, string>;
+  readonly status: number;
+  /** The exact body expected; absent where it varies by design (a 429's Retry-After). */
+  readonly body?: Buffer;
+}
 
-export function summarize(latencies: number[], seconds: number, bytes: number): Stats {
+/** No single run may take longer than this, whatever its count. */
+const MAX_RUN_SECONDS = 120;
+
+/** Pools runs of the same requests (e.g. alternated blocks) into one summary. */
+export function summarizeRuns(runs: readonly Run[]): Stats {
+  const count = runs.reduce((a, r) => a + r.latencies.length, 0);
+  const bytes = runs.reduce((a, r) => a + r.bytes * r.latencies.length, 0) / Math.max(1, count);
+  return summarize(runs.flatMap((r) => r.latencies), runs.reduce((a, r) => a + r.seconds, 0), bytes);
+}
+
+export function summarize(latencies: readonly number[], seconds: number, bytes: number): Stats {
   const sorted = [...latencies].sort((a, b) => a - b);
-  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
+  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? NaN;
   return { count: sorted.length, p50: at(0.5), p99: at(0.99), rps: sorted.length / seconds, bytes };
 }
 
 /**
- * Sends `total` GETs over `connections` keep-alive connections, each connection
- * one request at a time, and times each from send to last body byte. Bounded in
- * count, so it always ends. Throws on any non-200.
+ * Sends `total` GETs, `requests` taken in turn, over `connections` keep-alive
+ * connections, each one request at a time, and times each from send to last body
+ * byte. Bounded in count and in time, so it always ends. Every answer is checked
+ * (status, and the bytes where given); the first wrong one aborts the run.
  */
-export async function load(origin: string, path: () => string, headers: Record<string, string>, connections: number, total: number): Promise<Run> {
+export async function load(origin: string, requests: readonly Request[], connections: number, total: number): Promise<Run> {
   const pool = new Pool(origin, { connections, pipelining: 1 });
   const latencies: number[] = [];
+  const deadline = performance.now() + MAX_RUN_SECONDS * 1000;
   let sent = 0;
   let bytes = 0;
   const worker = async () => {
-    while (sent < total) {
-      sent++;
+    while (sent < total && performance.now() < deadline) {
+      const expected = requests[sent++ % requests.length]!;
       const started = performance.now();
-      const res = await pool.request({ method: 'GET', path: path(), headers });
-      const body = await res.body.arrayBuffer();
+      const res = await pool.request({ method: 'GET', path: expected.path, headers: expected.headers });
+      const body = Buffer.from(await res.body.arrayBuffer());
       latencies.push(performance.now() - started);
-      if (res.statusCode !== 200) throw new Error(`${res.statusCode}: ${Buffer.from(body).toString().slice(0, 300)}`);
-      bytes = body.byteLength;
+      bytes += body.length;
+      if (res.statusCode !== expected.status || (expected.body && !body.equals(expected.body))) {
+        throw new Error(`${origin}${expected.path}: got ${res.statusCode} (${body.length} bytes) where ${expected.status} (${expected.body?.length ?? 'any'} bytes) was captured: ${body.toString().slice(0, 200)}`);
+      }
     }
   };
   const started = performance.now();
-  await Promise.all(Array.from({ length: connections }, worker));
-  const seconds = (performance.now() - started) / 1000;
-  await pool.close();
-  return { latencies, seconds, bytes };
+  try {
+    await Promise.all(Array.from({ length: connections }, worker));
+  } finally {
+    await pool.close();
+  }
+  return { latencies, seconds: (performance.now() - started) / 1000, bytes: bytes / Math.max(1, latencies.length) };
 }
+
+/** Relative spread of two samples of one figure. */
+export const spread = (x: number, y: number) => Math.abs(x - y) / ((x + y) / 2 || 1);

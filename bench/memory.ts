@@ -1,8 +1,7 @@
-import fs from 'node:fs/promises';
 import path from 'node:path';
 import { latestRelease } from '../src/releases/on-disk.ts';
 import { load } from './load.ts';
-import { startServer } from './server.ts';
+import { processMemory, startServer } from './server.ts';
 
 // Resident memory of `npm start` on a release, as an operator sees it: the peak while
 // loading (VmHWM) and RSS once ready, idle and then after serving pages (by then
@@ -16,21 +15,15 @@ const STARTS = Number(process.argv[3] ?? 3);
 const PAGES = 300;
 const QUERY = '/v1/financials?metric=ggr&region=Europe&channel=Online&limit=1000';
 
-const status = async (pid: number) => {
-  const text = await fs.readFile(`/proc/${pid}/status`, 'utf8');
-  const mb = (field: string) => Math.round(Number(new RegExp(`${field}:\\s+(\\d+)`).exec(text)![1]) / 1024);
-  return { rss: mb('VmRSS'), peak: mb('VmHWM') };
-};
-
 if (!(await latestRelease(DATA_DIR))) throw new Error(`${DATA_DIR}: no release; run npm run bench once, or pass a DATA_DIR holding one`);
 const stateDir = path.join(ROOT, 'tmp', 'bench', 'memory-state');
 for (let start = 1; start <= STARTS; start++) {
-  const server = await startServer({ DATA_DIR, STATE_DIR: stateDir });
+  const server = await startServer({ DATA_DIR, STATE_DIR: stateDir }, path.join(ROOT, 'tmp', 'bench', 'logs', 'memory.log'));
   try {
     await new Promise((resolve) => setTimeout(resolve, 5000));
-    const idle = await status(server.pid);
-    await load(server.url, () => QUERY, server.headers, 1, PAGES);
-    const served = await status(server.pid);
+    const idle = processMemory(server.pid);
+    await load(server.url, [{ path: QUERY, headers: server.headers, status: 200 }], 1, PAGES);
+    const served = processMemory(server.pid);
     console.log(`start ${start}: peak while loading ${idle.peak} MB; ready and idle 5 s ${idle.rss} MB; after ${PAGES} pages ${served.rss} MB (peak ${served.peak} MB)`);
   } finally {
     await server.stop();

@@ -10,12 +10,16 @@ import type { ReleaseOnDisk } from '../src/releases/on-disk.ts';
 import { quoteIdent, quoteLiteral } from '../src/duckdb/sql-text.ts';
 import { pageQuery, whereClauses } from '../src/query/filters.ts';
 import { readPage } from '../src/query/page.ts';
+import { latestRelease } from '../src/releases/on-disk.ts';
 import { summarize, type Stats } from './load.ts';
+import { PAGE_FILTERS } from './scenarios.ts';
 
-// DuckDB on its own, in this process, for the page the HTTP bench asks for: the
-// served path (keyset query + columnar store) beside the alternatives it was chosen
-// over, each checked to return the served rows before it is timed. Then rendering
-// alone, for the ways of storing and rendering rows that were measured.
+// `npx tsx bench/sql.ts [DATA_DIR]`: DuckDB on its own, in this process, for the bench
+// page: the served path (keyset query + columnar store) beside the alternatives it was
+// chosen over, each checked to return the served rows before it is timed. Then
+// rendering alone, for the ways of storing and rendering rows that were measured
+// (docs/performance.md, "What was measured and kept"). The suite's own DuckDB ceiling
+// is bench/ceilings.ts.
 
 const RUNS = 200;
 const RENDER_RUNS = 2000;
@@ -49,7 +53,7 @@ function sameRows(name: string, got: unknown, served: unknown): void {
   if (!isDeepStrictEqual(got, served)) throw new Error(`${name} does not return the served rows; fix the alternative before timing it`);
 }
 
-export async function sqlBench(release: ReleaseOnDisk, filters: Map<string, string[]>, threads: number): Promise<Array<[string, Stats]>> {
+async function sqlBench(release: ReleaseOnDisk, filters: Map<string, string[]>, threads: number): Promise<Array<[string, Stats]>> {
   const db = await Database.open({ connections: 1, threads });
   const loader = await db.connect();
   const ggr = (await loadRelease(loader, release, pino({ level: 'silent' }))).datasets.get('ggr')!;
@@ -170,4 +174,11 @@ function renderBench(ggr: ServedDataset, rids: readonly number[]): Array<[string
     return page.subarray(0, at);
   });
   return results;
+}
+
+const dataDir = path.resolve(process.argv[2] ?? path.join(import.meta.dirname, '..', 'tmp', 'bench', 'data'));
+const release = await latestRelease(dataDir);
+if (!release) throw new Error(`${dataDir} holds no release: run \`npm run bench -- --quick\` once (it generates one) or pass a DATA_DIR`);
+for (const [name, stats] of await sqlBench(release, PAGE_FILTERS, 1)) {
+  console.log(`${name.padEnd(80)} p50 ${stats.p50.toFixed(3).padStart(7)} ms  p99 ${stats.p99.toFixed(3).padStart(7)} ms`);
 }

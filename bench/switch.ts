@@ -22,10 +22,14 @@ const MAX_BATCHES = 600;
 const YEARS = Array.from({ length: 31 }, (_, i) => 2000 + i);
 const REGIONS = ['Europe', 'Asia - ME', 'Africa', 'North America', 'Latin America', 'Oceania'];
 
-let n = 0;
-const nextPath = () => {
-  n++;
-  return `/v1/financials?metric=ggr&year=${YEARS[n % YEARS.length]}&region=${encodeURIComponent(REGIONS[n % REGIONS.length]!)}&limit=100`;
+const PATHS = Array.from({ length: YEARS.length * REGIONS.length }, (_, n) =>
+  `/v1/financials?metric=ggr&year=${YEARS[n % YEARS.length]}&region=${encodeURIComponent(REGIONS[n % REGIONS.length]!)}&limit=100`);
+// Each batch starts where the previous one stopped, so every filter gets asked.
+let next = 0;
+const batch = (headers: Record<string, string>, size: number) => {
+  const start = next;
+  next = (next + size) % PATHS.length;
+  return Array.from({ length: size }, (_, i) => ({ path: PATHS[(start + i) % PATHS.length]!, headers, status: 200 }));
 };
 
 const ids = ['2026-10', '2026-11'];
@@ -41,14 +45,14 @@ await fs.writeFile(manifestFile, JSON.stringify({ ...JSON.parse(await fs.readFil
 await writePointer(DATA_DIR, ids[0]!);
 
 const stateDir = await fs.mkdtemp(path.join(os.tmpdir(), 'dqs-bench-'));
-const server = await startServer({ DATA_DIR, STATE_DIR: stateDir, CACHE_MAX_BYTES: '0', RELEASE_POLL_MS: '200' });
+const server = await startServer({ DATA_DIR, STATE_DIR: stateDir, CACHE_MAX_BYTES: '0', RELEASE_POLL_MS: '200' }, path.join(stateDir, 'server.log'));
 const serving = async () => ((await (await request(`${server.url}/healthz`)).body.json()) as { release: string }).release;
 const fmt = (s: Stats) => `p50 ${s.p50.toFixed(2)} ms, p99 ${s.p99.toFixed(2)} ms, ${s.rps.toFixed(0)} req/s (${s.count} requests)`;
 const pooled = (runs: Run[]) => summarize(runs.flatMap((r) => r.latencies), runs.reduce((a, r) => a + r.seconds, 0), 0);
 try {
-  await load(server.url, nextPath, server.headers, CONNECTIONS, 500); // warm-up
+  await load(server.url, batch(server.headers, 500), CONNECTIONS, 500); // warm-up
   const alone: Run[] = [];
-  for (let i = 0; i < 20; i++) alone.push(await load(server.url, nextPath, server.headers, CONNECTIONS, BATCH));
+  for (let i = 0; i < 20; i++) alone.push(await load(server.url, batch(server.headers, BATCH), CONNECTIONS, BATCH));
 
   const during: Run[] = [];
   const started = performance.now();
@@ -60,7 +64,7 @@ try {
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
   })();
-  while (!switched && during.length < MAX_BATCHES) during.push(await load(server.url, nextPath, server.headers, CONNECTIONS, BATCH));
+  while (!switched && during.length < MAX_BATCHES) during.push(await load(server.url, batch(server.headers, BATCH), CONNECTIONS, BATCH));
   await watch;
   const switchSeconds = (performance.now() - started) / 1000;
   if (!switched) throw new Error('the server did not switch within 120 s');

@@ -1,0 +1,102 @@
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { compareResults, formatComparison } from '../bench/compare.ts';
+import { figure } from '../bench/measure.ts';
+import { SCHEMA, type Result } from '../bench/result.ts';
+
+// `npm run bench -- --compare A.json B.json` on two small hand-made results: no load
+// is run; the figures are what a run would have written.
+
+const ROOT = path.resolve(import.meta.dirname, '..');
+const stats = (p50: number, rps: number) => ({ count: 400, p50, p99: p50 * 5, rps, bytes: 251_739 });
+
+/** A figure whose halves differ by `noise` (relative spread) in both p50 and req/s. */
+function fig(id: string, connections: number, p50: number, rps: number, noise = 0.02) {
+  const half = (k: number) => stats(p50 * k, rps * k);
+  const k = (2 + noise) / (2 - noise); // two halves x and kx have spread `noise`
+  return figure(id, `${id} title`, connections, stats(p50, rps), [half(1), half(k)], { bare: stats(p50 / 3, rps * 3) });
+}
+
+function result(figures: ReturnType<typeof fig>[], extra: Partial<Result> = {}): Result {
+  return {
+    schema: SCHEMA,
+    mode: 'quick',
+    date: '2026-11-22T12:00:00.000Z',
+    commit: 'abc',
+    dirty: false,
+    machine: { cpus: 2, model: 'test cpu', memoryMB: 24_000, os: 'Linux', node: 'v20', loadAverage: [0, 0, 0] },
+    settings: { requests: { one: 120, sixteen: 800 }, peer: { one: 100, sixteen: 240 }, warmup: 30, mixed: { one: 120, sixteen: 400, seed: 1 }, release: '2026-11', ggrRows: 938_742, noiseFloor: 0.05 },
+    figures,
+    peer: { clickhouse: { skipped: 'absent' } },
+    sweep: { skipped: 'quick' },
+    targets: [],
+    durationSeconds: 70,
+    ...extra,
+  };
+}
+
+const verdicts = (a: Result, b: Result) => Object.fromEntries(compareResults(a, b).changes.map((c) => [c.id, c.verdict]));
+
+test('a drop in req/s beyond the noise floor is a regression; one within it is noise', () => {
+  const a = result([fig('uncached-page', 16, 13, 1000), fig('cached-json', 16, 10, 1300)]);
+  const b = result([fig('uncached-page', 16, 13, 700), fig('cached-json', 16, 10, 1260)]);
+  assert.equal(verdicts(a, b), { 'uncached-page@16': 'regression', 'cached-json@16': 'noise' });
+});
+
+test('one client is judged by p50: slower is a regression, faster an improvement', () => {
+  const a = result([fig('uncached-page', 1, 2.0, 400), fig('late-page', 1, 2.0, 400)]);
+  const b = result([fig('uncached-page', 1, 2.5, 400), fig('late-page', 1, 1.5, 400)]);
+  assert.equal(verdicts(a, b), { 'uncached-page@1': 'regression', 'late-page@1': 'improvement' });
+});
+
+test('a figure\'s own noise widens its threshold beyond the floor', () => {
+  const a = result([fig('mixed', 16, 20, 1000, 0.3)]);
+  const b = result([fig('mixed', 16, 20, 800)]);
+  const [change] = compareResults(a, b).changes;
+  assert.ok(Math.abs(change!.threshold - 0.3) < 1e-9, `threshold ${change!.threshold}`);
+  assert.is(change!.verdict, 'noise');
+});
+
+test('the scale sweep\'s page is compared too; figures in one run only are listed', () => {
+  const entry = (p50: number) => ({ scale: 16, dataDir: 'x16', rows: 15e6, loadSeconds: 60, loadPeakMB: 1200, steadyRssMB: 900, page: stats(p50, 300), noise: 0.02 });
+  const a = result([fig('catalog', 1, 0.2, 4000)], { sweep: { entries: [entry(3)] } });
+  const b = result([], { sweep: { entries: [entry(4)] } });
+  const comparison = compareResults(a, b);
+  assert.equal(Object.fromEntries(comparison.changes.map((c) => [c.id, c.verdict])), { 'sweep-x16@1': 'regression' });
+  assert.equal(comparison.onlyInOne, ['catalog@1']);
+});
+
+test('npm run bench -- --compare prints the regression and exits 1; equal runs exit 0', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dqs-compare-'));
+  try {
+    const write = (name: string, r: Result) => {
+      fs.writeFileSync(path.join(dir, name), JSON.stringify(r));
+      return path.join(dir, name);
+    };
+    const a = write('a.json', result([fig('uncached-page', 16, 13, 1000), fig('catalog', 1, 0.2, 4000)]));
+    const b = write('b.json', result([fig('uncached-page', 16, 13, 600), fig('catalog', 1, 0.2, 4000)]));
+    const run = (x: string, y: string) => spawnSync(process.execPath, ['--import', 'tsx', 'bench/run.ts', '--compare', x, y], { cwd: ROOT, encoding: 'utf8' });
+    const worse = run(a, b);
+    assert.is(worse.status, 1, worse.stderr);
+    const row = worse.stdout.split('\n').find((l) => l.includes('[uncached-page@16]'));
+    assert.ok(row?.includes('-40.0%') && row.includes('REGRESSION'), worse.stdout);
+    assert.ok(worse.stdout.includes('1 regression beyond noise out of 2 figures'), worse.stdout);
+    const same = run(a, a);
+    assert.is(same.status, 0, same.stdout + same.stderr);
+    assert.not.ok(same.stdout.includes('REGRESSION'));
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('formatComparison warns when the runs differ in mode or machine', () => {
+  const a = result([fig('catalog', 1, 0.2, 4000)]);
+  const b = result([fig('catalog', 1, 0.2, 4000)], { mode: 'full' });
+  assert.ok(formatComparison(a, b, compareResults(a, b)).includes('warning: modes differ'));
+});
+
+test.run();
