@@ -2,7 +2,6 @@ import { createHash } from 'node:crypto';
 import type { Context } from 'koa';
 import type { Services } from '../services.ts';
 import { encode, negotiateCoding } from './content-coding.ts';
-import type { CacheableAnswer } from './replay.ts';
 
 /**
  * Folded into every ETag. ETags come from the request, not the bytes, so a change
@@ -23,9 +22,16 @@ export interface CacheableResponse {
   /** Makes the body on a cache miss. */
   readonly render: () => Promise<Rendered>;
   /**
-   * The release the body is read from when it is not simply the served one (a cursor
-   * paging a replaced release): the answer holds only while that release is retained.
+   * The release the body is read from, when it depends on one: an answer read from a
+   * replaced release (a cursor's) holds only while that release is retained.
    */
+  readonly release?: string;
+}
+
+/** What respondCacheable leaves in `ctx.state.cacheable` when it answered a 200 (src/http/replay.ts records it). */
+export interface CacheableAnswer {
+  /** The response cache's key of the body sent. */
+  readonly cacheKey: string;
   readonly release?: string;
 }
 

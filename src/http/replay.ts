@@ -1,15 +1,7 @@
 import type { Context, Middleware } from 'koa';
 import { LRUCache } from 'lru-cache';
 import type { Services } from '../services.ts';
-import { noneMatch, readEntry } from './cacheable.ts';
-
-/** What respondCacheable leaves in `ctx.state.cacheable` when it answered a 200. */
-export interface CacheableAnswer {
-  /** The response cache's key of the body sent. */
-  readonly cacheKey: string;
-  /** The release the body was read from, when the answer depends on one. */
-  readonly release?: string;
-}
+import { noneMatch, readEntry, type CacheableAnswer } from './cacheable.ts';
 
 /** What RFC 9110 15.4.5 has a 304 repeat of the 200 it stands for (the limit headers are set before). */
 const NOT_MODIFIED_HEADERS = new Set(['etag', 'cache-control', 'vary']);

@@ -92,8 +92,9 @@ class PageWriter extends RecordBatchStreamWriter {
     this.chunks = []; // nothing a failed call left behind
     const { byteLength, bufferRegions } = this._assembleRecordBatch(batch);
     // Each column is a validity buffer (empty: no nulls) then its values.
-    const offsets = batch.schema.fields.map((_, i) => bufferRegions[2 * i + 1]!.offset);
-    if (bufferRegions.length !== 2 * offsets.length) throw new Error(`Arrow layout: ${bufferRegions.length} buffers for ${offsets.length} columns`);
+    const columns = batch.schema.fields.length;
+    if (bufferRegions.length !== 2 * columns) throw new Error(`Arrow layout: ${bufferRegions.length} buffers for ${columns} columns`);
+    const offsets = Array.from({ length: columns }, (_, i) => bufferRegions[2 * i + 1]!.offset);
     this._writeRecordBatch(batch);
     const message = this.take();
     return { header: message.subarray(0, message.length - byteLength), bodyLength: byteLength, offsets };
