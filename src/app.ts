@@ -3,6 +3,7 @@ import Koa, { type Middleware } from 'koa';
 import { MethodNotAllowedError, NotFoundError } from './errors.ts';
 import { requireKey } from './http/auth.ts';
 import { claimRoutes } from './claim/routes.ts';
+import * as aggregate from './http/aggregate.ts';
 import * as catalog from './http/catalog.ts';
 import * as docs from './http/docs.ts';
 import { renderErrors } from './http/errors.ts';
@@ -40,6 +41,7 @@ export function createApp(services: Services, options: AppOptions = {}): Koa {
   healthz.register(router, services);
   financials.register(router, services);
   reference.register(router, services);
+  aggregate.register(router, services);
   catalog.register(router, services);
   docs.register(router, services);
 

@@ -115,6 +115,14 @@ export const settings = {
     schema: count(256 * 1024 * 1024, 'bytes'),
     help: 'Bound of the response cache (finished, compressed bodies) in bytes; 0 turns it off',
   },
+  AGGREGATE_MAX_GROUPS: {
+    schema: positiveInt(100_000),
+    help: 'Most groups (subtotals included) one /v1/aggregate request may produce; more is a 400 that names the count',
+  },
+  AGGREGATE_KEEP_BYTES: {
+    schema: count(64 * 1024 * 1024, 'bytes'),
+    help: 'Bound of the aggregate results kept whole for paging (docs/api.md "Aggregates"); a result evicted mid-walk is computed again',
+  },
   CACHE_MAX_AGE_SECONDS: {
     // Longer than a month would outlive the monthly release it describes.
     schema: count(86_400, 'seconds', 31 * 86_400),

@@ -65,6 +65,69 @@ export class InvalidFilterDimensionError extends ApiError {
   }
 }
 
+/** A `group_by` name that is not a dimension of the metric; listed as the filter error lists them. */
+export class InvalidGroupByError extends ApiError {
+  override readonly code = 'invalid_group_by';
+
+  constructor(dimension: string, metric: string, valid: readonly string[]) {
+    super(400, { error: `Invalid group_by dimension "${dimension}" for metric "${metric}". Valid dimensions: ${valid.join(', ')}` });
+  }
+}
+
+export class InvalidMeasureError extends ApiError {
+  override readonly code = 'invalid_measure';
+
+  constructor(measure: string, metric: string, metrics: readonly string[]) {
+    super(400, {
+      error: `Invalid measure "${measure}" for metric "${metric}": use <metric>:<fn> or <metric> alone, with a metric of ${metrics.join(', ')} and fn one of sum, avg, min, max`,
+    });
+  }
+}
+
+export class InvalidOrderError extends ApiError {
+  override readonly code = 'invalid_order';
+
+  constructor(order: string, keys: readonly string[]) {
+    super(400, { error: `Invalid order "${order}": use one of ${keys.join(', ')}, with a leading - for descending` });
+  }
+}
+
+/** Adding up rows measured in different units (currencies) would give a meaningless total. */
+export class MixedUnitsError extends ApiError {
+  override readonly code = 'mixed_units';
+
+  constructor(readonly reason: string) {
+    super(400, { error: reason });
+  }
+}
+
+/** Adding a total to the rows it already totals would count them twice. */
+export class MixedTotalsError extends ApiError {
+  override readonly code = 'mixed_totals';
+
+  constructor(readonly reason: string) {
+    super(400, { error: reason });
+  }
+}
+
+export class RateSumError extends ApiError {
+  override readonly code = 'rate_sum';
+
+  constructor(readonly reason: string) {
+    super(400, { error: reason });
+  }
+}
+
+export class TooManyGroupsError extends ApiError {
+  override readonly code = 'too_many_groups';
+
+  constructor(groups: number, max: number) {
+    super(400, {
+      error: `The aggregate has ${groups} groups, more than the ${max} one request may return: filter to fewer rows or group by fewer dimensions`,
+    });
+  }
+}
+
 export class InvalidCursorError extends ApiError {
   override readonly code = 'invalid_cursor';
 

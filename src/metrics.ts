@@ -35,6 +35,12 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly aggregateComputations = new Counter({
+    name: 'dqs_aggregate_computations_total',
+    help: 'Aggregates grouped from the rows or a rollup; every page of one aggregate is sliced from one computation, and identical requests at once share it',
+    registers: [this.registry],
+  });
+
   readonly limiterRefusals = new Counter({
     name: 'dqs_limiter_refusals_total',
     help: 'Requests refused with 429, by limiter (key: per API key; bad_key: per address for missing or invalid keys)',

@@ -10,12 +10,59 @@ export interface DatasetDef {
   readonly description: string;
   /** Filterable columns, in serving order: rows are sorted by these, left to right. */
   readonly dimensions: readonly string[];
-  /** Numeric columns; empty for reference datasets. */
+  /** Numeric columns; empty for reference datasets. Each has its meaning in METRICS. */
   readonly metrics: readonly string[];
+  /**
+   * Pre-aggregated tables built at load time, each named by the dimensions it keeps:
+   * an aggregate reads the smallest one that keeps every dimension it groups or
+   * filters by, instead of every row (docs/performance.md, "Aggregates").
+   */
+  readonly rollups?: readonly (readonly string[])[];
+  /**
+   * A dimension one of whose values marks rows that total the rows holding its other
+   * values (a country's national row, state "", and the rows of its states).
+   * Aggregates add up one or the other, never both.
+   */
+  readonly totals?: TotalsDef;
+}
+
+export interface TotalsDef {
+  readonly dimension: string;
+  /** The value of `dimension` on the rows that hold totals. */
+  readonly value: string;
+  /** What those rows are, as error messages and docs say it. */
+  readonly means: string;
+}
+
+/** Additive metrics add up across rows (into totals); rates do not (a sum of rates means nothing). */
+export type MetricKind = 'additive' | 'rate';
+
+export interface MetricDef {
+  readonly kind: MetricKind;
+  /** What a value is measured in, as docs and OpenAPI say it. */
+  readonly unit: string;
+  /**
+   * The dimension whose value names each row's unit (ggr's `fx`, the currency; GDP in
+   * local currency's `country`): rows may be combined only within one of its values,
+   * fixed by a filter or by grouping by it.
+   */
+  readonly unitFrom?: { readonly dimension: string; readonly units: string; readonly one: string };
 }
 
 const market = ['year', 'region', 'country', 'state', 'category', 'product', 'channel', 'sub_channel', 'fx', 'temporal', 'calculation'] as const;
 const geography = ['year', 'region', 'country', 'state'] as const;
+const nationalTotals = { dimension: 'state', value: '', means: 'national totals' } as const;
+
+// Without state and sub_channel (and, in turn, country or the product split), which
+// multiply the rows most: at scale 1 these keep 1-20% of ggr's rows. A rollup without
+// state holds the national rows only (see `totals`), so provinces added at larger
+// scales do not grow it.
+const marketRollups = [
+  ['year', 'region', 'fx', 'temporal', 'calculation'],
+  ['year', 'region', 'country', 'channel', 'fx', 'temporal', 'calculation'],
+  ['year', 'region', 'category', 'product', 'channel', 'fx', 'temporal', 'calculation'],
+  ['year', 'region', 'country', 'state', 'fx', 'temporal', 'calculation'],
+] as const;
 
 // `as const` keeps each name, dimension and metric as a literal type, so the typed
 // client (src/client/) derives per-metric filters from this very table.
@@ -26,6 +73,8 @@ const DEFINITIONS = [
     description: 'Gross gaming revenue: the amount operators keep after paying out winnings, by market segment and year',
     dimensions: market,
     metrics: ['ggr'],
+    rollups: marketRollups,
+    totals: nationalTotals,
   },
   {
     name: 'turnover',
@@ -33,6 +82,8 @@ const DEFINITIONS = [
     description: 'Turnover: total stakes and wagers placed before operator deductions, by market segment and year',
     dimensions: market,
     metrics: ['turnover'],
+    rollups: marketRollups,
+    totals: nationalTotals,
   },
   {
     name: 'fx',
@@ -40,6 +91,7 @@ const DEFINITIONS = [
     description: 'Foreign exchange rates of each local currency, in constant and current terms against USD and EUR',
     dimensions: [...geography, 'fx_local_currency', 'temporal', 'calculation'],
     metrics: ['fx_constant_usd', 'fx_current_eur', 'fx_constant_eur', 'fx_current_usd'],
+    totals: nationalTotals,
   },
   {
     name: 'country',
@@ -47,6 +99,7 @@ const DEFINITIONS = [
     description: 'Country-level economic indicators: GDP in local currency and USD, adult population and inflation',
     dimensions: [...geography, 'temporal', 'calculation'],
     metrics: ['gdp_local_currency', 'gdp_usd', 'adult_population', 'inflation'],
+    totals: nationalTotals,
   },
   {
     name: 'country_reference',
@@ -58,6 +111,26 @@ const DEFINITIONS = [
 ] as const satisfies readonly DatasetDef[];
 
 export const DATASETS: readonly DatasetDef[] = DEFINITIONS;
+
+type MetricName = (typeof DEFINITIONS)[number]['metrics'][number];
+
+const currency = { dimension: 'fx', units: 'currencies', one: 'currency' } as const;
+
+/** What each metric means: aggregation guards, default functions, OpenAPI and docs read it. */
+export const METRICS: Readonly<Record<MetricName, MetricDef>> = {
+  ggr: { kind: 'additive', unit: 'the currency named by the row\'s fx', unitFrom: currency },
+  turnover: { kind: 'additive', unit: 'the currency named by the row\'s fx', unitFrom: currency },
+  fx_constant_usd: { kind: 'rate', unit: 'local currency units per USD, constant terms' },
+  fx_current_eur: { kind: 'rate', unit: 'local currency units per EUR, current terms' },
+  fx_constant_eur: { kind: 'rate', unit: 'local currency units per EUR, constant terms' },
+  fx_current_usd: { kind: 'rate', unit: 'local currency units per USD, current terms' },
+  gdp_local_currency: { kind: 'additive', unit: "each country's own currency", unitFrom: { dimension: 'country', units: 'currencies', one: 'country' } },
+  gdp_usd: { kind: 'additive', unit: 'USD' },
+  adult_population: { kind: 'additive', unit: 'people' },
+  inflation: { kind: 'rate', unit: '%' },
+};
+
+export const metricDef = (name: string): MetricDef => METRICS[name as MetricName];
 
 /** Every dataset with its literal names (for types only). */
 export type Registry = typeof DEFINITIONS;

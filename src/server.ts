@@ -23,6 +23,7 @@ import type { Clock, LimitPolicy, Limiter } from './limits/limiter.ts';
 import { MemoryLimiter } from './limits/memory.ts';
 import { NoopLimiter } from './limits/noop.ts';
 import { RedisLimiter } from './limits/redis.ts';
+import { AggregateResults } from './query/aggregate-results.ts';
 import { CursorCodec } from './query/cursor.ts';
 import { Metrics } from './metrics.ts';
 import { connectRedis } from './redis.ts';
@@ -81,11 +82,18 @@ export async function startService(config: Config, log: Logger, options: { clock
   release.onChange(() => cache.clear());
   metrics.observe({ cache, release, clock });
   release.onExpire(() => cache.clear());
+  const aggregates = new AggregateResults({
+    maxBytes: config.AGGREGATE_KEEP_BYTES,
+    maxGroups: config.AGGREGATE_MAX_GROUPS,
+    counted: () => metrics.aggregateComputations.inc(),
+  });
+  release.onExpire(() => aggregates.forgetUnless((id) => release.find(id) !== undefined));
   const switcher = new ReleaseSwitcher({ dataDir: config.DATA_DIR, db, current: release, log, pollMs: config.RELEASE_POLL_MS });
   const services: Services = {
     db,
     release,
     cursors: new CursorCodec(Buffer.from(cursorSecret, 'hex')),
+    aggregates,
     cache,
     cacheControl: `private, max-age=${config.CACHE_MAX_AGE_SECONDS}`,
     keys,

@@ -6,6 +6,7 @@ import type { InviteStore } from './invites/store.ts';
 import type { KeyStore } from './keys/store.ts';
 import type { Clock, Limiter } from './limits/limiter.ts';
 import type { Metrics } from './metrics.ts';
+import type { AggregateResults } from './query/aggregate-results.ts';
 import type { CursorCodec } from './query/cursor.ts';
 
 /** What request handlers depend on, built once at start and passed down. */
@@ -13,6 +14,8 @@ export interface Services {
   readonly db: Database;
   readonly release: CurrentRelease;
   readonly cursors: CursorCodec;
+  /** Aggregate results kept whole for paging, and the bound on their groups. */
+  readonly aggregates: AggregateResults;
   /** Finished bodies of successful responses, emptied when the release changes. */
   readonly cache: ResponseCache;
   /** Cache-Control of successful responses: `private, max-age=<CACHE_MAX_AGE_SECONDS>`. */

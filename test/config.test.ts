@@ -28,6 +28,8 @@ const DEFAULTS = {
   BENCH_DISABLE_LIMITS: false,
   RELEASE_GRACE_SECONDS: 3600,
   RELEASE_POLL_MS: 1000,
+  AGGREGATE_MAX_GROUPS: 100_000,
+  AGGREGATE_KEEP_BYTES: 67_108_864,
   CACHE_MAX_BYTES: 268_435_456,
   CACHE_MAX_AGE_SECONDS: 86_400,
 };
@@ -83,6 +85,8 @@ config('valid values are parsed and directories resolved', () => {
     BENCH_DISABLE_LIMITS: 'true',
     RELEASE_GRACE_SECONDS: '60',
     RELEASE_POLL_MS: '250',
+    AGGREGATE_MAX_GROUPS: '500',
+    AGGREGATE_KEEP_BYTES: '0',
     CACHE_MAX_BYTES: '0',
     CACHE_MAX_AGE_SECONDS: '2678400',
   });
@@ -111,6 +115,8 @@ config('valid values are parsed and directories resolved', () => {
     BENCH_DISABLE_LIMITS: true,
     RELEASE_GRACE_SECONDS: 60,
     RELEASE_POLL_MS: 250,
+    AGGREGATE_MAX_GROUPS: 500,
+    AGGREGATE_KEEP_BYTES: 0,
     CACHE_MAX_BYTES: 0,
     CACHE_MAX_AGE_SECONDS: 2_678_400,
   });

@@ -13,6 +13,7 @@ import { FileKeyStore } from '../src/keys/file-store.ts';
 import { MemoryLimiter } from '../src/limits/memory.ts';
 import { createLogger } from '../src/log.ts';
 import { NoopResponseCache } from '../src/cache/noop.ts';
+import { AggregateResults } from '../src/query/aggregate-results.ts';
 import { CursorCodec } from '../src/query/cursor.ts';
 import { Metrics } from '../src/metrics.ts';
 import { send, startTestService, tempDir, type Response, type TestService } from './helpers/service.ts';
@@ -226,6 +227,7 @@ loading('data routes answer 503 with Retry-After; catalog and key checks still w
   const badKeys = new MemoryLimiter({ perMinute: 30 }, Date.now);
   const services = {
     db, release: new CurrentRelease(), cursors: new CursorCodec(Buffer.alloc(32)), cache: new NoopResponseCache(), cacheControl: 'private, max-age=60',
+    aggregates: new AggregateResults({ maxBytes: 1 << 20, maxGroups: 1000, counted: () => {} }),
     keys, limits, badKeys, clock: Date.now, log: createLogger('silent'), metrics: new Metrics(),
     invites: await FileInviteStore.open(stateDir), claimGuard: new MemoryLimiter({ perMinute: 10 }, Date.now),
   };
@@ -233,7 +235,7 @@ loading('data routes answer 503 with Retry-After; catalog and key checks still w
   await once(server, 'listening');
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   try {
-    for (const path of ['/v1/financials?metric=ggr', '/v1/reference?dataset=country_reference']) {
+    for (const path of ['/v1/financials?metric=ggr', '/v1/reference?dataset=country_reference', '/v1/aggregate?metric=ggr&fx=USD']) {
       const res = await send(`${url}${path}`, { headers: { 'x-api-key': key } });
       assertError(res, 503, 'Service is starting: data is still loading');
       assert.is(res.headers['retry-after'], '5');

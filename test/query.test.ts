@@ -2,6 +2,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { DATASETS } from '../src/registry.ts';
 import { ColumnStore } from '../src/store/column-store.ts';
+import { buildAggregateTables } from '../src/store/aggregate-tables.ts';
 import { ArrowRenderer } from '../src/store/arrow-renderer.ts';
 import { CsvRenderer } from '../src/store/csv-renderer.ts';
 import { JsonRenderer } from '../src/store/json-renderer.ts';
@@ -13,8 +14,9 @@ import { pageQuery, whereClauses, type YearRange } from '../src/query/filters.ts
 // values only ever become bound parameters, never SQL text.
 
 const empty = ColumnStore.build(0, [], [], 1);
+const ggrDef = DATASETS.find((d) => d.name === 'ggr')!;
 const ggr: ServedDataset = {
-  def: DATASETS.find((d) => d.name === 'ggr')!,
+  def: ggrDef,
   table: '"r2026_11"."ggr"',
   store: empty,
   json: new JsonRenderer(empty, 'financial'),
@@ -26,6 +28,7 @@ const ggr: ServedDataset = {
     ['state', new Map([['', 0], ['Nevada', 1]])],
     ['year', new Map([['2020', 2020], ['2021', 2021]])],
   ]),
+  aggregates: buildAggregateTables({ ...ggrDef, rollups: [] }, empty),
 };
 
 const sql = suite('filters → SQL');

@@ -6,7 +6,14 @@ import {
   InternalError,
   InvalidCursorError,
   InvalidFilterDimensionError,
+  InvalidGroupByError,
   InvalidKeyError,
+  InvalidMeasureError,
+  InvalidOrderError,
+  MixedTotalsError,
+  MixedUnitsError,
+  RateSumError,
+  TooManyGroupsError,
   InvalidParametersError,
   KeysUnavailableError,
   MissingKeyError,
@@ -17,7 +24,9 @@ import {
   UnknownDatasetError,
   UnknownMetricError,
 } from '../errors.ts';
-import { DATASETS, INTEGER_DIMENSIONS, type DatasetDef } from '../registry.ts';
+import { DATASETS, INTEGER_DIMENSIONS, metricDef, type DatasetDef } from '../registry.ts';
+import { defaultFunction, FUNCTIONS, MAX_GROUP_BY } from '../query/aggregate.ts';
+import * as aggregate from './aggregate.ts';
 import * as financials from './financials.ts';
 import { FORMATS } from './formats.ts';
 import { QUERY_LIMITS } from './query-guard.ts';
@@ -86,6 +95,27 @@ const CONTROL_DESCRIPTIONS = {
   limit: 'Rows per page. Given once.',
   cursor: 'Opaque cursor of the next page: `pagination.cursor` of the previous JSON page, or its `X-Next-Cursor` header. Keep the other parameters the same.',
 };
+
+const AGGREGATE_DESCRIPTIONS = {
+  limit: 'Groups per page. Given once.',
+  group_by: `Dimensions to group by, repeated or comma-separated, at most ${MAX_GROUP_BY}: their order is the column order and the default sort order.`,
+  measure: `\`<metric>:<fn>\` with fn one of ${FUNCTIONS.join(', ')}, or \`<metric>\` for its default (sum, or avg for a rate); repeat for several. Without it: every metric of the dataset with its default, less those that cannot be combined here (named in \`meta.omitted\`).`,
+  order: 'A group_by dimension, a measure key (`ggr_sum`) or `rows`; a leading `-` sorts descending. Ties, and the default, follow the group_by values in order. Given once.',
+  rollup: '`true` adds subtotal rows (GROUP BY ROLLUP over group_by, in order) and a grand total; a rolled-up dimension is null. Given once.',
+  year: 'Filter by integer year; repeat for several values. Applies to every metric.',
+};
+
+/** Each metric's kind, unit, default function and what it may not be combined across (the registry's METRICS). */
+function metricTable(): string {
+  const rows = financialSets.flatMap((d) =>
+    d.metrics.map((m) => {
+      const def = metricDef(m);
+      const guard = def.unitFrom ? `filter ${def.unitFrom.dimension} to one value or group by it` : def.kind === 'rate' ? 'no sum' : '';
+      return `| ${m} | ${d.name} | ${def.kind} | ${def.unit} | ${defaultFunction(m)} | ${guard} |`;
+    }),
+  );
+  return ['| measure metric | dataset | kind | unit | default | to combine |', '|---|---|---|---|---|---|', ...rows].join('\n');
+}
 
 /** One parameter per dimension of any financial dataset, saying which metrics take it. */
 function dimensionParameters(known: ReadonlySet<string>) {
@@ -210,13 +240,18 @@ function edgeErrors(): Json {
   };
 }
 
-function pageResponses(envelope: string): Json {
+const ROW_BODIES = {
+  csv: 'RFC 4180 CSV with a header row: dimension columns, then metric columns.',
+  arrow: 'Arrow IPC stream: text dimensions dictionary-encoded, `year` Int32, metrics Float64.',
+};
+
+function pageResponses(envelope: string, text: { csv: string; arrow: string } = ROW_BODIES): Json {
   const limits = headerRefs(LIMIT_HEADERS, true);
   const caching = { ETag: { ...HEADERS.ETag, required: true }, 'Cache-Control': { ...HEADERS['Cache-Control'], required: true }, Vary: { ...HEADERS.Vary, required: true } };
   const bodies: Record<string, Json> = {
     json: { schema: ref(envelope) },
-    csv: { schema: { type: 'string', description: 'RFC 4180 CSV with a header row: dimension columns, then metric columns.' } },
-    arrow: { schema: { type: 'string', contentMediaType: 'application/vnd.apache.arrow.stream', description: 'Arrow IPC stream: text dimensions dictionary-encoded, `year` Int32, metrics Float64.' } },
+    csv: { schema: { type: 'string', description: text.csv } },
+    arrow: { schema: { type: 'string', contentMediaType: 'application/vnd.apache.arrow.stream', description: text.arrow } },
   };
   return {
     200: {
@@ -233,6 +268,8 @@ export function openApiDocument(version: string): Json {
   const ggr = financialSets[0]!;
   const financialParams = describeParameters(queryParameters(financials.schema), { ...CONTROL_DESCRIPTIONS, year: `Filter by integer year; repeat for several values. Applies to every metric.` });
   const referenceParams = describeParameters(queryParameters(reference.schema), CONTROL_DESCRIPTIONS);
+  const aggregateParams = describeParameters(queryParameters(aggregate.schema), { ...CONTROL_DESCRIPTIONS, ...AGGREGATE_DESCRIPTIONS });
+  const fxDef = financialSets.find((d) => d.name === 'fx') ?? ggr;
   const perMetric = financialSets.map((d) => `| ${d.name} | ${d.dimensions.join(', ')} | ${d.metrics.join(', ')} |`).join('\n');
   const pagination = {
     type: 'object',
@@ -280,6 +317,33 @@ export function openApiDocument(version: string): Json {
             ...keyedErrors({
               unknownDataset: new UnknownDatasetError('countries'),
               unknownParameter: new InvalidParametersError({ country: ['Unknown parameter: /v1/reference accepts dataset, limit and cursor'] }),
+              invalidCursor: new InvalidCursorError(),
+            }),
+          },
+        },
+      },
+      '/v1/aggregate': {
+        get: {
+          operationId: 'getAggregate',
+          summary: 'Totals, averages, minima and maxima of a financial dataset, grouped',
+          description: `Groups the rows of one financial dataset that pass the filters by up to ${MAX_GROUP_BY} dimensions and computes each measure per group: sums are exact (the double nearest the true sum), averages divide that sum by \`rows\`. Takes every filter of /v1/financials. What each metric may be combined with:\n\n${metricTable()}\n\nWithout a filter or a grouping on \`state\`, only national rows (\`state\` "") are read, since a country's national row already totals its states' rows.`,
+          parameters: [...aggregateParams, ...dimensionParameters(new Set(aggregateParams.map((p) => p.name)))],
+          responses: {
+            ...pageResponses('AggregateResponse', {
+              csv: 'RFC 4180 CSV with a header row: the group_by dimensions, the measure keys, then `rows`; a rolled-up dimension is an empty field (an empty string value is `""`).',
+              arrow: 'Arrow IPC stream: text dimensions Utf8, `year` Int32, measures Float64, `rows` Int32; a rolled-up dimension is null.',
+            }),
+            ...keyedErrors({
+              missingMetric: new InvalidParametersError({ metric: ['Invalid type: Expected string but received undefined'] }),
+              unknownMetric: new UnknownMetricError('revenue'),
+              invalidFilterDimension: new InvalidFilterDimensionError('product', 'fx', fxDef.dimensions),
+              invalidGroupBy: new InvalidGroupByError('product', 'fx', fxDef.dimensions),
+              invalidMeasure: new InvalidMeasureError('ggr:median', 'ggr', ['ggr']),
+              invalidOrder: new InvalidOrderError('-revenue', ['region', 'ggr_sum', 'rows']),
+              mixedCurrencies: new MixedUnitsError('Cannot combine ggr values in different currencies: filter fx to one currency or add fx to group_by'),
+              rateSum: new RateSumError('Cannot sum inflation, a rate: use avg, min or max'),
+              mixedTotals: new MixedTotalsError('Cannot add national totals (state "") to the rows they total: filter state to "" alone or leave "" out, or add state to group_by'),
+              tooManyGroups: new TooManyGroupsError(250_000, 100_000),
               invalidCursor: new InvalidCursorError(),
             }),
           },
@@ -353,6 +417,53 @@ export function openApiDocument(version: string): Json {
           row_count: { type: 'integer', minimum: 0 },
           release: releaseId,
         }),
+        AggregateRow: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['dimensions', 'values'],
+          properties: {
+            dimensions: {
+              type: 'object',
+              description: 'The group: each group_by dimension\'s value; null where a rollup row totals that dimension.',
+              additionalProperties: { type: ['string', 'integer', 'null'] },
+            },
+            values: {
+              type: 'object',
+              description: 'Each measure as `<metric>_<fn>` (null only for a sum beyond the largest double), and `rows`: the rows added up.',
+              required: ['rows'],
+              properties: { rows: { type: 'integer', minimum: 0 } },
+              additionalProperties: { type: ['number', 'null'] },
+            },
+          },
+        },
+        AggregateResponse: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['meta', 'data', 'pagination'],
+          properties: {
+            meta: {
+              type: 'object',
+              additionalProperties: false,
+              required: ['dataset', 'metric', 'group_by', 'measures', 'filters_applied', 'row_count', 'release'],
+              properties: {
+                dataset: { enum: financialSets.map((d) => d.name) },
+                metric: { enum: financialSets.map((d) => d.name) },
+                group_by: { type: 'array', items: { type: 'string' } },
+                measures: { type: 'array', items: { type: 'string' }, description: 'The measure keys, in column order.' },
+                filters_applied: { type: 'object', additionalProperties: { type: 'array', items: { type: 'string' } }, description: 'The filters used, including `state: [""]` when only national rows were read.' },
+                omitted: {
+                  type: 'array',
+                  description: 'Without `measure`: default measures left out because they cannot be combined here, and why.',
+                  items: { type: 'object', additionalProperties: false, required: ['measure', 'reason'], properties: { measure: { type: 'string' }, reason: { type: 'string' } } },
+                },
+                row_count: { type: 'integer', minimum: 0, description: 'Groups in this page.' },
+                release: releaseId,
+              },
+            },
+            data: { type: 'array', items: ref('AggregateRow') },
+            pagination: ref('Pagination'),
+          },
+        },
         ReferenceResponse: envelope(referenceSets, { dataset: { enum: referenceSets.map((d) => d.name) }, row_count: { type: 'integer', minimum: 0 }, release: releaseId }),
         CatalogResponse: {
           type: 'object',

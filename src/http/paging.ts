@@ -5,7 +5,8 @@ import { readPage } from '../query/page.ts';
 import { canonicalScope } from '../query/scope.ts';
 import type { Services } from '../services.ts';
 import { respondCacheable } from './cacheable.ts';
-import { negotiateFormat } from './formats.ts';
+import { negotiateFormat, type Format } from './formats.ts';
+import type { LoadedRelease } from '../store/loader.ts';
 
 export interface PageRequest {
   readonly dataset: string;
@@ -28,13 +29,7 @@ export interface PageRequest {
 export async function respondWithPage(ctx: Context, services: Services, request: PageRequest): Promise<void> {
   const format = negotiateFormat(ctx.get('accept'));
   ctx.vary('Accept');
-  const serving = services.release.get();
-  if (!serving) throw new NotReadyError();
-  // A cursor keeps paging through the release it was issued on while that release
-  // is retained after a switch; past its grace period the cursor is invalid.
-  const named = request.cursor === undefined ? undefined : services.cursors.releaseOf(request.cursor);
-  const release = named === undefined ? serving : services.release.find(named);
-  if (!release) throw new InvalidCursorError();
+  const release = releaseFor(services, request.cursor);
   const served = release.datasets.get(request.dataset)!;
   const scope = { release: release.id, dataset: request.dataset, filters: request.filters, period: request.period?.text };
   const after = request.cursor === undefined ? -1 : services.cursors.decode(request.cursor, scope);
@@ -47,6 +42,24 @@ export async function respondWithPage(ctx: Context, services: Services, request:
     return { body: format.render(served, page.rids, envelope), next: cursor || undefined };
   };
   const next = await respondCacheable(ctx, services, { key, contentType: format.contentType, render, release: release.id });
+  setNextPage(ctx, format, next);
+}
+
+/**
+ * The release a request reads: the served one, or the one its cursor was issued on
+ * while that is retained after a switch; past its grace period the cursor is invalid.
+ */
+export function releaseFor(services: Pick<Services, 'release' | 'cursors'>, cursor: string | undefined): LoadedRelease {
+  const serving = services.release.get();
+  if (!serving) throw new NotReadyError();
+  const named = cursor === undefined ? undefined : services.cursors.releaseOf(cursor);
+  const release = named === undefined ? serving : services.release.find(named);
+  if (!release) throw new InvalidCursorError();
+  return release;
+}
+
+/** While more pages follow: `Link: rel="next"`, and `X-Next-Cursor` for bodies with no room for the cursor. */
+export function setNextPage(ctx: Context, format: Format, next: string | undefined): void {
   if (next === undefined) return;
   ctx.set('Link', `<${nextPage(ctx, next)}>; rel="next"`);
   if (format.name !== 'json') ctx.set('X-Next-Cursor', next);

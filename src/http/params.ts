@@ -27,18 +27,20 @@ export const repeatable = <S extends v.GenericSchema<string, string>>(item: S) =
     v.array(item),
   );
 
-export const limitParam = v.optional(
-  single(
-    v.pipe(
-      v.string(),
-      v.regex(/^\d{1,7}$/, 'Expected an integer from 1 to 1000'),
-      v.transform(Number),
-      v.minValue(1, 'Expected an integer from 1 to 1000'),
-      v.maxValue(1000, 'Expected an integer from 1 to 1000'),
+/** `limit`: 1 to 1000 (spec section 8), `fallback` when absent. */
+export const limitParam = (fallback: number) =>
+  v.optional(
+    single(
+      v.pipe(
+        v.string(),
+        v.regex(/^\d{1,7}$/, 'Expected an integer from 1 to 1000'),
+        v.transform(Number),
+        v.minValue(1, 'Expected an integer from 1 to 1000'),
+        v.maxValue(1000, 'Expected an integer from 1 to 1000'),
+      ),
     ),
-  ),
-  '100',
-);
+    String(fallback),
+  );
 
 // Any text: whether it is a cursor of ours is for the cursor codec to say ("Invalid pagination cursor").
 export const cursorParam = v.optional(single(v.string()));

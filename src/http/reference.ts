@@ -9,7 +9,7 @@ import { cursorParam, limitParam, parseQuery, single, unknownKeys } from './para
 
 export const schema = v.object({
   dataset: single(v.pipe(v.string(), v.minLength(1))),
-  limit: limitParam,
+  limit: limitParam(100),
   cursor: cursorParam,
 });
 

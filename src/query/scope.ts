@@ -6,6 +6,8 @@ export interface QueryScope {
   readonly dataset: string;
   readonly filters: Filters;
   readonly period?: string;
+  /** What else shapes the answer, beyond which rows (an aggregate's grouping, measures and order). */
+  readonly shape?: string;
 }
 
 const byCodeUnits = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
@@ -20,5 +22,7 @@ export function canonicalScope(scope: QueryScope): readonly unknown[] {
   const filters = [...scope.filters]
     .map(([dimension, values]) => [dimension, [...new Set(values)].sort()] as const)
     .sort(([a], [b]) => byCodeUnits(a, b));
-  return [scope.release, scope.dataset, filters, scope.period ?? null];
+  const canonical = [scope.release, scope.dataset, filters, scope.period ?? null];
+  // Appended only when present, so the cursors of pages issued before it stay valid.
+  return scope.shape === undefined ? canonical : [...canonical, scope.shape];
 }

@@ -3,6 +3,7 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import type { Logger } from 'pino';
 import { ColumnStore, codeArray, type CodeArray, type DimensionInput, type Dictionary, type MetricColumn } from './column-store.ts';
 import { SERVING_CATALOG } from '../duckdb/database.ts';
+import { buildAggregateTables, type AggregateTables } from './aggregate-tables.ts';
 import { ArrowRenderer } from './arrow-renderer.ts';
 import { CsvRenderer } from './csv-renderer.ts';
 import { JsonRenderer, type PageRenderer } from './json-renderer.ts';
@@ -29,6 +30,8 @@ export interface ServedDataset {
    * does not hold are absent.
    */
   readonly codes: ReadonlyMap<string, ReadonlyMap<string, number>>;
+  /** The rows and their rollups as aggregates read them. */
+  readonly aggregates: AggregateTables;
 }
 
 export interface LoadedRelease {
@@ -173,7 +176,7 @@ async function loadDataset(
     dim,
     new Map(dictionaries.get(dim)!.values.map((value, code) => [String(value), INTEGER_DIMENSIONS.has(dim) ? Number(value) : code])),
   ]));
-  return { def, table, store, json, csv: new CsvRenderer(store), arrow: new ArrowRenderer(store), codes };
+  return { def, table, store, json, csv: new CsvRenderer(store), arrow: new ArrowRenderer(store), codes, aggregates: buildAggregateTables(def, store) };
 }
 
 /**

@@ -1,0 +1,303 @@
+import { codeArray, type CodeArray, type ColumnStore } from './column-store.ts';
+import { addExact } from './exact-sum.ts';
+
+// Grouped totals over a served dataset's columns: a count, an exact sum, a minimum and
+// a maximum per group and metric. The same scan builds the rollup tables at load time
+// (every row, grouped by the dimensions a rollup keeps) and answers each aggregate
+// request (from the smallest table that can), so a rollup's totals are exactly those
+// of the rows it stands for.
+
+/** Adjacent dimensions stored as one combination code per row (ColumnStore's layout). */
+export interface SourceSegment {
+  /** Indexes of the dataset's dimensions held here. */
+  readonly dimensions: readonly number[];
+  readonly codes: CodeArray;
+  /** For each dimension held: its dictionary code in each combination. */
+  readonly codeOfCombination: readonly CodeArray[];
+}
+
+/** One metric's totals per row: a served row has one value; a rollup row the exact sum, min and max of the rows it stands for. */
+export type MetricTotals =
+  | { readonly values: Float64Array }
+  | { readonly offsets: Uint32Array; readonly partials: Float64Array; readonly min: Float64Array; readonly max: Float64Array };
+
+/** Rows an aggregate can read: the served store, or a rollup of it. */
+export interface AggregateSource {
+  readonly rows: number;
+  /** Indexes of the dataset's dimensions this source keeps. */
+  readonly kept: ReadonlySet<number>;
+  /** Dimensions it dropped after keeping only rows with one code there (a rollup of national rows: state ""). */
+  readonly fixed: ReadonlyMap<number, number>;
+  readonly segments: readonly SourceSegment[];
+  /** Served rows each row stands for; null when it is one each. */
+  readonly counts: Uint32Array | null;
+  /** In the dataset's metric order. */
+  readonly metrics: readonly MetricTotals[];
+}
+
+export interface MetricNeeds {
+  readonly index: number;
+  readonly sum: boolean;
+  readonly min: boolean;
+  readonly max: boolean;
+}
+
+export interface Grouping {
+  /** Dimension indexes to group by, in order. */
+  readonly groupBy: readonly number[];
+  /** Dictionary size of every dimension of the dataset, by index. */
+  readonly sizes: readonly number[];
+  /** Dimension index → the codes a row may hold there; dimensions absent here are not filtered. */
+  readonly allowed: ReadonlyMap<number, ReadonlySet<number>>;
+  readonly metrics: readonly MetricNeeds[];
+}
+
+/** Grouped totals; a group's code for a dimension rolled up (a subtotal) is -1. */
+export interface Groups {
+  readonly count: number;
+  /** Dimension indexes grouped by; group g's codes are `codes[g * width ... + width]`. */
+  readonly groupBy: readonly number[];
+  readonly codes: Int32Array;
+  /** Served rows in each group. */
+  readonly rows: Float64Array;
+  /** Per metric of `needs`, in that order: each group's exact-sum partials, minimum and maximum. */
+  readonly sums: readonly (number[][] | null)[];
+  readonly min: readonly (Float64Array | null)[];
+  readonly max: readonly (Float64Array | null)[];
+  readonly needs: readonly MetricNeeds[];
+}
+
+/** The served store as a source. */
+export function storeSource(store: ColumnStore): AggregateSource {
+  const segments = store.segments.map((segment, s): SourceSegment => {
+    const members = store.dimensions.map((column, index) => ({ column, index })).filter(({ column }) => column.segment === s);
+    return { dimensions: members.map((m) => m.index), codes: segment.codes, codeOfCombination: members.map((m) => m.column.codeOfCombination) };
+  });
+  return {
+    rows: store.rowCount,
+    kept: new Set(store.dimensions.keys()),
+    fixed: new Map(),
+    segments,
+    counts: null,
+    metrics: store.metrics.map((m) => ({ values: m.values })),
+  };
+}
+
+interface ActiveSegment {
+  readonly codes: CodeArray;
+  /** 1 where a combination passes every filter on its dimensions; null when none is filtered. */
+  readonly pass: Uint8Array | null;
+  /** A combination's share of the group key; null when none of its dimensions is grouped. */
+  readonly part: Float64Array | null;
+}
+
+// Group keys below this index a dense table; a Map beyond it.
+const DENSE_KEYS = 1 << 20;
+
+/** Groups `source`'s rows that pass `grouping.allowed` by `grouping.groupBy`, in first-seen order. */
+export function group(source: AggregateSource, grouping: Grouping): Groups {
+  const { groupBy, sizes, allowed, metrics } = grouping;
+  const width = groupBy.length;
+  // Mixed radix over the grouped dimensions' dictionary sizes: one number per group.
+  const radix = groupBy.map((_, i) => groupBy.slice(i + 1).reduce((product, d) => product * sizes[d]!, 1));
+  const keySpace = groupBy.reduce((product, d) => product * sizes[d]!, 1);
+  if (!Number.isSafeInteger(keySpace)) throw new Error(`group keys over ${groupBy.join(',')} exceed 2^53`);
+
+  for (const d of [...groupBy, ...allowed.keys()]) {
+    if (!source.kept.has(d)) throw new Error(`dimension ${d} is not kept by this source`);
+  }
+  const active: ActiveSegment[] = [];
+  for (const segment of source.segments) {
+    const filtered = segment.dimensions.some((d) => allowed.has(d));
+    const grouped = segment.dimensions.some((d) => groupBy.includes(d));
+    if (!filtered && !grouped) continue;
+    const combinations = segment.codeOfCombination[0]!.length;
+    const pass = filtered ? new Uint8Array(combinations) : null;
+    const part = grouped ? new Float64Array(combinations) : null;
+    for (let c = 0; c < combinations; c++) {
+      let ok = 1;
+      let share = 0;
+      segment.dimensions.forEach((d, k) => {
+        const code = segment.codeOfCombination[k]![c]!;
+        if (allowed.get(d)?.has(code) === false) ok = 0;
+        const position = groupBy.indexOf(d);
+        if (position >= 0) share += code * radix[position]!;
+      });
+      if (pass) pass[c] = ok;
+      if (part) part[c] = share;
+    }
+    active.push({ codes: segment.codes, pass, part });
+  }
+
+  // First which group each row falls in (-1: filtered out), then each total in a loop of its own.
+  const index = keySpace <= DENSE_KEYS ? new DenseIndex(keySpace) : new MapIndex();
+  const keys: number[] = [];
+  const groupOf = new Int32Array(source.rows);
+  for (let r = 0; r < source.rows; r++) {
+    let key = 0;
+    let g = 0;
+    for (let s = 0; s < active.length; s++) {
+      const segment = active[s]!;
+      const c = segment.codes[r]!;
+      if (segment.pass !== null && segment.pass[c] === 0) {
+        g = -1;
+        break;
+      }
+      if (segment.part !== null) key += segment.part[c]!;
+    }
+    if (g === 0) {
+      g = index.find(key, keys.length);
+      if (g === keys.length) keys.push(key);
+    }
+    groupOf[r] = g;
+  }
+  const count = keys.length;
+
+  const rows = new Float64Array(count);
+  const { counts } = source;
+  for (let r = 0; r < source.rows; r++) {
+    const g = groupOf[r]!;
+    if (g >= 0) rows[g] = rows[g]! + (counts === null ? 1 : counts[r]!);
+  }
+  const sums = metrics.map((need) => (need.sum ? sumGroups(source.metrics[need.index]!, groupOf, count) : null));
+  const min = metrics.map((need) => (need.min ? extremeGroups(source.metrics[need.index]!, groupOf, count, -1) : null));
+  const max = metrics.map((need) => (need.max ? extremeGroups(source.metrics[need.index]!, groupOf, count, 1) : null));
+
+  const codes = new Int32Array(count * width);
+  keys.forEach((key, g) => {
+    for (let i = 0; i < width; i++) codes[g * width + i] = Math.floor(key / radix[i]!) % sizes[groupBy[i]!]!;
+  });
+  return { count, groupBy, codes, rows, sums, min, max, needs: metrics };
+}
+
+function sumGroups(totals: MetricTotals, groupOf: Int32Array, count: number): number[][] {
+  const sums = Array.from({ length: count }, () => [] as number[]);
+  if ('values' in totals) {
+    const { values } = totals;
+    for (let r = 0; r < groupOf.length; r++) if (groupOf[r]! >= 0) addExact(sums[groupOf[r]!]!, values[r]!);
+  } else {
+    const { offsets, partials } = totals;
+    for (let r = 0; r < groupOf.length; r++) {
+      const g = groupOf[r]!;
+      if (g >= 0) for (let p = offsets[r]!; p < offsets[r + 1]!; p++) addExact(sums[g]!, partials[p]!);
+    }
+  }
+  return sums;
+}
+
+/** Each group's minimum (`sign` -1) or maximum (1). */
+function extremeGroups(totals: MetricTotals, groupOf: Int32Array, count: number, sign: 1 | -1): Float64Array {
+  const out = new Float64Array(count).fill(-sign * Infinity);
+  const values = 'values' in totals ? totals.values : sign > 0 ? totals.max : totals.min;
+  for (let r = 0; r < groupOf.length; r++) {
+    const g = groupOf[r]!;
+    if (g >= 0 && sign * (values[r]! - out[g]!) > 0) out[g] = values[r]!;
+  }
+  return out;
+}
+
+interface KeyIndex {
+  /** The group of `key`, or `next` (recorded as its group) when the key is new. */
+  find(key: number, next: number): number;
+}
+
+class DenseIndex implements KeyIndex {
+  private readonly groups: Int32Array;
+  constructor(keySpace: number) {
+    this.groups = new Int32Array(keySpace).fill(-1);
+  }
+  find(key: number, next: number): number {
+    const g = this.groups[key]!;
+    if (g >= 0) return g;
+    this.groups[key] = next;
+    return next;
+  }
+}
+
+class MapIndex implements KeyIndex {
+  private readonly groups = new Map<number, number>();
+  find(key: number, next: number): number {
+    const g = this.groups.get(key);
+    if (g !== undefined) return g;
+    this.groups.set(key, next);
+    return next;
+  }
+}
+
+/**
+ * Subtotals of `groups` over their first `keep` dimensions, the rest rolled up (-1):
+ * one level of SQL's GROUP BY ROLLUP, from the groups instead of the rows again.
+ * Only the groups `include` accepts are added up.
+ */
+export function subtotals(groups: Groups, keep: number, include: (g: number) => boolean = () => true): Groups {
+  const width = groups.groupBy.length;
+  const index = new Map<string, number>();
+  const codes: number[] = [];
+  const rows: number[] = [];
+  const sums = groups.sums.map((s) => s && ([] as number[][]));
+  const min = groups.min.map((a) => a && ([] as number[]));
+  const max = groups.max.map((a) => a && ([] as number[]));
+  for (let g = 0; g < groups.count; g++) {
+    if (!include(g)) continue;
+    const prefix = Array.from(groups.codes.subarray(g * width, g * width + keep));
+    const key = prefix.join(',');
+    let t = index.get(key);
+    if (t === undefined) {
+      t = rows.length;
+      index.set(key, t);
+      codes.push(...prefix, ...new Array<number>(width - keep).fill(-1));
+      rows.push(0);
+      sums.forEach((s) => s?.push([]));
+      min.forEach((a) => a?.push(Infinity));
+      max.forEach((a) => a?.push(-Infinity));
+    }
+    rows[t] = rows[t]! + groups.rows[g]!;
+    groups.sums.forEach((s, m) => s && s[g]!.forEach((p) => addExact(sums[m]![t]!, p)));
+    groups.min.forEach((a, m) => a && (min[m]![t] = Math.min(min[m]![t]!, a[g]!)));
+    groups.max.forEach((a, m) => a && (max[m]![t] = Math.max(max[m]![t]!, a[g]!)));
+  }
+  return {
+    count: rows.length,
+    groupBy: groups.groupBy,
+    codes: Int32Array.from(codes),
+    rows: Float64Array.from(rows),
+    sums,
+    min: min.map((a) => a && Float64Array.from(a)),
+    max: max.map((a) => a && Float64Array.from(a)),
+    needs: groups.needs,
+  };
+}
+
+/**
+ * A rollup table: the rows of `source` that pass `allowed`, grouped by `keep`
+ * (dimension indexes), with each metric's count, exact sum, minimum and maximum,
+ * laid out as a source itself. `fixed` names the dimensions it dropped after
+ * keeping one code of each.
+ */
+export function buildRollup(
+  source: AggregateSource,
+  keep: readonly number[],
+  sizes: readonly number[],
+  allowed: ReadonlyMap<number, ReadonlySet<number>>,
+  fixed: ReadonlyMap<number, number>,
+): AggregateSource {
+  const needs = source.metrics.map((_, index): MetricNeeds => ({ index, sum: true, min: true, max: true }));
+  const groups = group(source, { groupBy: keep, sizes, allowed, metrics: needs });
+  const width = keep.length;
+  const segments = keep.map((d, i): SourceSegment => {
+    const codes = codeArray(sizes[d]!, groups.count);
+    for (let g = 0; g < groups.count; g++) codes[g] = groups.codes[g * width + i]!;
+    const identity = codeArray(sizes[d]!, sizes[d]!);
+    for (let c = 0; c < sizes[d]!; c++) identity[c] = c;
+    return { dimensions: [d], codes, codeOfCombination: [identity] };
+  });
+  const metrics = needs.map((_, m): MetricTotals => {
+    const partialsOfGroups = groups.sums[m]!;
+    const offsets = new Uint32Array(groups.count + 1);
+    for (let g = 0; g < groups.count; g++) offsets[g + 1] = offsets[g]! + partialsOfGroups[g]!.length;
+    const partials = new Float64Array(offsets[groups.count]!);
+    for (let g = 0; g < groups.count; g++) partials.set(partialsOfGroups[g]!, offsets[g]!);
+    return { offsets, partials, min: groups.min[m]!, max: groups.max[m]! };
+  });
+  return { rows: groups.count, kept: new Set(keep), fixed, segments, counts: Uint32Array.from(groups.rows), metrics };
+}

@@ -1,0 +1,50 @@
+// Exact sums of doubles. A plain running sum rounds at every step, so its result
+// depends on the order of the terms (and DuckDB's on its thread count). Kept as an
+// expansion (Shewchuk's non-overlapping partials, as Python's math.fsum keeps them)
+// a sum loses nothing, and rounding once at the end gives the double nearest the
+// true sum: one answer whatever the order, the grouping or the number of threads.
+
+/**
+ * Adds `x` to `partials` in place: non-overlapping doubles in increasing magnitude
+ * whose exact sum is the running total. Usually one or two long.
+ */
+export function addExact(partials: number[], x: number): void {
+  let kept = 0;
+  for (let j = 0; j < partials.length; j++) {
+    let y = partials[j]!;
+    if (Math.abs(x) < Math.abs(y)) {
+      const t = x;
+      x = y;
+      y = t;
+    }
+    const hi = x + y;
+    const lo = y - (hi - x);
+    if (lo !== 0) partials[kept++] = lo;
+    x = hi;
+  }
+  // Shrunk only when a partial vanished: setting length on every add costs more than the add.
+  if (partials.length > kept + 1) partials.length = kept + 1;
+  partials[kept] = x;
+}
+
+/** The double nearest the exact sum held in `partials`, ties to even (math.fsum's last step). */
+export function roundExact(partials: readonly number[]): number {
+  let n = partials.length;
+  if (n === 0) return 0;
+  let hi = partials[--n]!;
+  let lo = 0;
+  while (n > 0) {
+    const x = hi;
+    const y = partials[--n]!;
+    hi = x + y;
+    lo = y - (hi - x);
+    if (lo !== 0) break;
+  }
+  // hi + lo is exact, but the partials below lo may push a tie at hi's last bit the other way.
+  if (n > 0 && ((lo < 0 && partials[n - 1]! < 0) || (lo > 0 && partials[n - 1]! > 0))) {
+    const y = lo * 2;
+    const x = hi + y;
+    if (y === x - hi) hi = x;
+  }
+  return hi;
+}
