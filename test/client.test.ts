@@ -99,6 +99,26 @@ client('walks every page into rows, typed per metric', async () => {
   assert.equal(catalog.map((d) => d.name), ['ggr', 'turnover', 'fx', 'country', 'country_reference']);
 });
 
+client('aggregate: every group across pages, typed per metric', async () => {
+  const api = new DataQueryClient({ baseUrl: service.url, apiKey: service.key });
+  const { meta, data } = await api.aggregate('ggr', { group_by: ['region', 'year'], fx: 'USD', measure: ['ggr:sum'], rollup: true }, { limit: 9 });
+  const served = (await walkPages(service, '/v1/aggregate?metric=ggr&group_by=region,year&fx=USD&measure=ggr:sum&rollup=true', 1000)).flatMap((page) => page.data);
+  assert.ok(served.length > 9 * 3, 'spans several pages');
+  assert.equal(data, served);
+  assert.equal(meta.measures, ['ggr_sum']);
+  assert.is(meta.row_count, served.length);
+  const csv = [];
+  for await (const page of api.aggregatePages('ggr', { group_by: ['region'], fx: 'EUR' }, 'csv', { limit: 2 })) csv.push(page.body);
+  assert.ok(csv.length >= 3 && csv.every((text) => text.startsWith('region,ggr_sum,rows\r\n')));
+  // Typed per metric: these do not compile (never called: aggregate() sends at once).
+  void (() => [
+    // @ts-expect-error `product` is not a dimension of fx
+    api.aggregate('fx', { group_by: ['product'] }),
+    // @ts-expect-error `ggr` is not a metric of turnover
+    api.aggregate('turnover', { measure: 'ggr:sum' }),
+  ]);
+});
+
 client('maxPages stops early; a walk resumes from any page cursor', async () => {
   const api = new DataQueryClient({ baseUrl: service.url, apiKey: service.key });
   let next: string | undefined;

@@ -52,6 +52,20 @@ cli.after(async () => {
   await service.stop();
 });
 
+cli('aggregate: the issue\'s command line, as JSON and as CSV', async () => {
+  const json = await runCli(['aggregate', 'ggr', '--group-by', 'region', '--group-by', 'year', '--fx', 'USD', '--order', '-ggr_sum', '--rollup', '--all', '--limit', '50'], env);
+  assert.is(json.code, 0, json.stderr);
+  const served = (await walkPages(service, '/v1/aggregate?metric=ggr&group_by=region,year&fx=USD&order=-ggr_sum&rollup=true', 1000)).flatMap((page) => page.data);
+  assert.equal(JSON.parse(json.stdout.toString()), served);
+  const csv = await runCli(['aggregate', 'ggr', '--group-by', 'region', '--fx', 'USD', '--measure', 'ggr:avg', '--format', 'csv'], env);
+  assert.is(csv.code, 0, csv.stderr);
+  const text = (await service.get('/v1/aggregate?metric=ggr&group_by=region&fx=USD&measure=ggr:avg', { headers: { accept: 'text/csv' } })).text;
+  assert.is(csv.stdout.toString(), text);
+  const refused = await runCli(['aggregate', 'ggr', '--group-by', 'region'], env);
+  assert.is(refused.code, 1);
+  assert.match(refused.stderr, /error 400: Cannot combine ggr values in different currencies: filter fx to one currency or add fx to group_by/);
+});
+
 cli('the first page as JSON, the budget on stderr, and how to get more', async () => {
   const res = await runCli(['ggr', '--country', 'France', '--country', 'Spain', '--sub-channel', 'Onshore', '--limit', '5'], env);
   assert.is(res.code, 0, res.stderr);

@@ -1,8 +1,8 @@
 import { once } from 'node:events';
 import cliProgress from 'cli-progress';
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { DataQueryClient, DataQueryError, DataQueryNetworkError, type Filters, type Metric, type Page, type RetryEvent } from '../client/index.ts';
-import { DATASETS } from '../registry.ts';
+import { DataQueryClient, DataQueryError, DataQueryNetworkError, type AggregateQuery, type Filters, type Metric, type Page, type RetryEvent, type WalkOptions } from '../client/index.ts';
+import { DATASETS, type DatasetDef } from '../registry.ts';
 import { queryCliEnvironment } from '../config.ts';
 import { mergeArrowPages } from './arrow-pages.ts';
 
@@ -14,8 +14,8 @@ type Format = 'json' | 'csv' | 'arrow';
 
 interface Run {
   readonly client: DataQueryClient;
-  readonly metric: Metric;
-  readonly filters: Filters<Metric>;
+  /** The pages of what is asked (rows or groups), in `format`. */
+  readonly pages: (format: Format, walk: Pick<WalkOptions, 'limit' | 'cursor' | 'maxPages'>) => AsyncGenerator<Page<unknown>>;
   readonly format: Format;
   readonly all: boolean;
   readonly limit: number;
@@ -75,7 +75,7 @@ async function query(run: Run, bar: ReturnType<typeof progress>): Promise<string
     // One JSON array whatever the number of pages, written as pages arrive.
     let first = true;
     await write('[');
-    for await (const page of run.client.financialPages(run.metric, run.filters, walk)) {
+    for await (const page of run.pages('json', walk) as AsyncGenerator<Page<{ data: unknown[] }>>) {
       for (const row of page.body.data) {
         await write(`${first ? '\n' : ',\n'}${JSON.stringify(row)}`);
         first = false;
@@ -87,7 +87,7 @@ async function query(run: Run, bar: ReturnType<typeof progress>): Promise<string
   } else if (run.format === 'csv') {
     // Every page has its header row: the first page's is kept, the others' dropped.
     let first = true;
-    for await (const page of run.client.csv(run.metric, run.filters, walk)) {
+    for await (const page of run.pages('csv', walk) as AsyncGenerator<Page<string>>) {
       const body = first ? page.body : page.body.slice(page.body.indexOf('\n') + 1);
       await write(body);
       bar.page(Math.max(0, body.split('\n').filter(Boolean).length - (first ? 1 : 0)), page);
@@ -96,7 +96,7 @@ async function query(run: Run, bar: ReturnType<typeof progress>): Promise<string
     }
   } else {
     const pages: Uint8Array[] = [];
-    for await (const page of run.client.arrow(run.metric, run.filters, walk)) {
+    for await (const page of run.pages('arrow', walk) as AsyncGenerator<Page<Uint8Array>>) {
       pages.push(page.body);
       bar.page(0, page);
       next = page.nextCursor;
@@ -106,49 +106,76 @@ async function query(run: Run, bar: ReturnType<typeof progress>): Promise<string
   return next;
 }
 
+const financialSets = DATASETS.filter((d) => d.kind === 'financial');
+const flagOf = (dimension: string) => `--${dimension.replaceAll('_', '-')}`;
+
+/** A filter option per dimension of `def`, `--period`, and the paging and format options every command shares. */
+function addQueryOptions(command: Command, def: DatasetDef, unit: string): Command {
+  for (const dimension of def.dimensions) {
+    const parse: (text: string) => string | number = dimension === 'year' ? integer('--year') : (text) => text;
+    command.addOption(new Option(`${flagOf(dimension)} <value>`, `filter on ${dimension}; repeat for several values`).argParser(collect(parse)));
+  }
+  return command
+    .option('--period <from:to>', 'date range YYYY-MM-DD:YYYY-MM-DD')
+    .option('--all', 'walk every page (default: the first page only)')
+    .addOption(new Option('--limit <n>', `${unit} per page, 1 to 1000`).argParser(integer('--limit')).default(1000))
+    .addOption(new Option('--format <format>', 'output format').choices(['json', 'csv', 'arrow']).default('json'))
+    .option('--cursor <cursor>', 'start from this cursor (printed when a walk stops early)');
+}
+
+function filtersOf(def: DatasetDef, options: Record<string, unknown>): Filters<Metric> {
+  const filters: Record<string, unknown> = { period: options.period };
+  for (const dimension of def.dimensions) filters[dimension] = options[new Option(flagOf(dimension)).attributeName()];
+  return filters as Filters<Metric>;
+}
+
 function program(env: NodeJS.ProcessEnv): Command {
   const cli = new Command('query')
     .description('Query the data query service; rows go to stdout, progress to stderr')
     .addHelpText('after', '\nEnvironment: DQS_API_KEY (required, your sk_live_ key), DQS_URL (default http://127.0.0.1:3000).')
     .showHelpAfterError();
-  for (const def of DATASETS.filter((d) => d.kind === 'financial')) {
-    const command = cli.command(def.name).description(def.description);
-    for (const dimension of def.dimensions) {
-      const flag = `--${dimension.replaceAll('_', '-')} <value>`;
-      const help = `filter on ${dimension}; repeat for several values`;
-      const parse: (text: string) => string | number = dimension === 'year' ? integer('--year') : (text) => text;
-      command.addOption(new Option(flag, help).argParser(collect(parse)));
+  const start = async (options: Record<string, unknown>, pages: (client: DataQueryClient) => Run['pages']) => {
+    const apiKey = env.DQS_API_KEY;
+    if (!apiKey) throw new CliError('DQS_API_KEY is not set: export DQS_API_KEY=sk_live_… (ask the operator for an invite if you have no key)');
+    const bar = progress();
+    const client = new DataQueryClient({ baseUrl: env.DQS_URL ?? 'http://127.0.0.1:3000', apiKey, onRetry: (event) => bar.retry(event) });
+    try {
+      const next = await query({
+        client,
+        pages: pages(client),
+        format: options.format as Format,
+        all: options.all === true,
+        limit: options.limit as number,
+        cursor: options.cursor as string | undefined,
+      }, bar);
+      bar.stop();
+      if (next) process.stderr.write(`More rows: add --all for every page, or --cursor ${next} for the next one\n`);
+    } catch (err) {
+      bar.stop();
+      throw err;
     }
-    command
-      .option('--period <from:to>', 'date range YYYY-MM-DD:YYYY-MM-DD')
-      .option('--all', 'walk every page (default: the first page only)')
-      .addOption(new Option('--limit <rows>', 'rows per page, 1 to 1000').argParser(integer('--limit')).default(1000))
-      .addOption(new Option('--format <format>', 'output format').choices(['json', 'csv', 'arrow']).default('json'))
-      .option('--cursor <cursor>', 'start from this cursor (printed when a walk stops early)')
-      .action(async (options: Record<string, unknown>) => {
-        const apiKey = env.DQS_API_KEY;
-        if (!apiKey) throw new CliError('DQS_API_KEY is not set: export DQS_API_KEY=sk_live_… (ask the operator for an invite if you have no key)');
-        const filters: Record<string, unknown> = { period: options.period };
-        for (const dimension of def.dimensions) filters[dimension] = options[new Option(`--${dimension.replaceAll('_', '-')}`).attributeName()];
-        const bar = progress();
-        const client = new DataQueryClient({ baseUrl: env.DQS_URL ?? 'http://127.0.0.1:3000', apiKey, onRetry: (event) => bar.retry(event) });
-        try {
-          const next = await query({
-            client,
-            metric: def.name as Metric,
-            filters: filters as Filters<Metric>,
-            format: options.format as Format,
-            all: options.all === true,
-            limit: options.limit as number,
-            cursor: options.cursor as string | undefined,
-          }, bar);
-          bar.stop();
-          if (next) process.stderr.write(`More rows: add --all for every page, or --cursor ${next} for the next one\n`);
-        } catch (err) {
-          bar.stop();
-          throw err;
-        }
-      });
+  };
+  for (const def of financialSets) {
+    addQueryOptions(cli.command(def.name).description(def.description), def, 'rows').action((options: Record<string, unknown>) =>
+      start(options, (client) => (format, walk) => {
+        const [metric, filters] = [def.name as Metric, filtersOf(def, options)];
+        return format === 'json' ? client.financialPages(metric, filters, walk) : format === 'csv' ? client.csv(metric, filters, walk) : client.arrow(metric, filters, walk);
+      }),
+    );
+  }
+  const aggregate = cli.command('aggregate').description('Totals, averages, minima and maxima of a financial dataset, grouped (GET /v1/aggregate)');
+  for (const def of financialSets) {
+    addQueryOptions(aggregate.command(def.name).description(`Aggregate ${def.name}: ${def.metrics.join(', ')}`), def, 'groups')
+      .addOption(new Option('--group-by <dimension>', 'group by this dimension; repeat, in column order (at most 6)').choices([...def.dimensions]).argParser(collect((text) => text)))
+      .addOption(new Option('--measure <metric:fn>', `${def.metrics.join(', ')}, alone or with :sum, :avg, :min or :max; repeat for several`).argParser(collect((text) => text)))
+      .option('--order <key>', 'a group_by dimension or a measure key such as ggr_sum; -key for descending')
+      .option('--rollup', 'add subtotal rows and a grand total')
+      .action((options: Record<string, unknown>) =>
+        start(options, (client) => (format, walk) => {
+          const aggregateQuery = { ...filtersOf(def, options), group_by: options.groupBy, measure: options.measure, order: options.order, rollup: options.rollup === true ? true : undefined };
+          return client.aggregatePages(def.name as Metric, aggregateQuery as AggregateQuery<Metric>, format, walk);
+        }),
+      );
   }
   return cli;
 }

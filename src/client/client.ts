@@ -1,7 +1,7 @@
 import { request, type Dispatcher } from 'undici';
 import { DataQueryError, DataQueryNetworkError } from './errors.ts';
 import { backoffMs, DEFAULT_RETRY, retryAfterMs, type RetryEvent, type RetryPolicy } from './retry.ts';
-import type { CatalogEntry, ErrorDetails, FinancialRow, Filters, Metric, Page, RateLimit, ReferenceDataset, ReferenceRow } from './types.ts';
+import type { AggregateMeta, AggregateQuery, AggregateRow, CatalogEntry, ErrorDetails, FinancialRow, Filters, Metric, Page, RateLimit, ReferenceDataset, ReferenceRow } from './types.ts';
 
 export interface ClientOptions {
   /** Where the API is, e.g. `https://data.example.com` (paths start at /v1). */
@@ -40,6 +40,15 @@ export interface ReferencePage<R extends ReferenceDataset> {
   readonly data: ReferenceRow<R>[];
   readonly pagination: { cursor: string; has_more: boolean };
 }
+
+export interface AggregatePage<M extends Metric> {
+  readonly meta: AggregateMeta<M>;
+  readonly data: AggregateRow<M>[];
+  readonly pagination: { cursor: string; has_more: boolean };
+}
+
+/** A page's body in `format`: the JSON envelope, CSV text, or the Arrow stream's bytes. */
+export type FormatBody<F extends keyof typeof MEDIA, Json> = F extends 'json' ? Json : F extends 'csv' ? string : Uint8Array;
 
 export const MEDIA = { json: 'application/json', csv: 'text/csv', arrow: 'application/vnd.apache.arrow.stream' } as const;
 
@@ -92,6 +101,28 @@ export class DataQueryClient {
   /** Every row of a reference dataset, across every page. */
   async *reference<R extends ReferenceDataset>(dataset: R, options: WalkOptions<ReferencePage<R>> = {}): AsyncGenerator<ReferenceRow<R>> {
     for await (const page of this.walk<ReferencePage<R>>('/v1/reference', { dataset }, 'json', options)) yield* page.body.data;
+  }
+
+  /**
+   * Every group of an aggregate (GET /v1/aggregate), across its pages: e.g.
+   * `aggregate('ggr', { group_by: ['region', 'year'], fx: 'USD', measure: ['ggr:sum'] })`.
+   * `meta` is the first page's, with `row_count` the number of groups in all.
+   */
+  async aggregate<M extends Metric>(metric: M, query: AggregateQuery<M> = {} as AggregateQuery<M>, options: WalkOptions<AggregatePage<M>> = {}): Promise<{ meta: AggregateMeta<M>; data: AggregateRow<M>[] }> {
+    let meta: AggregateMeta<M> | undefined;
+    const data: AggregateRow<M>[] = [];
+    for await (const page of this.aggregatePages(metric, query, 'json', options)) {
+      meta ??= page.body.meta;
+      data.push(...page.body.data);
+    }
+    return { meta: { ...meta!, row_count: data.length }, data };
+  }
+
+  /** The pages behind `aggregate`, in any format: JSON envelopes, CSV text, or Arrow IPC streams. */
+  aggregatePages<M extends Metric, F extends keyof typeof MEDIA>(metric: M, query: AggregateQuery<M>, format: F, options: WalkOptions<FormatBody<F, AggregatePage<M>>> = {}): AsyncGenerator<Page<FormatBody<F, AggregatePage<M>>>> {
+    const { rollup, ...rest } = query;
+    const params = { metric, ...rest, ...(rollup === undefined ? {} : { rollup: String(rollup) }) } as Params;
+    return this.walk('/v1/aggregate', params, format, options);
   }
 
   async catalog(): Promise<CatalogEntry[]> {

@@ -28,6 +28,39 @@ export interface FinancialRow<M extends Metric> {
   readonly values: { readonly [V in MetricValueOf<M>]: number };
 }
 
+/** A measure of `metric`: one of its metrics, alone (its default function) or as `<metric>:<fn>`. */
+export type MeasureOf<M extends Metric> = MetricValueOf<M> | `${MetricValueOf<M>}:${'sum' | 'avg' | 'min' | 'max'}`;
+
+/** What /v1/aggregate takes besides the metric: every filter of `metric`, and how to group, measure and order. */
+export type AggregateQuery<M extends Metric> = Filters<M> & {
+  /** At most 6; their order is the column and default sort order. */
+  readonly group_by?: readonly DimensionOf<M>[];
+  readonly measure?: MeasureOf<M> | readonly MeasureOf<M>[];
+  /** A group_by dimension, a measure key (`ggr_sum`) or `rows`; `-` first for descending. */
+  readonly order?: string;
+  /** Adds subtotal rows and a grand total; a rolled-up dimension is null. */
+  readonly rollup?: boolean;
+};
+
+export interface AggregateRow<M extends Metric> {
+  /** The group_by dimensions only; null where a rollup row totals that dimension. */
+  readonly dimensions: { readonly [D in DimensionOf<M>]?: (D extends 'year' ? number : string) | null };
+  /** `<metric>_<fn>` per measure (null only for a sum beyond the largest double), and the rows added up. */
+  readonly values: { readonly [key: string]: number | null } & { readonly rows: number };
+}
+
+export interface AggregateMeta<M extends Metric> {
+  readonly dataset: M;
+  readonly metric: M;
+  readonly group_by: readonly DimensionOf<M>[];
+  readonly measures: readonly string[];
+  readonly filters_applied: Readonly<Record<string, readonly string[]>>;
+  /** Default measures left out because they cannot be combined here, and why. */
+  readonly omitted?: readonly { readonly measure: string; readonly reason: string }[];
+  readonly row_count: number;
+  readonly release: string;
+}
+
 export type ReferenceRow<R extends ReferenceDataset> = { readonly [D in Extract<Reference, { name: R }>['dimensions'][number]]: string };
 
 export interface CatalogEntry {
