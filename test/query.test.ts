@@ -28,7 +28,7 @@ const ggr: ServedDataset = {
     ['state', new Map([['', 0], ['Nevada', 1]])],
     ['year', new Map([['2020', 2020], ['2021', 2021]])],
   ]),
-  aggregates: buildAggregateTables({ ...ggrDef, rollups: [] }, empty),
+  aggregates: await buildAggregateTables({ ...ggrDef, rollups: [] }, empty),
 };
 
 const sql = suite('filters → SQL');

@@ -145,13 +145,13 @@ export interface AggregateResult {
 export const resultBytes = (result: AggregateResult) => result.codes.byteLength + result.values.byteLength + result.rows.byteLength + 64;
 
 /** Runs `plan` over the smallest table that can answer it. */
-export function computeAggregate(
+export async function computeAggregate(
   def: DatasetDef,
   tables: AggregateTables,
   plan: AggregatePlan,
   period: YearRange | undefined,
   maxGroups: number,
-): AggregateResult {
+): Promise<AggregateResult> {
   const index = (dimension: string) => def.dimensions.indexOf(dimension);
   const allowed = new Map<number, Set<number>>();
   for (const [dimension, values] of plan.filters) {
@@ -174,7 +174,7 @@ export function computeAggregate(
     needs.set(m, { ...need, sum: need.sum || fn === 'sum' || fn === 'avg', min: need.min || fn === 'min', max: need.max || fn === 'max' });
   }
   const grouping = { groupBy, sizes: tables.sizes, allowed: scanned, metrics: [...needs.values()] };
-  const groups = group(source, grouping);
+  const groups = await group(source, grouping);
   const levels: Groups[] = [groups];
   if (plan.rollup && groups.count > 0) {
     // A subtotal that rolls up the totals dimension (state) adds up the total rows alone, as an aggregate without it does.

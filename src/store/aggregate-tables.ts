@@ -13,7 +13,7 @@ export interface AggregateTables {
   readonly codes: ReadonlyMap<string, ReadonlyMap<string, number>>;
 }
 
-export function buildAggregateTables(def: DatasetDef, store: ColumnStore): AggregateTables {
+export async function buildAggregateTables(def: DatasetDef, store: ColumnStore): Promise<AggregateTables> {
   const dictionaries = store.dimensions.map((d) => d.dictionary);
   const sizes = dictionaries.map((d) => d.values.length);
   const codes = new Map(store.dimensions.map((d) => [d.name, new Map(d.dictionary.values.map((value, code) => [String(value), code]))]));
@@ -29,7 +29,7 @@ export function buildAggregateTables(def: DatasetDef, store: ColumnStore): Aggre
       fixed.set(totals.index, totals.code);
     }
     const { source, allowed } = chooseSource(sources, keep, new Map([...fixed].map(([d, code]) => [d, new Set([code])])));
-    sources.push(buildRollup(source, keep, sizes, allowed, fixed));
+    sources.push(await buildRollup(source, keep, sizes, allowed, fixed));
   }
   return { sources, dictionaries, sizes, codes };
 }

@@ -94,8 +94,18 @@ interface ActiveSegment {
 // Group keys below this index a dense table; a Map beyond it.
 const DENSE_KEYS = 1 << 20;
 
+/** Rows scanned between yields to the event loop: a scan of millions of rows must not hold up every other request. */
+const SLICE = 1 << 17;
+
+async function inSlices(rows: number, scan: (start: number, end: number) => void): Promise<void> {
+  for (let start = 0; start < rows; start += SLICE) {
+    if (start > 0) await new Promise<void>((resolve) => setImmediate(resolve));
+    scan(start, Math.min(rows, start + SLICE));
+  }
+}
+
 /** Groups `source`'s rows that pass `grouping.allowed` by `grouping.groupBy`, in first-seen order. */
-export function group(source: AggregateSource, grouping: Grouping): Groups {
+export async function group(source: AggregateSource, grouping: Grouping): Promise<Groups> {
   const { groupBy, sizes, allowed, metrics } = grouping;
   const width = groupBy.length;
   // Mixed radix over the grouped dimensions' dictionary sizes: one number per group.
@@ -133,35 +143,45 @@ export function group(source: AggregateSource, grouping: Grouping): Groups {
   const index = keySpace <= DENSE_KEYS ? new DenseIndex(keySpace) : new MapIndex();
   const keys: number[] = [];
   const groupOf = new Int32Array(source.rows);
-  for (let r = 0; r < source.rows; r++) {
-    let key = 0;
-    let g = 0;
-    for (let s = 0; s < active.length; s++) {
-      const segment = active[s]!;
-      const c = segment.codes[r]!;
-      if (segment.pass !== null && segment.pass[c] === 0) {
-        g = -1;
-        break;
+  await inSlices(source.rows, (from, to) => {
+    for (let r = from; r < to; r++) {
+      let key = 0;
+      let g = 0;
+      for (let s = 0; s < active.length; s++) {
+        const segment = active[s]!;
+        const c = segment.codes[r]!;
+        if (segment.pass !== null && segment.pass[c] === 0) {
+          g = -1;
+          break;
+        }
+        if (segment.part !== null) key += segment.part[c]!;
       }
-      if (segment.part !== null) key += segment.part[c]!;
+      if (g === 0) {
+        g = index.find(key, keys.length);
+        if (g === keys.length) keys.push(key);
+      }
+      groupOf[r] = g;
     }
-    if (g === 0) {
-      g = index.find(key, keys.length);
-      if (g === keys.length) keys.push(key);
-    }
-    groupOf[r] = g;
-  }
+  });
   const count = keys.length;
 
   const rows = new Float64Array(count);
   const { counts } = source;
-  for (let r = 0; r < source.rows; r++) {
-    const g = groupOf[r]!;
-    if (g >= 0) rows[g] = rows[g]! + (counts === null ? 1 : counts[r]!);
+  await inSlices(source.rows, (from, to) => {
+    for (let r = from; r < to; r++) {
+      const g = groupOf[r]!;
+      if (g >= 0) rows[g] = rows[g]! + (counts === null ? 1 : counts[r]!);
+    }
+  });
+  const sums: (number[][] | null)[] = [];
+  const min: (Float64Array | null)[] = [];
+  const max: (Float64Array | null)[] = [];
+  for (const need of metrics) {
+    const totals = source.metrics[need.index]!;
+    sums.push(need.sum ? await sumGroups(totals, groupOf, count) : null);
+    min.push(need.min ? await extremeGroups(totals, groupOf, count, -1) : null);
+    max.push(need.max ? await extremeGroups(totals, groupOf, count, 1) : null);
   }
-  const sums = metrics.map((need) => (need.sum ? sumGroups(source.metrics[need.index]!, groupOf, count) : null));
-  const min = metrics.map((need) => (need.min ? extremeGroups(source.metrics[need.index]!, groupOf, count, -1) : null));
-  const max = metrics.map((need) => (need.max ? extremeGroups(source.metrics[need.index]!, groupOf, count, 1) : null));
 
   const codes = new Int32Array(count * width);
   keys.forEach((key, g) => {
@@ -170,29 +190,33 @@ export function group(source: AggregateSource, grouping: Grouping): Groups {
   return { count, groupBy, codes, rows, sums, min, max, needs: metrics };
 }
 
-function sumGroups(totals: MetricTotals, groupOf: Int32Array, count: number): number[][] {
+async function sumGroups(totals: MetricTotals, groupOf: Int32Array, count: number): Promise<number[][]> {
   const sums = Array.from({ length: count }, () => [] as number[]);
-  if ('values' in totals) {
-    const { values } = totals;
-    for (let r = 0; r < groupOf.length; r++) if (groupOf[r]! >= 0) addExact(sums[groupOf[r]!]!, values[r]!);
-  } else {
-    const { offsets, partials } = totals;
-    for (let r = 0; r < groupOf.length; r++) {
-      const g = groupOf[r]!;
-      if (g >= 0) for (let p = offsets[r]!; p < offsets[r + 1]!; p++) addExact(sums[g]!, partials[p]!);
+  await inSlices(groupOf.length, (from, to) => {
+    if ('values' in totals) {
+      const { values } = totals;
+      for (let r = from; r < to; r++) if (groupOf[r]! >= 0) addExact(sums[groupOf[r]!]!, values[r]!);
+    } else {
+      const { offsets, partials } = totals;
+      for (let r = from; r < to; r++) {
+        const g = groupOf[r]!;
+        if (g >= 0) for (let p = offsets[r]!; p < offsets[r + 1]!; p++) addExact(sums[g]!, partials[p]!);
+      }
     }
-  }
+  });
   return sums;
 }
 
 /** Each group's minimum (`sign` -1) or maximum (1). */
-function extremeGroups(totals: MetricTotals, groupOf: Int32Array, count: number, sign: 1 | -1): Float64Array {
+async function extremeGroups(totals: MetricTotals, groupOf: Int32Array, count: number, sign: 1 | -1): Promise<Float64Array> {
   const out = new Float64Array(count).fill(-sign * Infinity);
   const values = 'values' in totals ? totals.values : sign > 0 ? totals.max : totals.min;
-  for (let r = 0; r < groupOf.length; r++) {
-    const g = groupOf[r]!;
-    if (g >= 0 && sign * (values[r]! - out[g]!) > 0) out[g] = values[r]!;
-  }
+  await inSlices(groupOf.length, (from, to) => {
+    for (let r = from; r < to; r++) {
+      const g = groupOf[r]!;
+      if (g >= 0 && sign * (values[r]! - out[g]!) > 0) out[g] = values[r]!;
+    }
+  });
   return out;
 }
 
@@ -274,15 +298,15 @@ export function subtotals(groups: Groups, keep: number, include: (g: number) => 
  * laid out as a source itself. `fixed` names the dimensions it dropped after
  * keeping one code of each.
  */
-export function buildRollup(
+export async function buildRollup(
   source: AggregateSource,
   keep: readonly number[],
   sizes: readonly number[],
   allowed: ReadonlyMap<number, ReadonlySet<number>>,
   fixed: ReadonlyMap<number, number>,
-): AggregateSource {
+): Promise<AggregateSource> {
   const needs = source.metrics.map((_, index): MetricNeeds => ({ index, sum: true, min: true, max: true }));
-  const groups = group(source, { groupBy: keep, sizes, allowed, metrics: needs });
+  const groups = await group(source, { groupBy: keep, sizes, allowed, metrics: needs });
   const width = keep.length;
   const segments = keep.map((d, i): SourceSegment => {
     const codes = codeArray(sizes[d]!, groups.count);

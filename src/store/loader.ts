@@ -176,7 +176,7 @@ async function loadDataset(
     dim,
     new Map(dictionaries.get(dim)!.values.map((value, code) => [String(value), INTEGER_DIMENSIONS.has(dim) ? Number(value) : code])),
   ]));
-  return { def, table, store, json, csv: new CsvRenderer(store), arrow: new ArrowRenderer(store), codes, aggregates: buildAggregateTables(def, store) };
+  return { def, table, store, json, csv: new CsvRenderer(store), arrow: new ArrowRenderer(store), codes, aggregates: await buildAggregateTables(def, store) };
 }
 
 /**
