@@ -395,3 +395,26 @@ drop('aggregates equal DuckDB over the published files, awkward names included',
 values.run();
 limits.run();
 drop.run();
+
+// README's aggregate examples are what a reader copies first: each one must answer.
+const readme = suite('aggregate: README examples run');
+let readmeService: TestService;
+readme.before(async () => {
+  readmeService = await startTestService();
+});
+readme.after(() => readmeService.stop());
+
+readme('every /v1/aggregate curl line of README.md answers 200 with groups', async () => {
+  const text = await fs.readFile(path.resolve(import.meta.dirname, '../README.md'), 'utf8');
+  const lines = [...text.matchAll(/^curl -s "http:\/\/127\.0\.0\.1:3000(\/v1\/aggregate\?[^"]+)"(.*)$/gm)];
+  assert.ok(lines.length >= 4, 'README shows the aggregate examples');
+  for (const [, pathAndQuery, rest] of lines) {
+    const accept = /-H "Accept: ([^"]+)"/.exec(rest!)?.[1];
+    const res = await readmeService.get(pathAndQuery!, accept ? { headers: { accept } } : {});
+    assert.is(res.status, 200, `${pathAndQuery}: ${res.text}`);
+    if (accept) assert.ok(res.text.split('\r\n').length > 3, pathAndQuery);
+    else assert.ok(res.json.data.length > 0, pathAndQuery);
+  }
+});
+
+readme.run();

@@ -105,16 +105,16 @@ const AGGREGATE_DESCRIPTIONS = {
   year: 'Filter by integer year; repeat for several values. Applies to every metric.',
 };
 
-/** Each metric's kind, unit, default function and what it may not be combined across (the registry's METRICS). */
-function metricTable(): string {
+/** Each metric's kind, unit, default function and what combining it needs (the registry's METRICS); docs/api.md holds it too. */
+export function metricsTable(): string {
   const rows = financialSets.flatMap((d) =>
     d.metrics.map((m) => {
       const def = metricDef(m);
-      const guard = def.unitFrom ? `filter ${def.unitFrom.dimension} to one value or group by it` : def.kind === 'rate' ? 'no sum' : '';
-      return `| ${m} | ${d.name} | ${def.kind} | ${def.unit} | ${defaultFunction(m)} | ${guard} |`;
+      const needs = [def.kind === 'rate' ? 'no sum (a rate)' : '', def.unitFrom ? `one ${def.unitFrom.dimension}, filtered or grouped` : ''].filter(Boolean).join('; ');
+      return `| ${m} | ${d.name} | ${def.kind} | ${def.unit} | ${defaultFunction(m)} | ${needs || '—'} |`;
     }),
   );
-  return ['| measure metric | dataset | kind | unit | default | to combine |', '|---|---|---|---|---|---|', ...rows].join('\n');
+  return ['| metric | dataset | kind | unit | default | to combine rows |', '|---|---|---|---|---|---|', ...rows].join('\n');
 }
 
 /** One parameter per dimension of any financial dataset, saying which metrics take it. */
@@ -326,7 +326,7 @@ export function openApiDocument(version: string): Json {
         get: {
           operationId: 'getAggregate',
           summary: 'Totals, averages, minima and maxima of a financial dataset, grouped',
-          description: `Groups the rows of one financial dataset that pass the filters by up to ${MAX_GROUP_BY} dimensions and computes each measure per group: sums are exact (the double nearest the true sum), averages divide that sum by \`rows\`. Takes every filter of /v1/financials. What each metric may be combined with:\n\n${metricTable()}\n\nWithout a filter or a grouping on \`state\`, only national rows (\`state\` "") are read, since a country's national row already totals its states' rows.`,
+          description: `Groups the rows of one financial dataset that pass the filters by up to ${MAX_GROUP_BY} dimensions and computes each measure per group: sums are exact (the double nearest the true sum), averages divide that sum by \`rows\`. Takes every filter of /v1/financials. What each metric may be combined with:\n\n${metricsTable()}\n\nWithout a filter or a grouping on \`state\`, only national rows (\`state\` "") are read, since a country's national row already totals its states' rows.`,
           parameters: [...aggregateParams, ...dimensionParameters(new Set(aggregateParams.map((p) => p.name)))],
           responses: {
             ...pageResponses('AggregateResponse', {
