@@ -64,7 +64,31 @@ const USERS = `<?xml version="1.0"?>
 </yandex>
 `;
 
+/** The peer with the release's ggr loaded and our bench page checked against it: the page's request, captured. */
 export async function startClickHouse(release: ReleaseOnDisk, page: OurPage, progress: (text: string) => void): Promise<ClickHouse> {
+  const peer = await startClickHouseWithGgr(release, progress);
+  try {
+    const path_ = `/?query=${encodeURIComponent(pageSql(page.filters))}`;
+    const body = await peer.get(path_);
+    checkSameRows(body, page);
+    return { ...peer, requests: [{ path: path_, headers: {}, status: 200, body }] };
+  } catch (err) {
+    await peer.stop();
+    throw err;
+  }
+}
+
+export interface ClickHousePeer {
+  readonly url: string;
+  readonly version: string;
+  readonly loadSeconds: number;
+  /** A GET of `path` (a `/?query=…`), its 200 body; throws on any other status. */
+  get(path: string): Promise<Buffer>;
+  stop(): Promise<void>;
+}
+
+/** clickhouse-server on a free loopback port, holding the release's ggr rows in `ggr`. */
+export async function startClickHouseWithGgr(release: ReleaseOnDisk, progress: (text: string) => void): Promise<ClickHousePeer> {
   if (!CLICKHOUSE_BINARY) throw new Error(CLICKHOUSE_SKIP_REASON);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dqs-bench-clickhouse-'));
   const port = await freePort();
@@ -91,12 +115,13 @@ export async function startClickHouse(release: ReleaseOnDisk, page: OurPage, pro
     const started = performance.now();
     await loadGgr(url, release, dir);
     const loadSeconds = (performance.now() - started) / 1000;
-    const path_ = `/?query=${encodeURIComponent(pageSql(page.filters))}`;
-    const res = await request(`${url}${path_}`);
-    const body = Buffer.from(await res.body.arrayBuffer());
-    if (res.statusCode !== 200) throw new Error(`ClickHouse answered the page with ${res.statusCode}: ${body.toString().slice(0, 300)}`);
-    checkSameRows(body, page);
-    return { url, version, loadSeconds, requests: [{ path: path_, headers: {}, status: 200, body }], stop };
+    const get = async (path_: string) => {
+      const res = await request(`${url}${path_}`);
+      const body = Buffer.from(await res.body.arrayBuffer());
+      if (res.statusCode !== 200) throw new Error(`ClickHouse answered ${path_.slice(0, 80)} with ${res.statusCode}: ${body.toString().slice(0, 300)}`);
+      return body;
+    };
+    return { url, version, loadSeconds, get, stop };
   } catch (err) {
     await stop();
     throw err;

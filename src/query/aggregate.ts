@@ -2,7 +2,6 @@ import { InvalidGroupByError, InvalidMeasureError, InvalidOrderError, MixedTotal
 import { metricDef, type DatasetDef } from '../registry.ts';
 import { group, subtotals, type Groups, type MetricNeeds } from '../store/aggregation.ts';
 import { chooseSource, type AggregateTables } from '../store/aggregate-tables.ts';
-import { roundExact } from '../store/exact-sum.ts';
 import type { Filters, YearRange } from './filters.ts';
 
 // An aggregate request as a plan (what to group, measure and order, after the
@@ -239,7 +238,7 @@ const compare = (a: number, b: number) => (a < b ? -1 : a > b ? 1 : 0);
 function measureValue(level: Groups, m: number, g: number, fn: AggregateFunction): number {
   if (fn === 'min') return level.min[m]![g]!;
   if (fn === 'max') return level.max[m]![g]!;
-  const sum = roundExact(level.sums[m]![g]!);
+  const sum = level.sums[m]!.rounded(g);
   return fn === 'sum' ? sum : sum / level.rows[g]!;
 }
 

@@ -1,5 +1,5 @@
 import { codeArray, type CodeArray, type ColumnStore } from './column-store.ts';
-import { addExact } from './exact-sum.ts';
+import { ExactSums } from './exact-sum.ts';
 
 // Grouped totals over a served dataset's columns: a count, an exact sum, a minimum and
 // a maximum per group and metric. The same scan builds the rollup tables at load time
@@ -60,8 +60,8 @@ export interface Groups {
   readonly codes: Int32Array;
   /** Served rows in each group. */
   readonly rows: Float64Array;
-  /** Per metric of `needs`, in that order: each group's exact-sum partials, minimum and maximum. */
-  readonly sums: readonly (number[][] | null)[];
+  /** Per metric of `needs`, in that order: each group's exact sum, minimum and maximum. */
+  readonly sums: readonly (ExactSums | null)[];
   readonly min: readonly (Float64Array | null)[];
   readonly max: readonly (Float64Array | null)[];
   readonly needs: readonly MetricNeeds[];
@@ -173,7 +173,7 @@ export async function group(source: AggregateSource, grouping: Grouping): Promis
       if (g >= 0) rows[g] = rows[g]! + (counts === null ? 1 : counts[r]!);
     }
   });
-  const sums: (number[][] | null)[] = [];
+  const sums: (ExactSums | null)[] = [];
   const min: (Float64Array | null)[] = [];
   const max: (Float64Array | null)[] = [];
   for (const need of metrics) {
@@ -190,17 +190,17 @@ export async function group(source: AggregateSource, grouping: Grouping): Promis
   return { count, groupBy, codes, rows, sums, min, max, needs: metrics };
 }
 
-async function sumGroups(totals: MetricTotals, groupOf: Int32Array, count: number): Promise<number[][]> {
-  const sums = Array.from({ length: count }, () => [] as number[]);
+async function sumGroups(totals: MetricTotals, groupOf: Int32Array, count: number): Promise<ExactSums> {
+  const sums = new ExactSums(count);
   await inSlices(groupOf.length, (from, to) => {
     if ('values' in totals) {
       const { values } = totals;
-      for (let r = from; r < to; r++) if (groupOf[r]! >= 0) addExact(sums[groupOf[r]!]!, values[r]!);
+      for (let r = from; r < to; r++) if (groupOf[r]! >= 0) sums.add(groupOf[r]!, values[r]!);
     } else {
       const { offsets, partials } = totals;
       for (let r = from; r < to; r++) {
         const g = groupOf[r]!;
-        if (g >= 0) for (let p = offsets[r]!; p < offsets[r + 1]!; p++) addExact(sums[g]!, partials[p]!);
+        if (g >= 0) for (let p = offsets[r]!; p < offsets[r + 1]!; p++) sums.add(g, partials[p]!);
       }
     }
   });
@@ -256,40 +256,34 @@ class MapIndex implements KeyIndex {
 export function subtotals(groups: Groups, keep: number, include: (g: number) => boolean = () => true): Groups {
   const width = groups.groupBy.length;
   const index = new Map<string, number>();
+  const targetOf = new Int32Array(groups.count).fill(-1);
   const codes: number[] = [];
-  const rows: number[] = [];
-  const sums = groups.sums.map((s) => s && ([] as number[][]));
-  const min = groups.min.map((a) => a && ([] as number[]));
-  const max = groups.max.map((a) => a && ([] as number[]));
   for (let g = 0; g < groups.count; g++) {
     if (!include(g)) continue;
     const prefix = Array.from(groups.codes.subarray(g * width, g * width + keep));
     const key = prefix.join(',');
     let t = index.get(key);
     if (t === undefined) {
-      t = rows.length;
+      t = index.size;
       index.set(key, t);
       codes.push(...prefix, ...new Array<number>(width - keep).fill(-1));
-      rows.push(0);
-      sums.forEach((s) => s?.push([]));
-      min.forEach((a) => a?.push(Infinity));
-      max.forEach((a) => a?.push(-Infinity));
     }
+    targetOf[g] = t;
+  }
+  const count = index.size;
+  const rows = new Float64Array(count);
+  const sums = groups.sums.map((s) => s && new ExactSums(count));
+  const min = groups.min.map((a) => a && new Float64Array(count).fill(Infinity));
+  const max = groups.max.map((a) => a && new Float64Array(count).fill(-Infinity));
+  for (let g = 0; g < groups.count; g++) {
+    const t = targetOf[g]!;
+    if (t < 0) continue;
     rows[t] = rows[t]! + groups.rows[g]!;
-    groups.sums.forEach((s, m) => s && s[g]!.forEach((p) => addExact(sums[m]![t]!, p)));
+    groups.sums.forEach((s, m) => s && sums[m]!.addGroup(t, s, g));
     groups.min.forEach((a, m) => a && (min[m]![t] = Math.min(min[m]![t]!, a[g]!)));
     groups.max.forEach((a, m) => a && (max[m]![t] = Math.max(max[m]![t]!, a[g]!)));
   }
-  return {
-    count: rows.length,
-    groupBy: groups.groupBy,
-    codes: Int32Array.from(codes),
-    rows: Float64Array.from(rows),
-    sums,
-    min: min.map((a) => a && Float64Array.from(a)),
-    max: max.map((a) => a && Float64Array.from(a)),
-    needs: groups.needs,
-  };
+  return { count, groupBy: groups.groupBy, codes: Int32Array.from(codes), rows, sums, min, max, needs: groups.needs };
 }
 
 /**
@@ -316,11 +310,11 @@ export async function buildRollup(
     return { dimensions: [d], codes, codeOfCombination: [identity] };
   });
   const metrics = needs.map((_, m): MetricTotals => {
-    const partialsOfGroups = groups.sums[m]!;
+    const sums = groups.sums[m]!;
     const offsets = new Uint32Array(groups.count + 1);
-    for (let g = 0; g < groups.count; g++) offsets[g + 1] = offsets[g]! + partialsOfGroups[g]!.length;
+    for (let g = 0; g < groups.count; g++) offsets[g + 1] = offsets[g]! + sums.partialsOf(g).length;
     const partials = new Float64Array(offsets[groups.count]!);
-    for (let g = 0; g < groups.count; g++) partials.set(partialsOfGroups[g]!, offsets[g]!);
+    for (let g = 0; g < groups.count; g++) partials.set(sums.partialsOf(g), offsets[g]!);
     return { offsets, partials, min: groups.min[m]!, max: groups.max[m]! };
   });
   return { rows: groups.count, kept: new Set(keep), fixed, segments, counts: Uint32Array.from(groups.rows), metrics };

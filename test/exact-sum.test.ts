@@ -1,0 +1,77 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { addExact, ExactSums, roundExact } from '../src/store/exact-sum.ts';
+
+// Exact sums against BigInt arithmetic: every finite double is an integer multiple of
+// 2^-1074, so their exact sum is an integer, rounded once to the nearest double.
+
+const view = new DataView(new ArrayBuffer(8));
+function scaled(x: number): bigint {
+  view.setFloat64(0, x);
+  const bits = view.getBigUint64(0);
+  const exponent = Number((bits >> 52n) & 0x7ffn);
+  const fraction = bits & ((1n << 52n) - 1n);
+  const magnitude = exponent === 0 ? fraction : (fraction | (1n << 52n)) << BigInt(exponent - 1);
+  return bits >> 63n ? -magnitude : magnitude;
+}
+function reference(values: readonly number[]): number {
+  const total = values.reduce((sum, x) => sum + scaled(x), 0n);
+  const negative = total < 0n;
+  let magnitude = negative ? -total : total;
+  const drop = magnitude.toString(2).length - 53;
+  let power = -1074;
+  if (drop > 0) {
+    const kept = magnitude >> BigInt(drop);
+    const rest = magnitude - (kept << BigInt(drop));
+    const half = 1n << BigInt(drop - 1);
+    magnitude = rest > half || (rest === half && (kept & 1n) === 1n) ? kept + 1n : kept;
+    power += drop;
+  }
+  const result = Number(magnitude) * 2 ** power;
+  return negative ? -result : result;
+}
+
+function mulberry32(seed: number) {
+  return () => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+test('sums of values across 60 binades, both signs, with cancellation, equal the exact sum rounded once', () => {
+  const random = mulberry32(15);
+  for (let trial = 0; trial < 300; trial++) {
+    const n = 1 + Math.floor(random() * 200);
+    const values = Array.from({ length: n }, () => (random() < 0.5 ? -1 : 1) * (1 + random()) * 2 ** Math.floor(random() * 60 - 30));
+    // Cancellation: some values and their negatives, so the true sum is tiny against its terms.
+    if (trial % 3 === 0) values.push(...values.slice(0, n >> 1).map((x) => -x));
+    const want = reference(values);
+    const partials: number[] = [];
+    for (const x of values) addExact(partials, x);
+    assert.is(roundExact(partials), want, `trial ${trial}`);
+    // The same through typed groups, which spill past three partials, and in another order.
+    const sums = new ExactSums(2);
+    for (const x of values) sums.add(1, x);
+    for (const x of [...values].reverse()) sums.add(0, x);
+    assert.is(sums.rounded(1), want, `trial ${trial}, typed`);
+    assert.is(sums.rounded(0), want, `trial ${trial}, reversed`);
+    // Merging one group into another adds exactly.
+    const merged = new ExactSums(1);
+    merged.addGroup(0, sums, 1);
+    merged.addGroup(0, sums, 0);
+    assert.is(merged.rounded(0), reference([...values, ...values]), `trial ${trial}, merged`);
+  }
+});
+
+test('money: a plain running sum is off where the exact one is not', () => {
+  const values = Array.from({ length: 1000 }, (_, i) => Number(((i * 7919) % 100000 / 100 + 0.01).toFixed(2)));
+  const naive = values.reduce((a, b) => a + b, 0);
+  const partials: number[] = [];
+  for (const x of values) addExact(partials, x);
+  assert.is(roundExact(partials), reference(values));
+  assert.ok(naive !== reference(values), 'this input is one a naive sum gets wrong');
+});
+
+test.run();
