@@ -160,6 +160,20 @@ values('the answer: meta, measure keys, rows, and one request counted', async ()
   assert.is(Number(again.headers['x-ratelimit-remaining']), Number(res.headers['x-ratelimit-remaining']) - 1);
 });
 
+values('caching as elsewhere: ETag and 304, br, and the key check', async () => {
+  const query = '/v1/aggregate?metric=ggr&group_by=channel&fx=GBP';
+  const first = await service.get(query);
+  assert.is(first.status, 200);
+  assert.match(String(first.headers.etag), /^"[A-Za-z0-9_-]{22}"$/);
+  assert.match(String(first.headers['cache-control']), /^private, max-age=\d+$/);
+  const again = await service.get(query, { headers: { 'if-none-match': String(first.headers.etag) } });
+  assert.is(again.status, 304);
+  const br = await fetch(`${service.url}${query}`, { headers: { 'x-api-key': service.key, 'accept-encoding': 'br' } });
+  assert.is(br.headers.get('content-encoding'), 'br');
+  assert.equal(await br.json(), first.json);
+  assert.is((await service.get(query, { key: null })).status, 401);
+});
+
 values('without measure: defaults, and those that cannot combine are named in meta.omitted', async () => {
   const res = await service.get('/v1/aggregate?metric=country&group_by=region');
   assert.is(res.status, 200);
