@@ -6,7 +6,7 @@ import { diffReleases, formatDiff } from './diff.ts';
 import { generateRelease, MAX_SCALE } from './generate.ts';
 import { DropRefused, loadDrop } from './load.ts';
 import { progressBar } from './progress.ts';
-import { formatList, listReleases, rollback } from './releases.ts';
+import { formatList, listReleases, removeAbandoned, rollback } from './releases.ts';
 
 const integer = (raw: string) => {
   if (!/^\d+$/.test(raw)) throw new InvalidArgumentError('expected a non-negative integer');
@@ -30,7 +30,14 @@ const dataDir = (opts: { dataDir?: string }) => (opts.dataDir ? path.resolve(opt
 const started = Date.now();
 const step = (text: string) => console.error(`[${((Date.now() - started) / 1000).toFixed(1).padStart(5)} s] ${text}`);
 
-const program = new Command('etl').description('Build and inspect monthly data releases');
+const program = new Command('etl')
+  .description('Build and inspect monthly data releases')
+  // Every command on a DATA_DIR first clears what killed commands left there.
+  .hook('preAction', async (_program, command) => {
+    if (!command.options.some((option) => option.long === '--data-dir')) return;
+    const target = dataDir(command.opts());
+    for (const entry of await removeAbandoned(target)) step(`removed ${path.join(target, entry)}, left by an etl command that no longer runs`);
+  });
 
 program
   .command('generate')

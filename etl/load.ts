@@ -1,10 +1,14 @@
 import fs from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
+import pino from 'pino';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { DATASETS, INTEGER_DIMENSIONS, type DatasetDef } from '../src/registry.ts';
 import { columnProblems, describeParquet, exampleRows, parquetSource, valueProblems, type Problem } from '../src/releases/checks.ts';
 import { RELEASE_ID, ReleaseError, sha256File, writeManifest, type Manifest } from '../src/releases/manifest.ts';
-import { currentRelease, type ReleaseOnDisk, writePointer } from '../src/releases/on-disk.ts';
+import { currentRelease, syncPath, type ReleaseOnDisk, writePointer } from '../src/releases/on-disk.ts';
+import { Database } from '../src/duckdb/database.ts';
+import { loadRelease } from '../src/store/loader.ts';
 import { quoteIdent, quoteLiteral } from '../src/duckdb/sql-text.ts';
 
 // `etl load`: checks an analyst's folder of Parquet files, then publishes it as a
@@ -59,7 +63,12 @@ async function validateDrop(connection: DuckDBConnection, options: LoadOptions, 
   const drop = path.resolve(options.drop);
   if (!RELEASE_ID.test(options.release)) problems.push({ file: drop, message: `release id "${options.release}" is not like 2026-11; pass --release YYYY-MM` });
   const target = path.join(options.dataDir, options.release);
-  if (await exists(target)) problems.push({ file: target, message: `release ${options.release} is already published; pass another --release (releases are never changed in place, so servers and cursors can rely on them)` });
+  if (await exists(target)) {
+    problems.push({
+      file: target,
+      message: `release ${options.release} is already published; pass another --release (releases are never changed in place, so servers and cursors can rely on them). If an earlier load stopped before switching to it, serve it with \`npm run etl -- rollback ${options.release}\``,
+    });
+  }
 
   const entries = await fs.readdir(drop).catch((err: Error) => {
     throw new ReleaseError(`${drop}: cannot read the folder (${err.message}); pass the folder holding the month's Parquet files`);
@@ -212,12 +221,39 @@ async function publish(connection: DuckDBConnection, options: LoadOptions, plan:
     const now = (options.now ?? (() => new Date()))().toISOString();
     const manifest: Manifest = { release: options.release, created_at: now, published_at: now, source: path.resolve(options.drop), synthetic: false, datasets };
     await writeManifest(work, manifest);
+    step('loading it as a server will (the server\'s own loader and checks)');
+    await serverLoadCheck({ dir: work, manifest }, options);
+    // On disk before it is named: after a power loss the pointer must not name half-written files.
+    for (const entry of await fs.readdir(work)) await syncPath(path.join(work, entry));
+    await syncPath(work);
     await fs.rename(work, target);
+    await syncPath(options.dataDir);
     await writePointer(options.dataDir, options.release);
     return manifest;
   } catch (err) {
     await fs.rm(work, { recursive: true, force: true });
     throw err;
+  }
+}
+
+/**
+ * Loads the normalized release exactly as a server does (src/store/loader.ts: schema
+ * and value checks, the serving tables, every renderer's self-check, the rollups),
+ * into a scratch DuckDB: a drop that passes here is one every server can serve.
+ */
+async function serverLoadCheck(release: ReleaseOnDisk, options: LoadOptions): Promise<void> {
+  const db = await Database.open({ connections: 1, threads: 2, memoryLimit: '1GB', tempDirectory: path.join(os.tmpdir(), `dqs-etl-check-${process.pid}`) });
+  const connection = await db.connect();
+  try {
+    await loadRelease(connection, release, pino({ level: 'silent' }));
+  } catch (err) {
+    // Whatever stops the loader would stop every server: the drop is refused with its reason,
+    // named by the drop's file, not the scratch copy about to be removed.
+    const message = (err as Error).message.replaceAll(release.dir, path.resolve(options.drop));
+    throw new DropRefused([{ file: path.resolve(options.drop), message: `a server could not load it: ${message}` }]);
+  } finally {
+    connection.closeSync();
+    db.close();
   }
 }
 

@@ -1,3 +1,4 @@
+import fs from 'node:fs/promises';
 import path from 'node:path';
 import { readManifest, ReleaseError, type Manifest } from '../src/releases/manifest.ts';
 import { currentRelease, listReleaseDirs, readPointer, verifyRelease, writePointer } from '../src/releases/on-disk.ts';
@@ -48,4 +49,35 @@ export async function rollback(dataDir: string, release?: string): Promise<[stri
   await verifyRelease({ dir, manifest: await readManifest(dir) });
   await writePointer(dataDir, to);
   return [from, to];
+}
+
+/** `.2026-11.tmp-4242` (a release being written) or `.CURRENT.tmp-4242` (a pointer), by the PID writing it. */
+const WORK_ENTRY = /^\.[^/]+\.tmp-(\d+)$/;
+
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    // EPERM: alive, but another user's.
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+};
+
+/**
+ * Removes what killed `etl` commands left in DATA_DIR: release folders and pointer
+ * files still being written by a process that no longer runs. A live load's are
+ * left alone. Returns the names removed.
+ */
+export async function removeAbandoned(dataDir: string): Promise<string[]> {
+  const entries = await fs.readdir(dataDir).catch((err: NodeJS.ErrnoException) => {
+    if (err.code === 'ENOENT') return [];
+    throw err;
+  });
+  const abandoned = entries.filter((entry) => {
+    const pid = WORK_ENTRY.exec(entry)?.[1];
+    return pid !== undefined && Number(pid) !== process.pid && !alive(Number(pid));
+  });
+  for (const entry of abandoned) await fs.rm(path.join(dataDir, entry), { recursive: true, force: true });
+  return abandoned;
 }

@@ -5,7 +5,11 @@ import pino from 'pino';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Database } from '../src/duckdb/database.ts';
+import { ArrowRenderer } from '../src/store/arrow-renderer.ts';
+import { ColumnStore } from '../src/store/column-store.ts';
+import { CsvRenderer } from '../src/store/csv-renderer.ts';
 import { formatDouble, MAX_DOUBLE_LENGTH, writeDouble } from '../src/store/json-number.ts';
+import { JsonRenderer } from '../src/store/json-renderer.ts';
 import { loadRelease, type LoadedRelease } from '../src/store/loader.ts';
 import { DATASETS, INTEGER_DIMENSIONS } from '../src/registry.ts';
 import { latestRelease } from '../src/releases/on-disk.ts';
@@ -107,6 +111,76 @@ numbers('thousands of random doubles and cent amounts print as DuckDB prints the
     assert.is(written(x), duckdb[i], `writeDouble(${x})`);
     assert.ok(Object.is(JSON.parse(duckdb[i]!), x));
   });
+});
+
+/** Doubles chosen to be long: 17 significant digits at every decimal exponent, both signs, and the edges. */
+function longDoubles(): number[] {
+  let state = 0x9e3779b9;
+  const random = () => ((state = (Math.imul(state, 1103515245) + 12345) >>> 0) / 2 ** 32);
+  const digits = (n: number) => Array.from({ length: n }, () => Math.floor(random() * 10)).join('');
+  const bits = new DataView(new ArrayBuffer(8));
+  const neighbours = (x: number) => {
+    bits.setFloat64(0, x);
+    const up = bits.getBigUint64(0) + 1n;
+    const down = bits.getBigUint64(0) - 1n;
+    bits.setBigUint64(0, up);
+    const a = bits.getFloat64(0);
+    bits.setBigUint64(0, down);
+    return [a, bits.getFloat64(0)];
+  };
+  const values: number[] = [0, -0, Number.MAX_VALUE, -Number.MAX_VALUE, Number.MIN_VALUE, -Number.MIN_VALUE, 2.2250738585072014e-308, -2.2250738585072014e-308];
+  for (let e = -323; e <= 308; e++) {
+    for (const sign of ['', '-']) {
+      for (let i = 0; i < 3; i++) values.push(Number(`${sign}${1 + Math.floor(random() * 9)}.${digits(16)}e${e}`));
+      const power = Number(`${sign}1e${e}`);
+      if (power !== 0 && Number.isFinite(power)) values.push(power, ...neighbours(power));
+    }
+  }
+  // Subnormals: exponent bits zero, random mantissas.
+  for (let i = 0; i < 200; i++) {
+    bits.setUint32(0, (i % 2 ? 0x80000000 : 0) | Math.floor(random() * 0x100000));
+    bits.setUint32(4, random() * 2 ** 32);
+    values.push(bits.getFloat64(0));
+  }
+  return values.filter(Number.isFinite);
+}
+
+numbers('the longest texts: every decimal exponent, both signs, 17 digits, subnormals and the extremes print as DuckDB prints them, within MAX_DOUBLE_LENGTH', async () => {
+  const values = longDoubles();
+  const duckdb = await duckdbJson(values);
+  let longest = 0;
+  values.forEach((x, i) => {
+    assert.is(formatDouble(x), duckdb[i], `formatDouble(${x})`);
+    assert.is(written(x), duckdb[i], `writeDouble(${x})`);
+    longest = Math.max(longest, duckdb[i]!.length);
+  });
+  assert.is(longest, MAX_DOUBLE_LENGTH, 'the bound is the longest text there is, not a guess');
+});
+
+numbers('JSON, CSV and Arrow pages of the longest values: every byte, none cut short', async () => {
+  // The issue's values (25 characters each) fill a whole page, then every kind of long value.
+  const values = [...Array.from({ length: 4000 }, (_, i) => (i % 2 ? -1.2345678901234567e-6 : -1.0000000000000002e-6)), ...longDoubles()];
+  const duckdb = await duckdbJson(values);
+  // One dimension, four metrics (the fx dataset's shape), each row all long values.
+  const rows = Math.floor(values.length / 4);
+  const metrics = ['m0', 'm1', 'm2', 'm3'].map((name, m) => ({ name, values: Float64Array.from({ length: rows }, (_, r) => values[r * 4 + m]!) }));
+  const dimension = { name: 'year', dictionary: { values: [2020], json: ['2020'] }, codes: new Uint8Array(rows) };
+  const store = ColumnStore.build(rows, [dimension], metrics, 1);
+  const text = (r: number, m: number) => duckdb[r * 4 + m]!;
+  const json = new JsonRenderer(store, 'financial');
+  const csv = new CsvRenderer(store);
+  const arrow = new ArrowRenderer(store);
+  // A page of 1000 rows of the longest values alone (slack from shorter rows cannot hide a short buffer), then every row.
+  for (const page of [Array.from({ length: 1000 }, (_, r) => r), Array.from({ length: rows }, (_, r) => r)]) {
+    const body = json.render(page, '[', ']').toString();
+    const expectedJson = `[${page.map((r) => `{"dimensions":{"year":2020},"values":{${metrics.map((m, k) => `"${m.name}":${text(r, k)}`).join(',')}}}`).join(',')}]`;
+    assert.ok(body === expectedJson, `JSON page of ${page.length} rows equals DuckDB's texts`);
+    assert.equal(JSON.parse(body).map((row: any) => Object.values(row.values)), page.map((r) => [0, 1, 2, 3].map((m) => values[r * 4 + m])));
+    const lines = csv.render(page, csv.header, '').toString();
+    assert.ok(lines === `year,m0,m1,m2,m3\r\n${page.map((r) => `2020,${[0, 1, 2, 3].map((m) => text(r, m)).join(',')}\r\n`).join('')}`, `CSV page of ${page.length} rows equals DuckDB's texts`);
+    const table = tableFromIPC(arrow.render(page));
+    page.forEach((r) => [0, 1, 2, 3].forEach((m) => assert.ok(Object.is(table.getChildAt(m + 1)!.get(r), values[r * 4 + m]), `Arrow row ${r} m${m}`)));
+  }
 });
 
 numbers.run();

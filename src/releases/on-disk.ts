@@ -38,11 +38,28 @@ export async function readPointer(dataDir: string): Promise<string | undefined> 
   return id;
 }
 
-/** Points DATA_DIR at `id`: written beside the pointer and renamed over it, so a reader sees the old or the new id, never half of one. */
+/**
+ * Points DATA_DIR at `id`: written beside the pointer and renamed over it, so a reader
+ * sees the old or the new id, never half of one. Synced before the rename and the
+ * folder after it, so after a power loss the pointer names a whole release (which
+ * `etl load` synced before calling this) or still the previous one.
+ */
 export async function writePointer(dataDir: string, id: string): Promise<void> {
   const tmp = path.join(dataDir, `.${POINTER_FILE}.tmp-${process.pid}`);
   await fs.writeFile(tmp, `${id}\n`);
+  await syncPath(tmp);
   await fs.rename(tmp, path.join(dataDir, POINTER_FILE));
+  await syncPath(dataDir);
+}
+
+/** Flushes a file's data, or a folder's entries, to the disk. */
+export async function syncPath(file: string): Promise<void> {
+  const handle = await fs.open(file, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
 }
 
 /** The release to serve: the one the pointer names, else (before any `etl load`) the newest. */

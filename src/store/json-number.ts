@@ -19,8 +19,14 @@ const PAIRS = Buffer.from(Array.from({ length: 100 }, (_, i) => String(i).padSta
 /** Below 10^15 hundredths a value has at most 15 significant digits (see writeDouble). */
 const MAX_HUNDREDTHS = 1e15;
 
-/** Longest text formatDouble returns (`-2.2250738585072014e-308`); sizes output buffers. */
-export const MAX_DOUBLE_LENGTH = 24;
+/**
+ * Longest text formatDouble returns; sizes output buffers. Decimal notation runs down
+ * to 1e-6, so a 17-digit value below 1e-5 has five zeros after the point and a sign:
+ * `-0.0000012345678901234567`, 25 characters. Exponent forms top out at 24
+ * (`-2.2250738585072014e-308`), integral ones at 24 (`-123456789012345680000.0`).
+ * test/store.test.ts checks the bound over every decimal exponent.
+ */
+export const MAX_DOUBLE_LENGTH = 25;
 
 /**
  * Writes formatDouble(x) into `out` at `at` and returns the end. Money has at most
@@ -33,7 +39,10 @@ export const MAX_DOUBLE_LENGTH = 24;
 export function writeDouble(out: Buffer, at: number, x: number): number {
   const hundredths = Math.round(x * 100);
   if (hundredths / 100 !== x || Math.abs(hundredths) >= MAX_HUNDREDTHS || Object.is(x, -0)) {
-    return at + out.write(formatDouble(x), at, 'latin1');
+    const text = formatDouble(x);
+    // Buffer.write stops silently at the end of the buffer: a body cut short must fail, not be served.
+    if (out.write(text, at, 'latin1') !== text.length) throw new RangeError(`no room for ${text} at ${at} of ${out.length}`);
+    return at + text.length;
   }
   let n = hundredths;
   if (n < 0) {
