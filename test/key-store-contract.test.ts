@@ -1,5 +1,6 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -236,6 +237,27 @@ if (REDIS_BINARY) {
       } finally {
         await Promise.all([revoking.close(), stale.close()]);
       }
+    }
+  });
+
+  shared('Redis gone back in time (same marker, older version, as a lagging failover): the copy is written back and its revocation stands', async () => {
+    await a.flushall();
+    const store = await RedisKeyStore.open(a, log, { refreshMs: 50 });
+    try {
+      const kept = await store.create('kept');
+      const gone = await store.create('gone');
+      const before = JSON.stringify(gone.record);
+      await store.revoke(gone.record.id);
+      await sleep(200); // a few polls: the copy has seen version 3
+      // What Redis held after the first create and before the rest, under the same marker.
+      await b.multi().hdel('dqs:keys', kept.record.hash).hset('dqs:keys', gone.record.hash, before).set('dqs:keys:version', '1').exec();
+      const stored = async (hash: string) => JSON.parse((await a.hget('dqs:keys', hash)) ?? 'null');
+      assert.ok(await until(async () => (await stored(kept.record.hash)) !== null && (await stored(gone.record.hash)).revoked_at !== null, 2000), 'written back');
+      await sleep(200); // a few more polls: the copy follows what Redis holds now
+      assert.ok(await store.verify(kept.key));
+      assert.is(await store.verify(gone.key), undefined);
+    } finally {
+      await store.close();
     }
   });
 

@@ -31,9 +31,9 @@ export interface CopySource {
 /**
  * A replica's copy of state shared through Redis: reloaded when the version counter
  * changes (polled every `refreshMs`), and written back when Redis comes back without
- * its data, which the generation marker tells on every poll and on every reconnect.
- * A reload reads the marker in the same transaction as the data, so an emptied Redis
- * never replaces the copy with nothing.
+ * its data, which the generation marker (or a version counter gone back) tells on
+ * every poll and on every reconnect. A reload reads both in the same transaction as
+ * the data, so an emptied Redis never replaces the copy with nothing.
  */
 export class RedisCopy {
   private generation: string | null = null;
@@ -69,7 +69,7 @@ export class RedisCopy {
   }
 
   /** One poll (coalesced with one under way): write back if Redis lost its data, reload if the version moved. */
-  sync(): Promise<void> {
+  private sync(): Promise<void> {
     this.running ??= this.poll().finally(() => {
       this.running = undefined;
     });
@@ -85,7 +85,7 @@ export class RedisCopy {
     const { what, whileFailing, versionKey } = this.source;
     try {
       const [generation, version] = await this.redis.mget(GENERATION, versionKey);
-      if (generation !== this.generation) await this.restore(generation ?? null);
+      if (this.lostSince(generation ?? null, version ?? null)) await this.restore(generation ?? null);
       else if (version !== this.version) await this.reload();
       if (this.failing) this.log.info(`${what} refreshed from Redis again`);
       this.failing = false;
@@ -100,9 +100,18 @@ export class RedisCopy {
     this.source.read(batch);
     const [generation, version, ...replies] = results(await batch.exec());
     // Lost since the poll looked: the copy stays as it is, and the next poll writes it back.
-    if (generation !== this.generation) return;
+    if (this.lostSince(generation as string | null, version as string | null)) return;
     this.source.load(replies);
     this.version = version as string | null;
+  }
+
+  /**
+   * Whether Redis holds less than this copy has seen: its marker is gone or another
+   * (emptied), or its version counter, which only ever grows, went back (a failover to
+   * a replica that had not caught up, or an old backup restored, with the same marker).
+   */
+  private lostSince(generation: string | null, version: string | null): boolean {
+    return generation !== this.generation || Number(version ?? 0) < Number(this.version ?? 0);
   }
 
   /** Writes the copy back, adopts the marker (this replica's new one, or the one another replica set first) and reloads. */
@@ -113,7 +122,7 @@ export class RedisCopy {
       this.onLost();
       this.log.error(
         { generation: this.generation, found },
-        `Redis lost its data (its generation marker is ${found === null ? 'gone' : 'another'}): writing this replica's ${what} back`,
+        `Redis lost its data (${found === null ? 'its generation marker is gone' : found === this.generation ? 'its version counter went back' : 'its generation marker changed'}): writing this replica's ${what} back`,
       );
     }
     const batch = this.redis.multi();
@@ -121,6 +130,8 @@ export class RedisCopy {
     // The version moves so every replica that reloaded before this write-back reloads again.
     batch.incr(versionKey).set(GENERATION, newGeneration(), 'NX').get(GENERATION);
     this.generation = results(await batch.exec()).at(-1) as string;
+    // Whatever the counter holds now is this generation's: the reload below takes it.
+    this.version = null;
     this.lost = false;
     this.log.warn({ records }, `wrote ${records} ${what} back to Redis`);
     await this.reload();
