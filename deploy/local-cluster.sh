@@ -8,7 +8,8 @@
 # Settings (environment): PORT (balancer, 8080), REPLICA_PORTS ("3101 3102"),
 # ADMIN_PORTS ("3201 3202"), REDIS_PORT (6390), DATA_DIR (./datasets), STATE_DIR (./var),
 # WORK (./tmp/cluster: generated configs and logs). Any other service setting
-# (RATE_LIMIT_PER_MINUTE, LOG_LEVEL, …) is passed through to both replicas.
+# (RATE_LIMIT_PER_MINUTE, LOG_LEVEL, …) is passed through to both replicas. Redis keeps
+# its append-only file in WORK.
 # Ctrl-C or SIGTERM stops everything this script started, and nothing else.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -45,7 +46,9 @@ wait_healthy() { # url, seconds, log file
   return 1
 }
 
-redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly no \
+# With AOF (fsync every second), as docs/deploy.md asks: keys and invites survive a
+# Redis restart, and a later run of this script with the same WORK finds them again.
+redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly yes --appendfsync everysec \
   --dir "$WORK" --logfile "$WORK/redis.log" &
 pids+=($!)
 

@@ -98,7 +98,14 @@ export const settings = {
     help: 'Unknown invite tokens one client address may open in any rolling 60 seconds before it gets 429s',
   },
   REDIS_URL: {
-    schema: v.optional(v.pipe(v.string(), v.regex(/^rediss?:\/\//, 'Expected a redis:// or rediss:// URL'))),
+    schema: v.optional(
+      v.pipe(
+        v.string(),
+        v.regex(/^rediss?:\/\//, 'Expected a redis:// or rediss:// URL'),
+        // ioredis parses it with URL: what URL refuses would stop the start with a bare "Invalid URL".
+        v.check((url) => URL.canParse(url), 'Expected a valid URL: percent-encode any / @ : # ? in the user name or password'),
+      ),
+    ),
     help: 'Redis shared by every replica for limits and API keys (empty: limits in memory, keys in STATE_DIR)',
   },
   REDIS_TIMEOUT_MS: { schema: positiveInt(100), help: 'Longest a request waits for Redis before the documented fallback applies' },
@@ -151,12 +158,19 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     const lines = result.issues.map((issue) => {
       const key = v.getDotPath(issue) ?? '?';
       const help = settings[key as keyof Settings]?.help ?? '';
-      return `  ${key}=${JSON.stringify(input[key])}: ${issue.message} (${help})`;
+      return `  ${key}=${JSON.stringify(input[key] && redactUrl(input[key]))}: ${issue.message} (${help})`;
     });
     throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
   }
   return result.output as Config;
 }
+
+/**
+ * A value as it may be printed: any user name and password of a URL (REDIS_URL)
+ * replaced. Everything up to the last `@` goes, so a password holding `/`, `#` or
+ * `@` unescaped is caught too, and so is a value that is not a valid URL at all.
+ */
+export const redactUrl = (text: string) => text.replace(/^([a-z][a-z0-9+.-]*:\/\/)?.*@/is, '$1***@');
 
 /** For entry points: the config, or the message naming each bad setting and exit code 2. */
 export function loadConfigOrExit(): Config {

@@ -54,6 +54,13 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly redisDataLost = new Counter({
+    name: 'dqs_redis_data_lost_total',
+    help: "Times this replica found Redis had lost its data (its generation marker gone or changed) and wrote its copy back, by store (keys, invites)",
+    labelNames: ['store'] as const,
+    registers: [this.registry],
+  });
+
   readonly poolWaitSeconds = new Histogram({
     name: 'dqs_duckdb_pool_wait_seconds',
     help: 'Time a query waited for a free DuckDB connection',

@@ -1,5 +1,6 @@
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
+import { redactUrl } from './config.ts';
 
 /**
  * The one place connections to Redis are made (limits, keys, and later invites share
@@ -35,6 +36,3 @@ export async function connectRedis(url: string, timeoutMs: number, log: Logger, 
   }
   return redis;
 }
-
-/** A password in the URL never reaches a log or an error message. */
-export const redactUrl = (url: string) => url.replace(/\/\/([^@/]*)@/, '//***@');

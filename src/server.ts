@@ -57,7 +57,8 @@ export async function startService(config: Config, log: Logger, options: { clock
   const metrics = new Metrics();
   const redisError = () => metrics.redisErrors.inc();
   const redis = config.REDIS_URL ? await connectRedis(config.REDIS_URL, config.REDIS_TIMEOUT_MS, log, redisError) : undefined;
-  const keys = redis ? await RedisKeyStore.open(redis, log) : await FileKeyStore.open(config.STATE_DIR);
+  const dataLost = (store: 'keys' | 'invites') => () => metrics.redisDataLost.inc({ store });
+  const keys = redis ? await RedisKeyStore.open(redis, log, { onDataLost: dataLost('keys') }) : await FileKeyStore.open(config.STATE_DIR);
   const limiter = (policy: LimitPolicy, prefix: string): Limiter => {
     if (config.BENCH_DISABLE_LIMITS) return new NoopLimiter(policy, clock);
     // Without an injected clock Redis keeps the time, so replicas agree on it.
@@ -65,7 +66,7 @@ export async function startService(config: Config, log: Logger, options: { clock
   };
   const limits = limiter({ perMinute: config.RATE_LIMIT_PER_MINUTE, perDay: config.RATE_LIMIT_PER_DAY }, 'dqs:limit:key:');
   const badKeys = limiter({ perMinute: config.BAD_KEY_LIMIT_PER_MINUTE }, 'dqs:limit:address:');
-  const invites = redis ? new RedisInviteStore(redis) : await FileInviteStore.open(config.STATE_DIR);
+  const invites = redis ? await RedisInviteStore.open(redis, log, { onDataLost: dataLost('invites') }) : await FileInviteStore.open(config.STATE_DIR);
   const claimGuard = limiter({ perMinute: config.CLAIM_GUARD_PER_MINUTE }, 'dqs:limit:claim:');
   if (config.BENCH_DISABLE_LIMITS) log.warn('BENCH_DISABLE_LIMITS=true: no request is counted against any limit (bench-only)');
   const db = await Database.open({

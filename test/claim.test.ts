@@ -1,8 +1,12 @@
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs/promises';
+import path from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { adminCli as admin } from './helpers/admin-cli.ts';
 import { claim, openInvite, postClaim, shownKey } from './helpers/claim.ts';
-import { send, startTestService, type Response, type TestService } from './helpers/service.ts';
+import { hashToken } from '../src/invites/store.ts';
+import { send, startTestService, tempDir, type Response, type TestService } from './helpers/service.ts';
 
 // Invites and the claim page over HTTP (spec section 5): the operator's CLI makes an
 // invite, the client's browser (here: plain requests, no JavaScript) claims it once.
@@ -37,11 +41,11 @@ test('invite create prints the claim URL alone on its last line: PUBLIC_URL/clai
   const out = await admin(service, 'invite', 'create', '--client', 'Acme Analytics', '--expires', '2d');
   assert.is(out.code, 0, out.stderr);
   const url = lastLine(out.stdout);
-  assert.match(url, new RegExp(`^${service.url}/claim/inv_[A-Za-z0-9_-]{43}$`));
+  assert.match(url, new RegExp(`^${service.url}/claim/invtok_[A-Za-z0-9_-]{43}$`));
   const listed = JSON.parse((await admin(service, 'invite', 'list', '--json')).stdout);
   const mine = listed.find((i: { client: string; expires_at: string }) => i.expires_at === new Date(now + 2 * 86_400_000).toISOString());
   assert.is(mine.status, 'open');
-  assert.not.ok(JSON.stringify(listed).includes(url.split('/claim/')[1]!.slice(4)), 'invite list shows no token');
+  assert.not.ok(JSON.stringify(listed).includes(url.split('/claim/')[1]!.slice(7)), 'invite list shows no token');
   assert.not.ok(JSON.stringify(listed).includes('hash'));
   const table = (await admin(service, 'invite', 'list')).stdout.trimEnd().split('\n');
   assert.match(table[0]!, /^ID +CLIENT +CREATED +EXPIRES +STATUS +KEY +REPLACES$/);
@@ -153,6 +157,56 @@ test('expired, revoked and unknown invites get clear HTML pages: 410, 410, 404',
   const notFound = await send(`${service.url}/nowhere`);
   assert.is(notFound.status, 404);
   assert.equal(notFound.json, { error: 'Not found' }, 'JSON everywhere else');
+});
+
+test('a token given where an invite id belongs is refused, neither echoed nor logged; the invite stays open', async () => {
+  const { url, invite: record } = await invite({ client: 'Pasted' });
+  const token = url.split('/claim/')[1]!;
+  const secret = token.slice('invtok_'.length);
+  const everyChar = (text: string) => [...text].map((c) => `%${c.charCodeAt(0).toString(16).padStart(2, '0')}`).join('');
+  const given = [token, everyChar(token), encodeURIComponent(url), `inv_${secret}`, token.slice(0, 20)];
+  for (const segment of given) {
+    const res = await service.admin('POST', `/invites/${segment}/revoke`);
+    assert.is(res.status, 400, segment);
+    assert.match(res.json.details.fieldErrors.id[0], /not its id .*admin invite list/);
+    assert.not.ok(res.text.includes(secret.slice(0, 12)), res.text);
+    const line = service.logs.findLast((l) => l.msg === 'request' && l.listener === 'admin');
+    assert.is(line.url, '/invites/[redacted]/revoke', segment);
+  }
+  const out = await admin(service, 'invite', 'revoke', token);
+  assert.is(out.code, 1);
+  assert.match(out.stderr, /400: .*not its id/);
+  assert.not.ok(out.stderr.includes(secret.slice(0, 12)), out.stderr);
+  // Pasted onto the public listener too, the token is kept out of its log.
+  assert.is((await service.get(`/v1/${token}`)).status, 404);
+  assert.not.ok(JSON.stringify(service.logs).includes(secret.slice(0, 12)), 'the token reached a log line');
+  const listed = (await service.admin('GET', '/invites')).json.invites.find((i: { id: string }) => i.id === record.id);
+  assert.is(listed.status, 'open');
+  assertHtmlPage((await openInvite(url)).page, 200);
+  // Ids are still echoed, and what is neither an id nor a token is a plain 404.
+  const unknown = await service.admin('POST', '/invites/inv_0000000000000000/revoke');
+  assert.equal([unknown.status, unknown.json.error], [404, 'No invite has the id inv_0000000000000000']);
+  assert.is((await service.admin('POST', '/invites/whatever/revoke')).status, 404);
+});
+
+test('a link made before tokens had their own prefix (inv_ + 43 characters) still claims its invite', async () => {
+  const stateDir = await tempDir();
+  const token = `inv_${randomBytes(32).toString('base64url')}`;
+  const record = {
+    id: 'inv_00000000000000aa', hash: hashToken(token), client: 'Early Adopter', created_at: new Date(now).toISOString(),
+    expires_at: new Date(now + 86_400_000).toISOString(), replaces: null, claimed_at: null, key_id: null, revoked_at: null,
+  };
+  await fs.writeFile(path.join(stateDir, 'invites.json'), JSON.stringify({ invites: [record] }));
+  const older = await startTestService({ dataDir: service.dataDir, stateDir, clock: () => now });
+  try {
+    const key = shownKey((await claim(`${older.url}/claim/${token}`)).text);
+    assert.ok(key, 'the old link shows a key');
+    assert.is((await older.get('/v1/catalog', { key })).status, 200);
+    assert.is((await older.admin('POST', `/invites/${record.id}/revoke`)).status, 409, 'its id is still an id');
+  } finally {
+    await older.stop();
+    await fs.rm(stateDir, { recursive: true, force: true });
+  }
 });
 
 test('--replaces revokes the old key when the invite is claimed: how a lost key is replaced', async () => {

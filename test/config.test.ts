@@ -1,7 +1,10 @@
 import path from 'node:path';
+import { Writable } from 'node:stream';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { ConfigError, loadConfig, settings } from '../src/config.ts';
+import { ConfigError, loadConfig, redactUrl, settings } from '../src/config.ts';
+import { createLogger } from '../src/log.ts';
+import { connectRedis } from '../src/redis.ts';
 
 const DEFAULTS = {
   HOST: '127.0.0.1',
@@ -178,6 +181,43 @@ config('empty strings fall back to the defaults', () => {
   const empty = Object.fromEntries(Object.keys(settings).map((k) => [k, '']));
   assert.equal(loadConfig(empty), DEFAULTS);
   for (const key of Object.keys(settings)) assert.equal(loadConfig({ [key]: '' }), DEFAULTS, key);
+});
+
+config('a rejected REDIS_URL is printed without its user name and password, even with / or @ in the password', () => {
+  for (const [url, shown] of [
+    ['http://admin:s3cret/pw@cache.internal:6379/0', 'http://***@cache.internal:6379/0'],
+    ['redis://:s3cret/pw@cache.internal:6379', 'redis://***@cache.internal:6379'],
+    ['redis://admin:s3c#ret?pw@cache.internal', 'redis://***@cache.internal'],
+    ['admin:s3cret@cache.internal:6379', '***@cache.internal:6379'],
+  ]) {
+    const err = configError({ REDIS_URL: url! });
+    assert.not.ok(/s3c|ret|pw|admin/.test(err.message), err.message);
+    assert.ok(err.message.includes(`REDIS_URL=${JSON.stringify(shown)}: Expected a`), err.message);
+  }
+});
+
+config('redactUrl leaves a URL without credentials as it is', () => {
+  assert.is(redactUrl('redis://127.0.0.1:6380/2'), 'redis://127.0.0.1:6380/2');
+  assert.is(redactUrl('rediss://user:pa%2Fss@host:6380'), 'rediss://***@host:6380');
+});
+
+config('connectRedis: neither its error nor its log lines show the password, @ in it included', async () => {
+  const lines: string[] = [];
+  const sink = new Writable({
+    write(chunk, _encoding, done) {
+      lines.push(String(chunk));
+      done();
+    },
+  });
+  const url = 'redis://admin:s3cret@pw@127.0.0.1:1';
+  assert.ok(loadConfig({ REDIS_URL: url }).REDIS_URL, 'URL takes the last @ as the end of the password');
+  const err = await connectRedis(url, 100, createLogger('info', sink)).then(
+    () => assert.unreachable('connected to port 1'),
+    (e: Error) => e,
+  );
+  assert.match(err!.message, /^REDIS_URL=redis:\/\/\*\*\*@127\.0\.0\.1:1: cannot connect/);
+  assert.ok(lines.length > 0, 'the connection error was logged');
+  for (const text of [err!.message, ...lines]) assert.not.ok(/s3cret|pw@|admin/.test(text), text);
 });
 
 config.run();

@@ -5,6 +5,8 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { createLogger } from '../src/log.ts';
+import { connectRedis } from '../src/redis.ts';
 import { alive, descendants } from './helpers/processes.ts';
 import { fixtureDataDir, send, tempDir } from './helpers/service.ts';
 
@@ -54,6 +56,13 @@ run('two replicas behind haproxy share keys, revocations and one rate-limit budg
       });
     });
     tree = await descendants(script.pid!);
+    // Keys and invites live in Redis: it must keep them across its own restart.
+    const redisClient = await connectRedis(`redis://127.0.0.1:${redis}`, 1000, createLogger('silent'));
+    try {
+      assert.equal(await redisClient.config('GET', 'appendonly'), ['appendonly', 'yes']);
+    } finally {
+      redisClient.disconnect();
+    }
     const url = `http://127.0.0.1:${balancer}`;
     const token = (await fs.readFile(path.join(stateDir, 'admin-token'), 'utf8')).trim();
     const admin = (port: number, route: string, body?: unknown) =>

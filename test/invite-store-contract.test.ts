@@ -1,9 +1,12 @@
 import fs from 'node:fs/promises';
+import type { Redis } from 'ioredis';
+import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { FileInviteStore } from '../src/invites/file-store.ts';
 import { RedisInviteStore } from '../src/invites/redis-store.ts';
 import { hashToken, inviteStatus, type InviteStore } from '../src/invites/store.ts';
-import { REDIS_BINARY, redisWithClients, skipRedisSuite } from './helpers/redis.ts';
+import { createLogger } from '../src/log.ts';
+import { reconnect, REDIS_BINARY, redisWithClients, skipRedisSuite, until } from './helpers/redis.ts';
 import { contractSuite, type ContractBackend } from './helpers/contract.ts';
 import { tempDir } from './helpers/service.ts';
 
@@ -16,6 +19,7 @@ interface Backend extends ContractBackend<InviteStore> {
   views(): Promise<[InviteStore, InviteStore]>;
 }
 
+const HOUR = 3_600_000;
 const NOW = Date.parse('2026-11-22T12:00:00Z');
 const DAY = 86_400_000;
 const invite = (client: string, replaces: string | null = null) => ({ client, expiresAt: NOW + 7 * DAY, replaces });
@@ -27,7 +31,7 @@ function inviteStoreContract(name: string, backend: Backend) {
     const store = await open();
     const { token, record } = await store.create(invite('Acme', 'key_0123456789abcdef'), NOW);
     const other = await store.create(invite('Acme'), NOW);
-    assert.match(token, /^inv_[A-Za-z0-9_-]{43}$/);
+    assert.match(token, /^invtok_[A-Za-z0-9_-]{43}$/);
     assert.is.not(token, other.token);
     assert.match(record.id, /^inv_[0-9a-f]{16}$/);
     assert.is(record.hash, hashToken(token));
@@ -36,7 +40,7 @@ function inviteStoreContract(name: string, backend: Backend) {
     assert.equal(await store.find(token), record);
     const listed = await store.list();
     assert.is(listed.length, 2);
-    assert.not.ok(JSON.stringify(listed).includes(token.slice(4)));
+    assert.not.ok(JSON.stringify(listed).includes(token.slice(7)));
   });
 
   test('a token spends once: the claim is recorded, then settled with its key; a second spend says claimed', async () => {
@@ -121,16 +125,59 @@ inviteStoreContract('file', {
 });
 
 if (REDIS_BINARY) {
+  const log = createLogger('silent');
   let fixture: Awaited<ReturnType<typeof redisWithClients>>;
   inviteStoreContract('redis', {
-    open: async () => new RedisInviteStore(fixture.clients[0]!),
-    views: async () => [new RedisInviteStore(fixture.clients[0]!), new RedisInviteStore(fixture.clients[1]!)],
+    open: () => RedisInviteStore.open(fixture.clients[0]!, log),
+    views: async () => [await RedisInviteStore.open(fixture.clients[0]!, log), await RedisInviteStore.open(fixture.clients[1]!, log)],
     reset: async () => void (await fixture.clients[0]!.flushall()),
     before: async () => {
       fixture = await redisWithClients(2, 1000);
     },
     after: () => fixture.stop(),
   });
+
+  const lost = suite('redis invite store: Redis emptied');
+  lost.before(async () => {
+    fixture = await redisWithClients(2, 1000);
+  });
+  lost.after(() => fixture.stop());
+
+  lost('each replica writes its copy back; a claim or revocation either copy holds wins, whichever writes first', async () => {
+    const [a, b] = fixture.clients as [Redis, Redis];
+    for (const first of ['stale', 'closing'] as const) {
+      await a.flushall();
+      // No polls: each copy changes only by its own writes, and checks Redis when its connection is made again.
+      const [closing, stale] = [await RedisInviteStore.open(a, log, { refreshMs: HOUR }), await RedisInviteStore.open(b, log, { refreshMs: HOUR })];
+      try {
+        const open = await closing.create(invite('Open'), NOW);
+        const claimed = await closing.create(invite('Claimed'), NOW);
+        const revoked = await closing.create(invite('Revoked'), NOW);
+        await reconnect(b); // the stale copy reloads: all three open
+        assert.ok(await until(async () => (await stale.list()).length === 3, 1000));
+        const spent = await closing.spend(claimed.token, NOW);
+        assert.ok(spent.ok);
+        await closing.settle(spent.record, 'key_0000000000000001');
+        await closing.revoke(revoked.record.id, NOW);
+        await a.flushall();
+        assert.is(await stale.find(open.token), undefined, 'Redis is empty');
+        for (const [i, client] of (first === 'stale' ? [b, a] : [a, b]).entries()) {
+          await reconnect(client);
+          assert.ok(await until(async () => Number(await a.get('dqs:invites:version')) === i + 1, 2000), `write-back ${i + 1}`);
+        }
+        for (const store of [closing, stale]) {
+          assert.ok((await store.spend(open.token, NOW + 1)).ok, `${first} first: the open invite can be claimed`);
+          assert.equal(await store.spend(claimed.token, NOW + 1), { ok: false, status: 'claimed' }, `${first} first: the claim stands`);
+          assert.equal(await store.spend(revoked.token, NOW + 1), { ok: false, status: 'revoked' }, `${first} first: the revocation stands`);
+          await store.release((await store.find(open.token))!);
+        }
+        assert.is((await stale.find(claimed.token))?.key_id, 'key_0000000000000001', 'the settled claim keeps its key');
+      } finally {
+        await Promise.all([closing.close(), stale.close()]);
+      }
+    }
+  });
+  lost.run();
 } else {
   skipRedisSuite('invite store contract: redis');
 }

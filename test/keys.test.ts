@@ -92,8 +92,13 @@ keys('revoking by full key keeps the key out of the URL and out of every log lin
   assert.is(out.code, 0, out.stderr);
   assert.is((await service.get('/v1/catalog', { key })).status, 401);
   assert.not.ok(JSON.stringify(service.logs).includes(key.slice(8)), 'the key reached a log line');
+  // A key put in the path anyway is refused, neither echoed nor logged, and stays valid.
   const byPath = await service.admin('POST', `/keys/${service.key}/revoke`);
   assert.is(byPath.status, 404, 'keys are no longer accepted in the path');
+  assert.not.ok(byPath.text.includes(service.key.slice(8)), byPath.text);
+  const line = service.logs.findLast((l) => l.msg === 'request' && l.listener === 'admin' && l.status === 404);
+  assert.is(line?.url, '/keys/sk_live_[redacted]/revoke');
+  assert.not.ok(JSON.stringify(service.logs).includes(service.key.slice(8)), 'the key in the path reached a log line');
   assert.is((await service.get('/v1/catalog')).status, 200);
 });
 

@@ -2,7 +2,7 @@ import type Router from '@koa/router';
 import * as v from 'valibot';
 import { ConflictError, InvalidParametersError, NotFoundError } from '../errors.ts';
 import { invalidParameters } from '../http/params.ts';
-import { inviteStatus, type InviteRecord, type InviteStore } from '../invites/store.ts';
+import { inviteStatus, looksLikeInviteId, mayBeToken, type InviteRecord, type InviteStore } from '../invites/store.ts';
 import type { KeyStore } from '../keys/store.ts';
 import type { Clock } from '../limits/limiter.ts';
 
@@ -14,6 +14,8 @@ const createInviteBody = v.object({
   expires: v.optional(v.pipe(v.string(), v.regex(/^[1-9]\d{0,4}[mhd]$/, 'Expected a duration such as 30m, 12h or 7d')), '7d'),
   replaces: v.optional(v.pipe(v.string(), v.regex(/^key_[0-9a-f]{16}$/, 'Expected a key id (key_…), as `admin key list` shows'))),
 });
+
+const TOKEN_FOR_ID = 'That is an invite link or token, not its id (inv_ + 16 hex): find the id with `admin invite list`';
 
 /** Never the hash; the status as of now, so an operator need not compare dates. */
 const publicInvite = ({ hash: _hash, ...rest }: InviteRecord, now: number) => ({ ...rest, status: inviteStatus(rest as InviteRecord, now) });
@@ -38,9 +40,13 @@ export function register(router: Router, options: { invites: InviteStore; keys: 
     ctx.body = { invites: (await invites.list()).map((r) => publicInvite(r, now)) };
   });
   router.post('/invites/:id/revoke', async (ctx) => {
+    const id = ctx.params.id!;
+    // A token here is a mistake that must not spread: refused without echoing it (the request log redacts it).
+    if (mayBeToken(id)) throw new InvalidParametersError({ id: [TOKEN_FOR_ID] });
+    if (!looksLikeInviteId(id)) throw new NotFoundError('No invite has that id; `admin invite list` shows the ids (inv_ + 16 hex)');
     const now = clock();
-    const record = await invites.revoke(ctx.params.id!, now);
-    if (!record) throw new NotFoundError(`No invite has the id ${ctx.params.id}`);
+    const record = await invites.revoke(id, now);
+    if (!record) throw new NotFoundError(`No invite has the id ${id}`);
     if (record.claimed_at !== null) throw new ConflictError(`Invite ${record.id} was already claimed (key ${record.key_id ?? 'being issued'}); revoke that key instead`);
     ctx.body = { invite: publicInvite(record, now) };
   });

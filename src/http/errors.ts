@@ -1,6 +1,7 @@
 import type { Middleware } from 'koa';
 import type { Logger } from 'pino';
 import { ApiError, InternalError } from '../errors.ts';
+import { loggableUrl } from './request-log.ts';
 
 const KEPT_ON_ERROR = /^(?:x-ratelimit-|ratelimit|retry-after$|x-request-id$)/i;
 
@@ -15,7 +16,7 @@ export function renderErrors(log: Logger): Middleware {
       await next();
     } catch (err) {
       const known = err instanceof ApiError ? err : new InternalError();
-      if (!(err instanceof ApiError)) log.error({ err, reqId: ctx.state.requestId, method: ctx.method, path: ctx.path }, 'unhandled error');
+      if (!(err instanceof ApiError)) log.error({ err, reqId: ctx.state.requestId, method: ctx.method, path: loggableUrl(ctx.path) }, 'unhandled error');
       ctx.state.errorCode = known.code;
       ctx.status = known.status;
       // Like koa's own error handler, drop what the failed handler had set (ETag,

@@ -43,12 +43,28 @@ export interface InviteStore {
   close(): Promise<void>;
 }
 
-export const TOKEN_PREFIX = 'inv_';
+/** Ids name invites in lists, logs and `invite revoke`; they are no secret. */
+const ID_PREFIX = 'inv_';
+/**
+ * Tokens, the secret in a claim link, have a prefix of their own so an operator's
+ * tools can tell one from an id. Tokens made before it were `inv_` + 43 characters,
+ * like an id but longer; their links keep working until they expire (90 days at most).
+ */
+const TOKEN_PREFIX = 'invtok_';
 
-/** `inv_` + 43 base64url characters: 256 random bits, far beyond guessing. */
+/** `invtok_` + 43 base64url characters: 256 random bits, far beyond guessing. */
 export const generateToken = () => TOKEN_PREFIX + randomBytes(32).toString('base64url');
 
-export const looksLikeToken = (text: string) => /^inv_[A-Za-z0-9_-]{43}$/.test(text);
+export const looksLikeToken = (text: string) => /^(?:invtok_|inv_)[A-Za-z0-9_-]{43}$/.test(text);
+
+export const looksLikeInviteId = (text: string) => /^inv_[0-9a-f]{16}$/.test(text);
+
+/**
+ * Text that may hold a token (a link, or a token pasted where an id belongs): the
+ * token prefix anywhere, or the old shared prefix on anything but a whole id. Such
+ * text is never echoed or logged.
+ */
+export const mayBeToken = (text: string) => text.includes(TOKEN_PREFIX) || /inv_(?![0-9a-f]{16}$)/.test(text);
 
 /** Tokens are stored only as this digest; a 256-bit random secret needs no slow hash. */
 export const hashToken = (token: string) => createHash('sha256').update(token).digest('hex');
@@ -59,7 +75,7 @@ export function issueInvite(input: { client: string; expiresAt: number; replaces
   return {
     token,
     record: {
-      id: `inv_${randomBytes(8).toString('hex')}`,
+      id: ID_PREFIX + randomBytes(8).toString('hex'),
       hash: hashToken(token),
       client: input.client,
       created_at: new Date(now).toISOString(),

@@ -1,5 +1,6 @@
-import type { Redis } from 'ioredis';
+import type { ChainableCommander, Redis } from 'ioredis';
 import type { Logger } from 'pino';
+import { RedisCopy, results } from '../state/redis-copy.ts';
 import { latest, UseLog } from './use-log.ts';
 import { hashKey, issueKey, looksLikeKey } from './key-format.ts';
 import type { KeyRecord, KeyStore } from './store.ts';
@@ -12,36 +13,49 @@ const LAST_USED = 'dqs:keys:last-used';
 /**
  * Keys shared by every replica: one Redis hash from key hash to record, and a
  * version counter bumped by every change. Each replica verifies from its own copy
- * (a Map get, as the file store does) and polls the version every `refreshMs`, so a
- * revocation reaches every replica within that interval plus one reload; a key this
- * replica has not seen yet (made on another one a moment ago) is looked up directly.
- * With Redis unreachable, known keys keep working from the copy, and an unknown key
- * cannot be told from an invalid one: verify() rejects and the caller answers 503.
+ * (a Map get, as the file store does), which RedisCopy reloads when the version moves
+ * (polled every `refreshMs`), so a revocation reaches every replica within that
+ * interval plus one reload; a key this replica has not seen yet (made on another one a
+ * moment ago) is looked up directly. With Redis unreachable, known keys keep working
+ * from the copy, and an unknown key cannot be told from an invalid one: verify()
+ * rejects and the caller answers 503. When Redis comes back empty, the copy is written
+ * back, revocations winning over active records whichever replica writes first.
  */
 export class RedisKeyStore implements KeyStore {
   private byHash = new Map<string, KeyRecord>();
-  private version: string | null = null;
-  private readonly timer: NodeJS.Timeout;
-  private failing = false;
+  /** The newest use of each key this replica has written: what it puts back if Redis loses its data. */
+  private readonly written = new Map<string, number>();
   private readonly uses: UseLog;
+  private copy: RedisCopy | undefined;
 
   private constructor(
     private readonly redis: Redis,
-    private readonly log: Logger,
-    refreshMs: number,
     flushMs: number,
   ) {
-    this.timer = setInterval(() => void this.refresh(), refreshMs).unref();
     this.uses = new UseLog(async (uses) => {
       const batch = this.redis.multi();
       for (const [id, at] of uses) batch.zadd(LAST_USED, 'GT', String(at), id);
-      await batch.exec();
+      results(await batch.exec());
+      for (const [id, at] of uses) this.written.set(id, Math.max(at, this.written.get(id) ?? 0));
     }, flushMs);
   }
 
-  static async open(redis: Redis, log: Logger, refreshMs = 250, flushMs = 60_000): Promise<RedisKeyStore> {
-    const store = new RedisKeyStore(redis, log, refreshMs, flushMs);
-    await store.reload();
+  static async open(redis: Redis, log: Logger, options: { refreshMs?: number; flushMs?: number; onDataLost?: () => void } = {}): Promise<RedisKeyStore> {
+    const store = new RedisKeyStore(redis, options.flushMs ?? 60_000);
+    store.copy = await RedisCopy.open(
+      redis,
+      {
+        what: 'API keys',
+        whileFailing: 'known keys keep working, revocations wait',
+        versionKey: VERSION,
+        read: (batch) => batch.hgetall(RECORDS),
+        load: ([records]) => {
+          store.byHash = new Map(parseRecords(records as Record<string, string>).map((r) => [r.hash, r]));
+        },
+        writeBack: (batch) => store.writeBack(batch),
+      },
+      { log, refreshMs: options.refreshMs ?? 250, onLost: options.onDataLost ?? (() => {}) },
+    );
     return store;
   }
 
@@ -67,6 +81,8 @@ export class RedisKeyStore implements KeyStore {
       await this.redis.multi().hdel(RECORDS, record.hash).incr(VERSION).exec().catch(() => {});
       throw err;
     }
+    // In the copy at once: if Redis lost its data before the next reload, this replica still writes it back.
+    this.byHash.set(record.hash, record);
     return { key, record };
   }
 
@@ -82,7 +98,7 @@ export class RedisKeyStore implements KeyStore {
   }
 
   private async records(): Promise<KeyRecord[]> {
-    return Object.values(await this.redis.hgetall(RECORDS)).map((text) => JSON.parse(text) as KeyRecord);
+    return parseRecords(await this.redis.hgetall(RECORDS));
   }
 
   async revoke(ref: string): Promise<KeyRecord | undefined> {
@@ -98,26 +114,20 @@ export class RedisKeyStore implements KeyStore {
   }
 
   async close(): Promise<void> {
-    clearInterval(this.timer);
+    this.copy?.close();
     await this.uses.close();
   }
 
-  private async refresh(): Promise<void> {
-    try {
-      if ((await this.redis.get(VERSION)) !== this.version) await this.reload();
-      if (this.failing) this.log.info('API keys refreshed from Redis again');
-      this.failing = false;
-    } catch (err) {
-      if (!this.failing) this.log.error({ err }, 'cannot refresh API keys from Redis: known keys keep working, revocations wait');
-      this.failing = true;
+  /** A revoked record always overwrites, an active one only fills a gap: no replica brings a revoked key back. */
+  private writeBack(batch: ChainableCommander): number {
+    for (const record of this.byHash.values()) {
+      const text = JSON.stringify(record);
+      if (record.revoked_at === null) batch.hsetnx(RECORDS, record.hash, text);
+      else batch.hset(RECORDS, record.hash, text);
     }
-  }
-
-  private async reload(): Promise<void> {
-    // Read the version first: a change racing the read is picked up on the next poll.
-    const version = await this.redis.get(VERSION);
-    const records = await this.records();
-    this.byHash = new Map(records.map((r) => [r.hash, r]));
-    this.version = version;
+    for (const [id, at] of this.written) batch.zadd(LAST_USED, 'GT', String(at), id);
+    return this.byHash.size;
   }
 }
+
+const parseRecords = (stored: Record<string, string>) => Object.values(stored).map((text) => JSON.parse(text) as KeyRecord);

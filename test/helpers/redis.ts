@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import { suite } from 'uvu';
 import { createLogger } from '../../src/log.ts';
@@ -21,6 +22,7 @@ export const REDIS_SKIP_REASON = 'redis-server is not on PATH (Debian: apt-get i
 
 export interface RedisServer {
   readonly url: string;
+  readonly port: number;
   readonly pid: number;
   /** SIGSTOP / SIGCONT: Redis alive but not answering. */
   pause(): void;
@@ -37,9 +39,10 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
-export async function startRedis(): Promise<RedisServer> {
+/** A redis-server holding nothing, on `port` (one left by a killed server: a restart without persistence) or a free one. */
+export async function startRedis(options: { port?: number } = {}): Promise<RedisServer> {
   if (!REDIS_BINARY) throw new Error(REDIS_SKIP_REASON);
-  const port = await freePort();
+  const port = options.port ?? (await freePort());
   const child: ChildProcess = spawn(REDIS_BINARY, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -61,6 +64,7 @@ export async function startRedis(): Promise<RedisServer> {
   const pid = child.pid!;
   return {
     url: `redis://127.0.0.1:${port}`,
+    port,
     pid,
     pause: () => process.kill(pid, 'SIGSTOP'),
     resume: () => process.kill(pid, 'SIGCONT'),
@@ -86,6 +90,19 @@ export async function redisWithClients(count: number, timeoutMs: number) {
       await server.stop();
     },
   };
+}
+
+/** Drops and makes again a connection, as a network blip or a Redis restart does; its 'ready' makes the stores on it check Redis. */
+export async function reconnect(client: Redis): Promise<void> {
+  const ready = once(client, 'ready');
+  client.disconnect(true);
+  await ready;
+}
+
+/** Polls `check` every 20 ms until it holds; false once `ms` have passed. */
+export async function until(check: () => boolean | Promise<boolean>, ms: number): Promise<boolean> {
+  for (const started = Date.now(); Date.now() - started < ms; await sleep(20)) if (await check()) return true;
+  return false;
 }
 
 /** Where redis-server is absent: one skipped case per Redis suite, and the reason printed. */
