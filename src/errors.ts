@@ -92,30 +92,26 @@ export class InvalidOrderError extends ApiError {
   }
 }
 
-/** Adding up rows measured in different units (currencies) would give a meaningless total. */
-export class MixedUnitsError extends ApiError {
-  override readonly code = 'mixed_units';
-
-  constructor(readonly reason: string) {
+/** An aggregate the registry's guards refuse; the reason names the fix. */
+abstract class CombineRefusedError extends ApiError {
+  constructor(reason: string) {
     super(400, { error: reason });
   }
+}
+
+/** Adding up rows measured in different units (currencies) would give a meaningless total. */
+export class MixedUnitsError extends CombineRefusedError {
+  override readonly code = 'mixed_units';
 }
 
 /** Adding a total to the rows it already totals would count them twice. */
-export class MixedTotalsError extends ApiError {
+export class MixedTotalsError extends CombineRefusedError {
   override readonly code = 'mixed_totals';
-
-  constructor(readonly reason: string) {
-    super(400, { error: reason });
-  }
 }
 
-export class RateSumError extends ApiError {
+/** A sum of rates means nothing. */
+export class RateSumError extends CombineRefusedError {
   override readonly code = 'rate_sum';
-
-  constructor(readonly reason: string) {
-    super(400, { error: reason });
-  }
 }
 
 export class TooManyGroupsError extends ApiError {

@@ -4,6 +4,7 @@ import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { tableFromIPC } from 'apache-arrow';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { exactSum } from './helpers/exact-sum.ts';
 import { loadDrop } from '../etl/load.ts';
 import { quoteIdent, quoteLiteral } from '../src/duckdb/sql-text.ts';
 import { DATASETS, metricDef } from '../src/registry.ts';
@@ -12,35 +13,6 @@ import { FIXTURE_RELEASE, fixtureDataDir, send, startTestService, tempDir, walkP
 // /v1/aggregate against DuckDB grouping the release's own Parquet files, with each
 // group's values added up exactly (as integers of 2^-1074) and rounded once: the
 // double nearest the true sum, which is what every sum must be.
-
-const view = new DataView(new ArrayBuffer(8));
-/** `x` × 2^1074, exactly: every finite double is an integer multiple of 2^-1074. */
-function scaled(x: number): bigint {
-  view.setFloat64(0, x);
-  const bits = view.getBigUint64(0);
-  const exponent = Number((bits >> 52n) & 0x7ffn);
-  const fraction = bits & ((1n << 52n) - 1n);
-  const magnitude = exponent === 0 ? fraction : (fraction | (1n << 52n)) << BigInt(exponent - 1);
-  return bits >> 63n ? -magnitude : magnitude;
-}
-
-/** The double nearest the exact sum of `values`, ties to even. */
-function exactSum(values: readonly number[]): number {
-  const total = values.reduce((sum, x) => sum + scaled(x), 0n);
-  const negative = total < 0n;
-  let magnitude = negative ? -total : total;
-  const drop = magnitude.toString(2).length - 53;
-  let power = -1074;
-  if (drop > 0) {
-    const kept = magnitude >> BigInt(drop);
-    const rest = magnitude - (kept << BigInt(drop));
-    const half = 1n << BigInt(drop - 1);
-    magnitude = rest > half || (rest === half && (kept & 1n) === 1n) ? kept + 1n : kept;
-    power += drop;
-  }
-  const result = Number(magnitude) * 2 ** power;
-  return negative ? -result : result;
-}
 
 interface Case {
   readonly name: string;

@@ -5,13 +5,13 @@
 // true sum: one answer whatever the order, the grouping or the number of threads.
 
 /**
- * Adds `x` to `partials` in place: non-overlapping doubles in increasing magnitude
- * whose exact sum is the running total. Usually one or two long.
+ * Grows the expansion held in `partials[base .. base + length)` by `x`, in place, and
+ * returns its new length (at most `length + 1`).
  */
-export function addExact(partials: number[], x: number): void {
+function grow(partials: { [i: number]: number }, base: number, length: number, x: number): number {
   let kept = 0;
-  for (let j = 0; j < partials.length; j++) {
-    let y = partials[j]!;
+  for (let j = 0; j < length; j++) {
+    let y = partials[base + j]!;
     if (Math.abs(x) < Math.abs(y)) {
       const t = x;
       x = y;
@@ -19,12 +19,21 @@ export function addExact(partials: number[], x: number): void {
     }
     const hi = x + y;
     const lo = y - (hi - x);
-    if (lo !== 0) partials[kept++] = lo;
+    if (lo !== 0) partials[base + kept++] = lo;
     x = hi;
   }
+  partials[base + kept] = x;
+  return kept + 1;
+}
+
+/**
+ * Adds `x` to `partials` in place: non-overlapping doubles in increasing magnitude
+ * whose exact sum is the running total. Usually one or two long.
+ */
+export function addExact(partials: number[], x: number): void {
+  const length = grow(partials, 0, partials.length, x);
   // Shrunk only when a partial vanished: setting length on every add costs more than the add.
-  if (partials.length > kept + 1) partials.length = kept + 1;
-  partials[kept] = x;
+  if (partials.length > length) partials.length = length;
 }
 
 /** The double nearest the exact sum held in `partials`, ties to even (math.fsum's last step). */
@@ -71,28 +80,16 @@ export class ExactSums {
   add(g: number, x: number): void {
     const length = this.lengths[g]!;
     if (length === SPILLED) return addExact(this.spilled.get(g)!, x);
-    const { partials } = this;
     const base = g * INLINE;
-    let kept = 0;
-    for (let j = 0; j < length; j++) {
-      let y = partials[base + j]!;
-      if (Math.abs(x) < Math.abs(y)) {
-        const t = x;
-        x = y;
-        y = t;
-      }
-      const hi = x + y;
-      const lo = y - (hi - x);
-      if (lo !== 0) partials[base + kept++] = lo;
-      x = hi;
-    }
-    if (kept < INLINE) {
-      partials[base + kept] = x;
-      this.lengths[g] = kept + 1;
-    } else {
-      this.spilled.set(g, [...partials.subarray(base, base + kept), x]);
+    if (length === INLINE) {
+      // Full: one more partial may be needed, which only an array has room for.
+      const partials = Array.from(this.partials.subarray(base, base + INLINE));
+      addExact(partials, x);
+      this.spilled.set(g, partials);
       this.lengths[g] = SPILLED;
+      return;
     }
+    this.lengths[g] = grow(this.partials, base, length, x);
   }
 
   /** Group `g`'s partials: non-overlapping, increasing in magnitude, summing exactly to its total. */
