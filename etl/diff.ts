@@ -59,7 +59,7 @@ async function diffDataset(connection: DuckDBConnection, def: DatasetDef, a: str
            count(*) FILTER (WHERE in_b IS NULL), count(*) FILTER (WHERE in_a AND in_b AND changed) FROM joined`)).getRows();
   const [rowsA, rowsB, added, removed, changed] = counts!.map(Number);
   const largest: ValueChange[] = [];
-  if (def.metrics.length) {
+  if (def.metrics.length && top > 0) {
     const perMetric = def.metrics.map((m) => `SELECT to_json(struct_pack(${def.dimensions.map((d) => `${quoteIdent(d)} := ${quoteIdent(d)}`).join(', ')}))::VARCHAR AS key, ${quoteLiteral(m)} AS metric,
         ${quoteIdent(`a_${m}`)}::DOUBLE AS "from", ${quoteIdent(`b_${m}`)}::DOUBLE AS "to" FROM joined WHERE in_a AND in_b AND ${quoteIdent(`a_${m}`)} <> ${quoteIdent(`b_${m}`)}`);
     const reader = await connection.runAndReadAll(`SELECT key, metric, "from", "to" FROM (${perMetric.join(' UNION ALL ')}) ORDER BY abs("to" - "from") DESC, key, metric LIMIT ${top}`);

@@ -10,6 +10,7 @@ import { currentRelease, syncPath, type ReleaseOnDisk, writePointer } from '../s
 import { Database } from '../src/duckdb/database.ts';
 import { loadRelease } from '../src/store/loader.ts';
 import { quoteIdent, quoteLiteral } from '../src/duckdb/sql-text.ts';
+import { diffReleases } from './diff.ts';
 
 // `etl load`: checks an analyst's folder of Parquet files, then publishes it as a
 // release of DATA_DIR and points DATA_DIR at it. Nothing in DATA_DIR changes until
@@ -220,6 +221,14 @@ async function publish(connection: DuckDBConnection, options: LoadOptions, plan:
     }
     const now = (options.now ?? (() => new Date()))().toISOString();
     const manifest: Manifest = { release: options.release, created_at: now, published_at: now, source: path.resolve(options.drop), synthetic: false, datasets };
+    if (plan.current) {
+      step(`counting rows added, removed and changed against ${plan.current.manifest.release}`);
+      const diff = await diffReleases(plan.current, { dir: work, manifest }, 0);
+      manifest.changes = {
+        against: plan.current.manifest.release,
+        datasets: Object.fromEntries(Object.entries(diff.datasets).map(([name, d]) => [name, { added: d.added, removed: d.removed, changed: d.changed }])),
+      };
+    }
     await writeManifest(work, manifest);
     step('loading it as a server will (the server\'s own loader and checks)');
     await serverLoadCheck({ dir: work, manifest }, options);

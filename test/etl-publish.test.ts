@@ -73,6 +73,27 @@ publish('fx values of 25 characters (-1.2345678901234567e-6): published, loaded 
   }
 });
 
+publish('the manifest counts rows added, removed and changed against the release it replaced, once, at publishing', async () => {
+  const dataDir = await scratch('dqs-data-');
+  const fixture = path.join(await fixtureDataDir(), FIXTURE_RELEASE);
+  const first = await loadDrop(options(fixture, dataDir, '2026-01'));
+  assert.is(first.changes, undefined, 'nothing to compare the first release with');
+  const second = await loadDrop(options(await dropWithFx('0.5'), dataDir, '2026-02'));
+  const fxRows = first.datasets.fx!.rows;
+  assert.equal(second.changes, {
+    against: '2026-01',
+    datasets: {
+      ggr: { added: 0, removed: 0, changed: 0 },
+      turnover: { added: 0, removed: 0, changed: 0 },
+      fx: { added: 0, removed: 0, changed: fxRows },
+      country: { added: 0, removed: 0, changed: 0 },
+      country_reference: { added: 0, removed: 0, changed: 0 },
+    },
+  });
+  const diff = await etl('diff', '2026-01', '2026-02', '--json', '--data-dir', dataDir);
+  assert.is(JSON.parse(diff.stdout).datasets.fx.changed, fxRows, 'the same count etl diff gives');
+});
+
 publish.run();
 
 const crashes = suite('etl load: crash windows');

@@ -42,6 +42,6 @@ export class AggregateResults {
 
   /** Forgets the results of releases that can no longer be read (`readable` false). */
   forgetUnless(readable: (release: string) => boolean): void {
-    for (const [key, { release }] of this.kept.entries()) if (!readable(release)) this.kept.delete(key);
+    for (const [key, { release }] of [...this.kept.entries()]) if (!readable(release)) this.kept.delete(key);
   }
 }

@@ -10,6 +10,8 @@ import * as v from 'valibot';
 export const MANIFEST_FILE = 'manifest.json';
 export const RELEASE_ID = /^\d{4}-(0[1-9]|1[0-2])$/;
 
+const count = v.pipe(v.number(), v.integer(), v.minValue(0));
+
 const manifestSchema = v.object({
   release: v.pipe(v.string(), v.regex(RELEASE_ID, 'Expected a release id like 2026-11')),
   created_at: v.pipe(v.string(), v.isoTimestamp('Expected an ISO timestamp')),
@@ -27,6 +29,17 @@ const manifestSchema = v.object({
       sha256: v.pipe(v.string(), v.regex(/^[0-9a-f]{64}$/, 'Expected a hex SHA-256 digest')),
       /** The release this dataset's file was carried over from, when the drop did not hold it. */
       carried_from: v.optional(v.pipe(v.string(), v.regex(RELEASE_ID, 'Expected a release id like 2026-11'))),
+    }),
+  ),
+  /**
+   * Rows added, removed and changed per dataset against the release that was current
+   * when `etl load` published this one, computed once then; absent for the first
+   * release and for generated ones.
+   */
+  changes: v.optional(
+    v.object({
+      against: v.pipe(v.string(), v.regex(RELEASE_ID, 'Expected a release id like 2026-11')),
+      datasets: v.record(v.string(), v.object({ added: count, removed: count, changed: count })),
     }),
   ),
 });
