@@ -159,8 +159,10 @@ values('without measure: defaults, and those that cannot combine are named in me
 values('paging: limit=7 walks to the groups limit=1000 gives, one computation for the whole walk', async () => {
   const query = '/v1/aggregate?metric=ggr&group_by=region,category,year&fx=USD&measure=ggr:max';
   const before = await computations();
+  const queries = service.running.services.db.queriesRun;
   const small = (await walkPages(service, query, 7)).flatMap((p) => p.data);
   assert.is(await computations(), before + 1);
+  assert.is(service.running.services.db.queriesRun, queries, 'no page of the walk ran a DuckDB query: they slice the kept result');
   const whole = (await walkPages(service, query, 1000)).flatMap((p) => p.data);
   assert.ok(small.length > 50);
   assert.equal(small, whole);
