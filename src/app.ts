@@ -20,6 +20,8 @@ import type { Services } from './services.ts';
 export interface AppOptions {
   /** Behind a balancer: the client address is the last X-Forwarded-For hop. */
   readonly trustProxy?: boolean;
+  /** Bound of the replay records of repeated requests (REPLAY_MAX_BYTES). */
+  readonly replayMaxBytes?: number;
 }
 
 /** The public API as a Koa app; it never listens (callers, tests included, do). */
@@ -36,7 +38,7 @@ export function createApp(services: Services, options: AppOptions = {}): Koa {
   // Keys first: a refused query string from a valid key still counts and carries limit headers.
   app.use(requireKey(services));
   app.use(guardQuery());
-  app.use(replayCachedAnswers(services));
+  app.use(replayCachedAnswers(services, options.replayMaxBytes ?? 8 * 1024 * 1024));
 
   healthz.register(router, services);
   financials.register(router, services);

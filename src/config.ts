@@ -130,6 +130,10 @@ export const settings = {
     schema: count(64 * 1024 * 1024, 'bytes'),
     help: 'Bound of the aggregate results kept whole for paging (docs/api.md "Aggregates"); a result evicted mid-walk is computed again',
   },
+  REPLAY_MAX_BYTES: {
+    schema: count(8 * 1024 * 1024, 'bytes'),
+    help: 'Bound of the records that let a repeated keyed request skip its handler (docs/performance.md "Cached hits"); 0 records none',
+  },
   CACHE_MAX_AGE_SECONDS: {
     // Longer than a month would outlive the monthly release it describes.
     schema: count(86_400, 'seconds', 31 * 86_400),

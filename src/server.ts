@@ -108,7 +108,7 @@ export async function startService(config: Config, log: Logger, options: { clock
   };
 
   const timeouts = { headersMs: config.HTTP_HEADERS_TIMEOUT_MS, requestMs: config.HTTP_REQUEST_TIMEOUT_MS, keepAliveMs: config.HTTP_KEEP_ALIVE_TIMEOUT_MS };
-  const server = createHttpServer(createApp(services, { trustProxy: config.TRUST_PROXY }).callback(), timeouts, log);
+  const server = createHttpServer(createApp(services, { trustProxy: config.TRUST_PROXY, replayMaxBytes: config.REPLAY_MAX_BYTES }).callback(), timeouts, log);
   await listen(server, config.PORT, config.HOST);
   const url = `http://${hostForUrl(config.HOST)}:${(server.address() as AddressInfo).port}`;
   const adminApp = createAdminApp({

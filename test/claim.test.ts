@@ -37,6 +37,16 @@ function assertHtmlPage(res: Response, status: number) {
   assert.match(res.text, /Data Query Service/);
 }
 
+test('asset names are looked up as own entries only: constructor, __proto__ and friends are 404s', async () => {
+  for (const name of ['constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf']) {
+    const res = await service.get(`/claim/assets/${name}`, { key: null });
+    assert.is(res.status, 404, name);
+    assert.equal(res.json, { error: 'Not found' }, name);
+    assert.is.not(res.headers['cache-control'], 'public, max-age=3600', name);
+  }
+  assert.is((await send(`${service.url}/claim/assets/claim.css`)).status, 200);
+});
+
 test('invite create prints the claim URL alone on its last line: PUBLIC_URL/claim/<long random token>', async () => {
   const out = await admin(service, 'invite', 'create', '--client', 'Acme Analytics', '--expires', '2d');
   assert.is(out.code, 0, out.stderr);

@@ -34,6 +34,7 @@ const DEFAULTS = {
   AGGREGATE_MAX_GROUPS: 100_000,
   AGGREGATE_KEEP_BYTES: 67_108_864,
   CACHE_MAX_BYTES: 268_435_456,
+  REPLAY_MAX_BYTES: 8_388_608,
   CACHE_MAX_AGE_SECONDS: 86_400,
 };
 
@@ -91,6 +92,7 @@ config('valid values are parsed and directories resolved', () => {
     AGGREGATE_MAX_GROUPS: '500',
     AGGREGATE_KEEP_BYTES: '0',
     CACHE_MAX_BYTES: '0',
+    REPLAY_MAX_BYTES: '1024',
     CACHE_MAX_AGE_SECONDS: '2678400',
   });
   assert.equal(parsed, {
@@ -121,6 +123,7 @@ config('valid values are parsed and directories resolved', () => {
     AGGREGATE_MAX_GROUPS: 500,
     AGGREGATE_KEEP_BYTES: 0,
     CACHE_MAX_BYTES: 0,
+    REPLAY_MAX_BYTES: 1024,
     CACHE_MAX_AGE_SECONDS: 2_678_400,
   });
 });

@@ -24,9 +24,10 @@ const STATUS: Record<Refusal, number> = { unknown: 404, claimed: 410, expired: 4
 /** The double-submit cookie: set by the page view, echoed by its form; SameSite=Strict keeps other sites from sending it. */
 const CSRF_COOKIE = 'claim_csrf';
 
-const ASSETS = Object.fromEntries(
+// A Map, not an object: a path segment such as `constructor` must not find Object.prototype's members.
+const ASSETS = new Map(
   [['claim.css', 'text/css; charset=utf-8'], ['copy.js', 'text/javascript; charset=utf-8']].map(([name, type]) => [
-    name,
+    name!,
     { type: type!, body: fs.readFileSync(path.join(import.meta.dirname, 'assets', name!)) },
   ]),
 );
@@ -94,7 +95,8 @@ export function claimRoutes(services: Pick<Services, 'invites' | 'keys' | 'claim
 
   return async (ctx, next) => {
     const asset = /^\/claim\/assets\/([^/]+)$/.exec(ctx.path);
-    if (asset && ASSETS[asset[1]!] && (ctx.method === 'GET' || ctx.method === 'HEAD')) return serveAsset(ctx, ASSETS[asset[1]!]!);
+    const found = asset && ASSETS.get(asset[1]!);
+    if (found && (ctx.method === 'GET' || ctx.method === 'HEAD')) return serveAsset(ctx, found);
     const match = /^\/claim\/([^/]+)$/.exec(ctx.path);
     if (!match) return next();
     try {

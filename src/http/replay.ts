@@ -14,8 +14,11 @@ interface Recorded {
   readonly headers: readonly (readonly [string, string | string[]])[];
 }
 
-/** Distinct repeat requests remembered; each is a few hundred bytes (the body stays in the response cache). */
-const MAX_RECORDED = 10_000;
+/** What a record costs beside its request text and headers (the object, the LRU's entry). */
+const RECORD_OVERHEAD = 200;
+
+const recordBytes = (request: string, record: Recorded) =>
+  RECORD_OVERHEAD + request.length + record.answer.cacheKey.length + record.headers.reduce((sum, [name, value]) => sum + name.length + String(value).length, 0);
 
 /**
  * Answers a repeated request for a cached body without running its handler.
@@ -23,7 +26,9 @@ const MAX_RECORDED = 10_000;
  * A cacheable 200 is fully determined by the raw request (URL, Accept,
  * Accept-Encoding) while the served and retained releases stay the same, so the
  * first answer is recorded: raw request → its response cache key and the headers
- * its handler set. A repeat then costs one lookup here and one in the response
+ * its handler set. Only requests with a valid key are recorded (and replayed): a
+ * keyless URL (/docs, /openapi.json, the claim pages) must not let anyone grow this
+ * table by inventing URLs and headers. The table is bounded in bytes (REPLAY_MAX_BYTES). A repeat then costs one lookup here and one in the response
  * cache instead of parsing, validating, canonicalizing and hashing again
  * (docs/performance.md, "Cached hits"). It sits after the key check and limiter,
  * so a replayed answer is counted and carries limit headers like any other.
@@ -35,8 +40,8 @@ const MAX_RECORDED = 10_000;
  * grace period lasts. A body the response cache has evicted sends the request down
  * the full path.
  */
-export function replayCachedAnswers(services: Pick<Services, 'cache' | 'release' | 'metrics'>): Middleware {
-  const recorded = new LRUCache<string, Recorded>({ max: MAX_RECORDED });
+export function replayCachedAnswers(services: Pick<Services, 'cache' | 'release' | 'metrics'>, maxBytes: number): Middleware {
+  const recorded = new LRUCache<string, Recorded>({ maxSize: Math.max(1, maxBytes), sizeCalculation: (record, request) => recordBytes(request, record) });
   let epoch = 0;
   const nextEpoch = () => {
     epoch++;
@@ -46,7 +51,7 @@ export function replayCachedAnswers(services: Pick<Services, 'cache' | 'release'
   services.release.onExpire(nextEpoch);
 
   return async (ctx, next) => {
-    if (ctx.method !== 'GET') return next();
+    if (ctx.method !== 'GET' || ctx.state.key === undefined) return next();
     const request = `${ctx.url}\n${ctx.get('accept')}\n${ctx.get('accept-encoding')}`;
     const record = recorded.get(request);
     if (record?.epoch === epoch && replay(ctx, services, record)) return;
