@@ -240,3 +240,44 @@ hup('SIGHUP retries a release that failed to load; polls do not', async () => {
   }
 });
 hup.run();
+
+// Issue 14 item 2: the poll's drop of an expired release used to run under a request
+// still waiting to read it (a 500: "Table … does not exist").
+const held = suite('a release held by a request in flight');
+held('its grace period ends and a poll runs while the request waits for a connection: it answers 200 from its release, and the release is dropped after', async () => {
+  const dataDir = await tempDir('dqs-releases-');
+  let now = Date.now();
+  let open = () => {};
+  await publish('2026-10', 1, dataDir);
+  const service = await startTestService({ dataDir, clock: () => now, env: { DUCKDB_CONNECTIONS: '1', RELEASE_POLL_MS: '50', RELEASE_GRACE_SECONDS: '60', CACHE_MAX_BYTES: '0' } });
+  try {
+    const q = '/v1/financials?metric=ggr&limit=100';
+    const first = await service.get(q);
+    const cursor = encodeURIComponent(first.json.pagination.cursor);
+    const expected = (await service.get(`${q}&cursor=${cursor}`)).text;
+    await publish('2026-11', 2, dataDir);
+    await untilServing(service, '2026-11');
+    // The pool's only connection, held until the gate opens.
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    const busy = service.running.services.db.use(() => gate);
+    const inFlight = service.get(`${q}&cursor=${cursor}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    now += 61_000;
+    await new Promise((resolve) => setTimeout(resolve, 400)); // several polls
+    assert.not.ok(service.logs.some((l) => l.msg === 'grace period over: dropped the previous release'), 'not dropped while held');
+    open();
+    await busy;
+    const res = await inFlight;
+    assert.is(res.status, 200, res.text);
+    assert.is(res.text, expected);
+    assert.is(res.json.meta.release, '2026-10');
+    await waitFor('dropped once let go', async () => service.logs.find((l) => l.msg === 'grace period over: dropped the previous release' && l.release === '2026-10'));
+    const after = await service.get(`${q}&cursor=${cursor}`);
+    assert.equal([after.status, after.json], [400, { error: 'Invalid pagination cursor' }]);
+  } finally {
+    open();
+    await service.stop();
+    await fs.rm(dataDir, { recursive: true, force: true });
+  }
+});
+held.run();

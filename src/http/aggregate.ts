@@ -2,15 +2,17 @@ import type Router from '@koa/router';
 import type { Context } from 'koa';
 import * as v from 'valibot';
 import { UnknownMetricError } from '../errors.ts';
-import { findDataset } from '../registry.ts';
-import { computeAggregate, MAX_GROUP_BY, planAggregate, planShape } from '../query/aggregate.ts';
+import { findDataset, type DatasetDef } from '../registry.ts';
+import { computeAggregate, MAX_GROUP_BY, planAggregate, planShape, type AggregatePlan } from '../query/aggregate.ts';
+import type { YearRange } from '../query/filters.ts';
+import type { LoadedRelease } from '../store/loader.ts';
 import { canonicalScope, type QueryScope } from '../query/scope.ts';
 import type { Services } from '../services.ts';
 import { renderAggregate } from './aggregate-formats.ts';
 import { respondCacheable } from './cacheable.ts';
 import { dimensionFilters, filterParams, filtersApplied, yearParam } from './dimension-filters.ts';
-import { negotiateFormat } from './formats.ts';
-import { releaseFor, setNextPage } from './paging.ts';
+import { negotiateFormat, type Format } from './formats.ts';
+import { holdRelease, setNextPage } from './paging.ts';
 import { cursorParam, limitParam, parseQuery, periodParam, repeatable, single } from './params.ts';
 
 // GET /v1/aggregate: totals, averages, minima and maxima of a financial dataset's
@@ -53,7 +55,25 @@ export async function handler(ctx: Context, services: Services): Promise<void> {
   const plan = planAggregate(def, { groupBy: group_by, measures: measure, order, rollup, filters });
   const format = negotiateFormat(ctx.get('accept'));
   ctx.vary('Accept');
-  const release = releaseFor(services, cursor);
+  // Held while answering: the kept result needs no tables, but the rows are read from this release's store.
+  const hold = holdRelease(services, cursor);
+  try {
+    await respondFrom(ctx, services, { def, plan, period, limit, cursor, format }, hold.release);
+  } finally {
+    hold.letGo();
+  }
+}
+
+interface AggregateRequest {
+  readonly def: DatasetDef;
+  readonly plan: AggregatePlan;
+  readonly period: { readonly text: string; readonly years: YearRange } | undefined;
+  readonly limit: number;
+  readonly cursor: string | undefined;
+  readonly format: Format;
+}
+
+async function respondFrom(ctx: Context, services: Services, { def, plan, period, limit, cursor, format }: AggregateRequest, release: LoadedRelease): Promise<void> {
   const served = release.datasets.get(def.name)!;
   const scope: QueryScope = { release: release.id, dataset: def.name, filters: plan.filters, period: period?.text, shape: planShape(plan) };
   const after = cursor === undefined ? -1 : services.cursors.decode(cursor, scope);

@@ -6,6 +6,7 @@ import { canonicalScope } from '../query/scope.ts';
 import type { Services } from '../services.ts';
 import { respondCacheable } from './cacheable.ts';
 import { negotiateFormat, type Format } from './formats.ts';
+import type { ReleaseHold } from '../store/current-release.ts';
 import type { LoadedRelease } from '../store/loader.ts';
 
 export interface PageRequest {
@@ -29,7 +30,15 @@ export interface PageRequest {
 export async function respondWithPage(ctx: Context, services: Services, request: PageRequest): Promise<void> {
   const format = negotiateFormat(ctx.get('accept'));
   ctx.vary('Accept');
-  const release = releaseFor(services, request.cursor);
+  const hold = holdRelease(services, request.cursor);
+  try {
+    await respondFrom(ctx, services, request, format, hold.release);
+  } finally {
+    hold.letGo();
+  }
+}
+
+async function respondFrom(ctx: Context, services: Services, request: PageRequest, format: Format, release: LoadedRelease): Promise<void> {
   const served = release.datasets.get(request.dataset)!;
   const scope = { release: release.id, dataset: request.dataset, filters: request.filters, period: request.period?.text };
   const after = request.cursor === undefined ? -1 : services.cursors.decode(request.cursor, scope);
@@ -46,16 +55,16 @@ export async function respondWithPage(ctx: Context, services: Services, request:
 }
 
 /**
- * The release a request reads: the served one, or the one its cursor was issued on
- * while that is retained after a switch; past its grace period the cursor is invalid.
+ * Holds the release a request reads, for the caller to let go when it has answered:
+ * the served one, or the one its cursor was issued on while that is retained after a
+ * switch; past its grace period the cursor is invalid.
  */
-export function releaseFor(services: Pick<Services, 'release' | 'cursors'>, cursor: string | undefined): LoadedRelease {
-  const serving = services.release.get();
-  if (!serving) throw new NotReadyError();
+export function holdRelease(services: Pick<Services, 'release' | 'cursors'>, cursor: string | undefined): ReleaseHold {
+  if (!services.release.get()) throw new NotReadyError();
   const named = cursor === undefined ? undefined : services.cursors.releaseOf(cursor);
-  const release = named === undefined ? serving : services.release.find(named);
-  if (!release) throw new InvalidCursorError();
-  return release;
+  const hold = services.release.hold(named);
+  if (!hold) throw new InvalidCursorError();
+  return hold;
 }
 
 /** While more pages follow: `Link: rel="next"`, and `X-Next-Cursor` for bodies with no room for the cursor. */

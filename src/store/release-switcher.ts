@@ -4,7 +4,7 @@ import type { Database } from '../duckdb/database.ts';
 import { POINTER_FILE, currentRelease, readPointer, verifyRelease } from '../releases/on-disk.ts';
 import { ReleaseError } from '../releases/manifest.ts';
 import type { CurrentRelease } from './current-release.ts';
-import { dropRelease, loadRelease } from './loader.ts';
+import { dropRelease, loadRelease, type LoadedRelease } from './loader.ts';
 
 export interface SwitchResult {
   readonly serving: string;
@@ -38,7 +38,10 @@ export class ReleaseSwitcher {
       /** How often the pointer is read besides file-watch events (which some filesystems never send). */
       pollMs?: number;
     },
-  ) {}
+  ) {
+    // A release whose grace period ended under a request is dropped when that request ends.
+    options.current.onDrained((release) => void this.serialize(() => this.drop(release)).catch(() => {}));
+  }
 
   /** Loads what the pointer names now; rejects (and logs why) when it cannot be served. */
   reload(reason: string): Promise<SwitchResult> {
@@ -98,7 +101,7 @@ export class ReleaseSwitcher {
       if (!retry && this.failed === id) return { serving: serving!.id, changed: false };
       await this.dropExpired();
       const started = performance.now();
-      let next = current.find(id);
+      let next = current.find(id) ?? current.revive(id);
       if (next) {
         log.info({ release: id, from: serving?.id, reason }, 'switching back to a retained release');
       } else {
@@ -117,13 +120,17 @@ export class ReleaseSwitcher {
     }
   }
 
-  /** Drops the tables of retained releases whose grace period has ended. */
+  /** Drops the tables of retained releases whose grace period has ended and that no request holds. */
   private async dropExpired(): Promise<void> {
-    for (const release of this.options.current.expire()) {
-      await this.load((connection) => dropRelease(connection, release.id))
-        .then(() => this.options.log.info({ release: release.id }, 'grace period over: dropped the previous release'))
-        .catch((err: Error) => this.options.log.error({ err, release: release.id }, 'cannot drop an expired release'));
-    }
+    for (const release of this.options.current.expire()) await this.drop(release);
+  }
+
+  private async drop(release: LoadedRelease): Promise<void> {
+    // Switched back to while it drained: it is served again, not dropped.
+    if (this.options.current.get() === release) return;
+    await this.load((connection) => dropRelease(connection, release.id))
+      .then(() => this.options.log.info({ release: release.id }, 'grace period over: dropped the previous release'))
+      .catch((err: Error) => this.options.log.error({ err, release: release.id }, 'cannot drop an expired release'));
   }
 
   /** On a connection of its own: a load must not hold one of the serving connections for seconds. */
