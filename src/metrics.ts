@@ -48,6 +48,12 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly releaseSwitchFailures = new Counter({
+    name: 'dqs_release_switch_failures_total',
+    help: 'Distinct failures to serve what DATA_DIR/CURRENT names (an unreadable pointer, a missing folder, a bad manifest, a file that fails its checks); a failure repeated by later polls counts once',
+    registers: [this.registry],
+  });
+
   readonly redisErrors = new Counter({
     name: 'dqs_redis_errors_total',
     help: 'Redis connection errors and failed limiter commands (requests admitted uncounted)',

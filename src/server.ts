@@ -89,7 +89,7 @@ export async function startService(config: Config, log: Logger, options: { clock
     counted: () => metrics.aggregateComputations.inc(),
   });
   release.onExpire(() => aggregates.forgetUnless((id) => release.find(id) !== undefined));
-  const switcher = new ReleaseSwitcher({ dataDir: config.DATA_DIR, db, current: release, log, pollMs: config.RELEASE_POLL_MS });
+  const switcher = new ReleaseSwitcher({ dataDir: config.DATA_DIR, db, current: release, log, pollMs: config.RELEASE_POLL_MS, onFailure: () => metrics.releaseSwitchFailures.inc() });
   const services: Services = {
     db,
     release,

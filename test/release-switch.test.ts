@@ -281,3 +281,39 @@ held('its grace period ends and a poll runs while the request waits for a connec
   }
 });
 held.run();
+
+// Issue 14 item 5: a pointer the server cannot follow is logged once per distinct
+// failure, not on every poll, and counted in dqs_release_switch_failures_total.
+const pointer = suite('a pointer the server cannot follow');
+pointer('a missing folder, a bad manifest, an unreadable CURRENT: one error line each over many polls, counted; the fix is logged once', async () => {
+  const dataDir = await tempDir('dqs-releases-');
+  await publish('2026-10', 1, dataDir);
+  const service = await startTestService({ dataDir, env: { RELEASE_POLL_MS: '100' } });
+  const failures = () => service.logs.filter((l) => l.level >= 50 && /^cannot switch releases/.test(l.msg));
+  const counted = async () => Number(/^dqs_release_switch_failures_total (\d+)/m.exec((await fetch(`${service.adminUrl}/metrics`).then((r) => r.text())))?.[1]);
+  try {
+    await writePointer(dataDir, '2026-09');
+    await new Promise((resolve) => setTimeout(resolve, 1500)); // 15 polls
+    assert.is(failures().length, 1, 'one line for the missing folder');
+    assert.match(failures()[0].msg, /2026-09/);
+    await fs.mkdir(path.join(dataDir, '2026-08'));
+    await fs.writeFile(path.join(dataDir, '2026-08', MANIFEST_FILE), '{"release": ');
+    await writePointer(dataDir, '2026-08');
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    assert.is(failures().length, 2, 'one line for the bad manifest');
+    await fs.writeFile(path.join(dataDir, 'CURRENT'), 'not a release\n');
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    assert.is(failures().length, 3, 'one line for the unreadable pointer, not silence');
+    assert.match(failures()[2].msg, /not a release id/);
+    assert.is(await counted(), 3);
+    await writePointer(dataDir, '2026-10');
+    await waitFor('the recovery logged', async () => service.logs.find((l) => l.msg === 'the release pointer is served again'));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    assert.is(service.logs.filter((l) => l.msg === 'the release pointer is served again').length, 1);
+    assert.is((await service.get('/healthz')).json.release, '2026-10');
+  } finally {
+    await service.stop();
+    await fs.rm(dataDir, { recursive: true, force: true });
+  }
+});
+pointer.run();

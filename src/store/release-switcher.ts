@@ -28,6 +28,8 @@ export class ReleaseSwitcher {
   private failed: string | undefined;
   private watcher: FSWatcher | undefined;
   private timer: NodeJS.Timeout | undefined;
+  /** The last failure logged (pointer and reason): polls that meet it again stay quiet. */
+  private lastFailure: string | undefined;
 
   constructor(
     private readonly options: {
@@ -37,6 +39,8 @@ export class ReleaseSwitcher {
       log: Logger;
       /** How often the pointer is read besides file-watch events (which some filesystems never send). */
       pollMs?: number;
+      /** Called once per distinct failure (the metric). */
+      onFailure?: () => void;
     },
   ) {
     // A release whose grace period ended under a request is dropped when that request ends.
@@ -54,7 +58,16 @@ export class ReleaseSwitcher {
       if (this.busy) return;
       void this.serialize(async () => {
         await this.dropExpired();
-        const id = await readPointer(this.options.dataDir).catch(() => undefined);
+        let id: string | undefined;
+        try {
+          id = await readPointer(this.options.dataDir);
+        } catch (err) {
+          return this.failure(undefined, err as Error);
+        }
+        if (id !== undefined && id === this.options.current.get()?.id && this.lastFailure !== undefined) {
+          this.lastFailure = undefined;
+          this.options.log.info({ release: id }, 'the release pointer is served again');
+        }
         if (id !== undefined && id !== this.options.current.get()?.id && id !== this.failed) await this.switchTo('pointer changed', false);
       }).catch(() => {}); // switchTo has logged it
     };
@@ -94,6 +107,8 @@ export class ReleaseSwitcher {
     const serving = current.get();
     let id: string | undefined;
     try {
+      // Named before anything else is read, so a missing folder or bad manifest is this pointer's failure.
+      id = await readPointer(dataDir);
       const onDisk = await currentRelease(dataDir);
       if (!onDisk) throw new ReleaseError(`DATA_DIR ${dataDir} holds no release; publish one with \`npm run etl -- load\``);
       id = onDisk.manifest.release;
@@ -111,13 +126,30 @@ export class ReleaseSwitcher {
       }
       current.set(next);
       this.failed = undefined;
+      if (this.lastFailure !== undefined) log.info({ release: id }, 'the release pointer is served again');
+      this.lastFailure = undefined;
       log.info({ release: id, from: serving?.id, retained: current.retainedIds(), ms: Math.round(performance.now() - started) }, 'serving release');
       return { serving: id, changed: true };
     } catch (err) {
       this.failed = id;
-      log.error({ err, release: id, serving: serving?.id }, serving ? `cannot switch releases, still serving ${serving.id}: ${(err as Error).message}` : `cannot load the release: ${(err as Error).message}`);
+      this.failure(id, err as Error, retry);
       throw err;
     }
+  }
+
+  /**
+   * Logs a failure to serve what the pointer names, once: polls meeting the same
+   * failure again (same pointer, same reason) log nothing and count nothing; an
+   * explicit reload (start, SIGHUP, admin) always logs.
+   */
+  private failure(id: string | undefined, err: Error, asked = false): void {
+    const { log, current } = this.options;
+    const serving = current.get();
+    const key = `${id}\n${err.message}`;
+    if (!asked && key === this.lastFailure) return;
+    if (key !== this.lastFailure) this.options.onFailure?.();
+    this.lastFailure = key;
+    log.error({ err, release: id, serving: serving?.id }, serving ? `cannot switch releases, still serving ${serving.id}: ${err.message}` : `cannot load the release: ${err.message}`);
   }
 
   /** Drops the tables of retained releases whose grace period has ended and that no request holds. */
