@@ -8,7 +8,8 @@ import { respondCacheable } from './cacheable.ts';
 import { createHash } from 'node:crypto';
 
 // GET /openapi.json and GET /docs (no key): the OpenAPI document, and Swagger UI
-// rendering it, served from node_modules so the page loads nothing from elsewhere.
+// rendering it, served from node_modules so the page loads nothing from elsewhere,
+// and GET /docs/changelog: CHANGELOG.md, which the document's description links.
 
 const require = createRequire(import.meta.url);
 const { version } = require('../../package.json') as { version: string };
@@ -48,6 +49,7 @@ const FILES: Record<string, { type: string; body: Buffer }> = {
   '/docs/favicon-32x32.png': { type: 'image/png', body: asset('favicon-32x32.png') },
   '/docs/swagger-ui-bundle.js': { type: 'text/javascript; charset=utf-8', body: asset('swagger-ui-bundle.js') },
   '/openapi.json': { type: 'application/json; charset=utf-8', body: Buffer.from(openApiText) },
+  '/docs/changelog': { type: 'text/markdown; charset=utf-8', body: fs.readFileSync(path.resolve(import.meta.dirname, '../../CHANGELOG.md')) },
 };
 
 export function register(router: Router, services: Services): void {

@@ -283,7 +283,7 @@ export function openApiDocument(version: string): Json {
       title: 'data-query-service',
       version,
       description:
-        'Read-only API over gambling-industry financial data. Every /v1 request needs an `x-api-key` and counts against 100 requests a minute and 10,000 a day per key. Pages are keyset pages: follow `pagination.cursor` (JSON), `X-Next-Cursor` (CSV, Arrow) or `Link: rel="next"` (any format). Errors are JSON: `error`, and `details` for field errors.',
+        'Read-only API over gambling-industry financial data. Every /v1 request needs an `x-api-key` and counts against 100 requests a minute and 10,000 a day per key. Pages are keyset pages: follow `pagination.cursor` (JSON), `X-Next-Cursor` (CSV, Arrow) or `Link: rel="next"` (any format). Errors are JSON: `error`, and `details` for field errors. What changed, and when: [the changelog](/docs/changelog).',
     },
     servers: [{ url: '/' }],
     security: [{ apiKey: [] }],
@@ -381,6 +381,9 @@ export function openApiDocument(version: string): Json {
       },
       '/openapi.json': {
         get: { operationId: 'getOpenApi', summary: 'This document (no key)', security: [], responses: { 200: { description: 'OpenAPI 3.1', content: { 'application/json': { schema: { type: 'object' } } } }, ...edgeErrors() } },
+      },
+      '/docs/changelog': {
+        get: { operationId: 'getChangelog', summary: 'CHANGELOG.md: dated changes, newest first (no key)', security: [], responses: { 200: { description: 'Markdown', content: { 'text/markdown': { schema: { type: 'string' } } } }, ...edgeErrors() } },
       },
       '/docs': {
         get: { operationId: 'getDocs', summary: 'This document as a browsable page (no key)', security: [], responses: { 200: { description: 'HTML', content: { 'text/html': { schema: { type: 'string' } } } }, ...edgeErrors() } },
