@@ -33,10 +33,10 @@ export function createApp(services: Services, options: AppOptions = {}): Koa {
   app.use(countRequests(services.metrics, 'public', router));
   app.use(logRequests(services.log));
   app.use(renderErrors(services.log));
-  // Invite claim pages: HTML, outside /v1, so before the key check.
-  app.use(claimRoutes(services));
-  // Keys first: a refused query string from a valid key still counts and carries limit headers.
+  // Keys first: a refused query string from a valid key still counts and carries limit
+  // headers; outside /v1 (the claim pages included) a valid key only gets its headers.
   app.use(requireKey(services));
+  app.use(claimRoutes(services));
   app.use(guardQuery());
   app.use(replayCachedAnswers(services, options.replayMaxBytes ?? 8 * 1024 * 1024));
 

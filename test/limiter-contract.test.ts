@@ -107,6 +107,21 @@ function limiterContract(name: string, make: () => MakeLimiter, hooks: { before?
     assert.is(refused.retryAfterSeconds, 12 * 3600, 'noon to midnight');
   });
 
+  test('peek reports what consume would decide, and counts nothing', async () => {
+    const l = limiter({ perMinute: 2, perDay: 5 });
+    const fresh = await l.peek('a');
+    assert.ok(fresh.allowed);
+    assert.equal(fresh.windows.map((w) => w.remaining), [2, 5]);
+    await l.consume('a');
+    for (let i = 0; i < 3; i++) assert.equal((await l.peek('a')).windows.map((w) => w.remaining), [1, 4]);
+    await l.consume('a');
+    const full = await l.peek('a');
+    assert.not.ok(full.allowed);
+    assert.is(full.retryAfterSeconds, 60);
+    now += 60_000;
+    assert.ok((await l.consume('a')).allowed, 'peeks spent nothing');
+  });
+
   test('ids are counted apart', async () => {
     const l = limiter({ perMinute: 1 });
     assert.ok((await l.consume('a')).allowed);
@@ -156,5 +171,6 @@ noop('admits everything and reports the whole quota', async () => {
   for (let i = 0; i < 300; i++) assert.ok((await l.consume('a')).allowed);
   const d = await l.consume('a');
   assert.equal(d.windows.map((w) => w.remaining), [100, 10_000]);
+  assert.equal((await l.peek('a')).windows.map((w) => w.remaining), [100, 10_000]);
 });
 noop.run();

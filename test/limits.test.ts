@@ -1,6 +1,8 @@
+import { Redis } from 'ioredis';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { startTestService, type Response, type TestService } from './helpers/service.ts';
+import { REDIS_BINARY, skipRedisSuite, startRedis } from './helpers/redis.ts';
+import { send, startTestService, type Response, type TestService } from './helpers/service.ts';
 
 // Spec section 8 over real HTTP, with the spec's limits and the clock moved by hand
 // (the memory backend; test/replicas.test.ts runs Redis across processes).
@@ -80,9 +82,9 @@ limits('headers on 200, 400, 404 and 405 under /v1, each counted', async () => {
     assertHeaders(res, 100, --remaining, 60);
     assert.ok(res.headers['ratelimit-policy'] && res.headers['ratelimit'], path);
   }
-  // Outside /v1 nothing is counted and no limit headers are sent.
+  // Outside /v1 nothing is counted; the headers say what is left (spec 8.2: every response).
   const health = await service.get('/healthz', { key });
-  assert.is(health.headers['x-ratelimit-limit'], undefined);
+  assertHeaders(health, 100, remaining, 60);
 });
 
 limits('every spelling of a /v1 path the router serves needs a key and counts', async () => {
@@ -134,6 +136,20 @@ limits('keys are limited apart', async () => {
   for (let i = 0; i < 100; i++) await service.get('/v1/catalog', { key: a });
   assert.is((await service.get('/v1/catalog', { key: a })).status, 429);
   assert.is((await service.get('/v1/catalog', { key: b })).status, 200);
+});
+
+limits('spec 8.2 on every answer: a valid key outside /v1 gets the limit headers, read without counting', async () => {
+  const key = await newKey();
+  assertHeaders(await service.get('/v1/catalog', { key }), 100, 99, 60);
+  for (const path of ['/', '/v2/catalog', '/docs', '/openapi.json', '/healthz', '/claim/assets/claim.css']) {
+    assertHeaders(await send(`${service.url}${path}`, { headers: { 'x-api-key': key } }), 100, 99, 60);
+  }
+  assertHeaders(await service.get('/v1/catalog', { key }), 100, 98, 60);
+  // Without a key, or with one nobody issued, nothing changes outside /v1.
+  for (const res of [await service.get('/', { key: null }), await service.get('/', { key: 'sk_live_' + 'z'.repeat(40) })]) {
+    assert.is(res.status, 404);
+    assert.is(res.headers['x-ratelimit-limit'], undefined);
+  }
 });
 
 limits.run();
@@ -192,3 +208,29 @@ guard('x-api-key sent twice is a 401 naming the problem, even with two valid key
 });
 
 guard.run();
+
+// Issue 14 item 11b: a key this replica does not hold is looked up in Redis only for an
+// address the bad-key guard still admits.
+if (!REDIS_BINARY) skipRedisSuite('bad-key guard with Redis');
+else {
+  const shared = suite('bad-key guard with Redis');
+  shared('an address refused for bad keys costs no key lookup in Redis; a valid key from it still works', async () => {
+    const redis = await startRedis();
+    const served = await startTestService({ env: { REDIS_URL: redis.url, BAD_KEY_LIMIT_PER_MINUTE: '2' } });
+    const client = new Redis(redis.url);
+    const hgets = async () => Number(/cmdstat_hget:calls=(\d+)/.exec(await client.info('commandstats'))?.[1] ?? 0);
+    try {
+      const unknown = (i: number) => `sk_live_${String(i).padStart(40, 'q')}`;
+      for (let i = 0; i < 2; i++) assert.is((await served.get('/v1/catalog', { key: unknown(i) })).status, 401);
+      const before = await hgets();
+      for (let i = 2; i < 12; i++) assert.is((await served.get('/v1/catalog', { key: unknown(i) })).status, 429);
+      assert.is(await hgets(), before, 'no HGET for a refused address');
+      assert.is((await served.get('/v1/catalog')).status, 200, 'the valid key is held by the replica and served');
+    } finally {
+      client.disconnect();
+      await served.stop();
+      await redis.stop();
+    }
+  });
+  shared.run();
+}

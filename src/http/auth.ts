@@ -12,11 +12,19 @@ const isV1 = (path: string) => /^\/v1(\/|$)/i.test(path);
  * Spec sections 5 and 8 for every path under /v1, matched or not, so a 404 or 405
  * there needs a key and counts like any other request. A valid key is charged to
  * its own limits; a missing or invalid one to the client address's bad-key guard,
- * which never touches a valid key's requests.
+ * which never touches a valid key's requests. Outside /v1 nothing needs a key and
+ * nothing is counted, but a request carrying a valid key still gets its limit
+ * headers (spec 8.2: every response), read without counting.
  */
 export function requireKey(services: Pick<Services, 'keys' | 'limits' | 'badKeys' | 'clock' | 'metrics'>): Middleware {
   return async (ctx, next) => {
-    if (!isV1(ctx.path)) return next();
+    if (!isV1(ctx.path)) {
+      // Only keys this replica holds: a keyless path must not cost a shared-store lookup per request.
+      const key = ctx.get('x-api-key');
+      const found = key && looksLikeKey(key) ? await services.keys.verify(key, { cachedOnly: true }).catch(() => undefined) : undefined;
+      if (found) ctx.set(limitHeaders(await services.limits.peek(found.id)));
+      return next();
+    }
     const found = await identify(ctx, services);
     if (found instanceof ApiError) {
       const guard = await services.badKeys.consume(ctx.ip);
@@ -37,8 +45,12 @@ export function requireKey(services: Pick<Services, 'keys' | 'limits' | 'badKeys
   };
 }
 
-/** The key's record, or the 401 to answer; a key store that cannot answer is a 503. */
-async function identify(ctx: Context, { keys }: Pick<Services, 'keys'>): Promise<KeyRecord | ApiError> {
+/**
+ * The key's record, or the 401 to answer; a key store that cannot answer is a 503.
+ * A key this replica does not hold is looked up in the shared store only for an
+ * address the bad-key guard still admits: a refused address costs no lookup.
+ */
+async function identify(ctx: Context, { keys, badKeys }: Pick<Services, 'keys' | 'badKeys'>): Promise<KeyRecord | ApiError> {
   // Node joins a repeated header's values with ", ", which no key contains; only
   // then is the (costlier) per-header list read, to tell a repeat from one odd value.
   let key = ctx.get('x-api-key');
@@ -50,11 +62,12 @@ async function identify(ctx: Context, { keys }: Pick<Services, 'keys'>): Promise
   if (!key) return new MissingKeyError();
   // Malformed keys get the unknown key's answer without a lookup.
   if (!looksLikeKey(key)) return new InvalidKeyError();
-  let record: KeyRecord | undefined;
   try {
-    record = await keys.verify(key);
+    const held = await keys.verify(key, { cachedOnly: true });
+    if (held) return held;
+    if (!(await badKeys.peek(ctx.ip)).allowed) return new InvalidKeyError();
+    return (await keys.verify(key)) ?? new InvalidKeyError();
   } catch {
     throw new KeysUnavailableError();
   }
-  return record ?? new InvalidKeyError();
 }

@@ -59,10 +59,11 @@ export class RedisKeyStore implements KeyStore {
     return store;
   }
 
-  async verify(key: string): Promise<KeyRecord | undefined> {
+  async verify(key: string, options: { cachedOnly?: boolean } = {}): Promise<KeyRecord | undefined> {
     const hash = hashKey(key);
     let record = this.byHash.get(hash);
     if (!record) {
+      if (options.cachedOnly) return undefined;
       const text = await this.redis.hget(RECORDS, hash);
       if (!text) return undefined;
       record = JSON.parse(text) as KeyRecord;

@@ -13,8 +13,12 @@ export interface KeyRecord {
 }
 
 export interface KeyStore {
-  /** The active record for a presented key, or undefined when unknown or revoked. */
-  verify(key: string): Promise<KeyRecord | undefined>;
+  /**
+   * The active record for a presented key, or undefined when unknown or revoked.
+   * `cachedOnly`: answer from what this replica holds, without asking a shared store
+   * (for a client address that is already refused for bad keys).
+   */
+  verify(key: string, options?: { cachedOnly?: boolean }): Promise<KeyRecord | undefined>;
   /** Issues a key; the plain key is returned here once and never stored. */
   create(client: string, origin?: { inviteId: string }): Promise<{ key: string; record: KeyRecord }>;
   /** Every record, with last_used_at. */

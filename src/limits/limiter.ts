@@ -35,6 +35,8 @@ export interface Limiter {
   readonly policy: LimitPolicy;
   /** Admits and counts, or refuses without counting. Never rejects: a backend that cannot answer fails open. */
   consume(id: string): Promise<Decision>;
+  /** What consume would decide now, counting nothing (limit headers on requests that are not charged). */
+  peek(id: string): Promise<Decision>;
   close(): Promise<void>;
 }
 

@@ -24,6 +24,14 @@ export class MemoryLimiter implements Limiter {
   }
 
   async consume(id: string): Promise<Decision> {
+    return this.check(id, true);
+  }
+
+  async peek(id: string): Promise<Decision> {
+    return this.check(id, false);
+  }
+
+  private check(id: string, consume: boolean): Decision {
     const now = this.clock();
     if (now - this.lastSweep >= MINUTE_MS) this.sweep(now);
     const today = Math.floor(now / DAY_MS);
@@ -36,7 +44,7 @@ export class MemoryLimiter implements Limiter {
     }
     const { perMinute, perDay = Infinity } = this.policy;
     const allowed = entry.log.length < perMinute && entry.dayUsed < perDay;
-    if (allowed) {
+    if (allowed && consume) {
       entry.log.push(now);
       entry.dayUsed++;
     }

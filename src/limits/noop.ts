@@ -14,5 +14,9 @@ export class NoopLimiter implements Limiter {
     return uncounted(this.policy, this.clock());
   }
 
+  async peek(_id: string): Promise<Decision> {
+    return uncounted(this.policy, this.clock());
+  }
+
   async close(): Promise<void> {}
 }

@@ -29,6 +29,8 @@ end
 local allowed = 0
 if used < perMinute and (perDay < 0 or dayUsed < perDay) then
   allowed = 1
+end
+if allowed == 1 and ARGV[5] ~= 'peek' then
   used = used + 1
   redis.call('ZADD', KEYS[1], now, ARGV[4])
   redis.call('PEXPIRE', KEYS[1], ${MINUTE_MS})
@@ -64,6 +66,14 @@ export class RedisLimiter implements Limiter {
   }
 
   async consume(id: string): Promise<Decision> {
+    return this.run(id, 'consume');
+  }
+
+  async peek(id: string): Promise<Decision> {
+    return this.run(id, 'peek');
+  }
+
+  private async run(id: string, mode: 'consume' | 'peek'): Promise<Decision> {
     const { redis, prefix, clock } = this.options;
     const key = `${prefix}{${id}}`;
     try {
@@ -74,6 +84,7 @@ export class RedisLimiter implements Limiter {
         this.policy.perMinute,
         this.policy.perDay ?? -1,
         `${this.replica}:${this.sequence++}`,
+        mode,
       )) as Reply;
       return decide(this.policy, {
         now,
