@@ -48,6 +48,13 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly replayed = new Counter({
+    name: 'dqs_replayed_answers_total',
+    help: 'Repeated keyed requests answered from the record of their first answer without running their handler, by status (200 or 304)',
+    labelNames: ['status'] as const,
+    registers: [this.registry],
+  });
+
   readonly releaseSwitchFailures = new Counter({
     name: 'dqs_release_switch_failures_total',
     help: 'Distinct failures to serve what DATA_DIR/CURRENT names (an unreadable pointer, a missing folder, a bad manifest, a file that fails its checks); a failure repeated by later polls counts once',

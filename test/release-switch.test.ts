@@ -317,3 +317,33 @@ pointer('a missing folder, a bad manifest, an unreadable CURRENT: one error line
   }
 });
 pointer.run();
+
+// Issue 14 item 10 (pagination.test.ts asserted it against a release that was not
+// loaded): with two releases loaded, a cursor re-tagged with the other one's release
+// finds that release, and its MAC is what refuses it.
+const retag = suite('a cursor re-tagged with another loaded release');
+retag('is refused by its MAC, while the untouched cursor of either release pages', async () => {
+  const dataDir = await tempDir('dqs-releases-');
+  await publish('2026-10', 1, dataDir);
+  const service = await startTestService({ dataDir, env: { RELEASE_POLL_MS: '100' } });
+  try {
+    const q = '/v1/financials?metric=ggr&limit=50';
+    const old = (await service.get(q)).json.pagination.cursor as string;
+    await publish('2026-11', 2, dataDir);
+    await untilServing(service, '2026-11');
+    const current = (await service.get(q)).json.pagination.cursor as string;
+    assert.equal((await service.get('/healthz')).json.retained, ['2026-10'], 'both loaded');
+    const tag = (cursor: string) => cursor.split('.')[2]!;
+    assert.is.not(tag(old), tag(current));
+    for (const [cursor, other] of [[current, old], [old, current]] as const) {
+      assert.is((await service.get(`${q}&cursor=${encodeURIComponent(cursor)}`)).status, 200);
+      const retagged = `${cursor.split('.').slice(0, 2).join('.')}.${tag(other)}`;
+      const res = await service.get(`${q}&cursor=${encodeURIComponent(retagged)}`);
+      assert.equal([res.status, res.json], [400, { error: 'Invalid pagination cursor' }], retagged);
+    }
+  } finally {
+    await service.stop();
+    await fs.rm(dataDir, { recursive: true, force: true });
+  }
+});
+retag.run();

@@ -50,11 +50,14 @@ export function replayCachedAnswers(services: Pick<Services, 'cache' | 'release'
   services.release.onChange(nextEpoch);
   services.release.onExpire(nextEpoch);
 
+  // Bound once: a labelled inc() would look its child up on every hit.
+  const counted = { 200: services.metrics.replayed.labels('200'), 304: services.metrics.replayed.labels('304') };
+
   return async (ctx, next) => {
     if (ctx.method !== 'GET' || ctx.state.key === undefined) return next();
     const request = `${ctx.url}\n${ctx.get('accept')}\n${ctx.get('accept-encoding')}`;
     const record = recorded.get(request);
-    if (record?.epoch === epoch && replay(ctx, services, record)) return;
+    if (record?.epoch === epoch && replay(ctx, services, record)) return void counted[ctx.status as 200 | 304].inc();
     const began = epoch;
     const setBefore = new Set(Object.keys(ctx.response.headers));
     await next();
