@@ -175,22 +175,22 @@ function envelope(sets: readonly DatasetDef[], meta: Record<string, Json>): Json
 }
 
 const HEADERS: Record<string, Json> = {
-  'X-RateLimit-Limit': { description: 'Limit of the window with the least remaining (spec 8).', schema: { type: 'integer', minimum: 0 } },
-  'X-RateLimit-Remaining': { description: 'Requests left in that window after this one.', schema: { type: 'integer', minimum: 0 } },
-  'X-RateLimit-Reset': { description: 'Whole seconds until that window gives a request back (delta seconds).', schema: { type: 'integer', minimum: 0 } },
-  'RateLimit-Policy': { description: 'Every window (draft-ietf-httpapi-ratelimit-headers-10), e.g. `"minute";q=100;w=60, "day";q=10000;w=86400`.', schema: { type: 'string' } },
-  RateLimit: { description: 'Every window\'s remaining and reset, e.g. `"minute";r=99;t=60, "day";r=9999;t=40000`.', schema: { type: 'string' } },
-  'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer', minimum: 1 } },
-  ETag: { description: 'Strong tag of this representation (release, request, format and coding).', schema: { type: 'string' } },
-  'Cache-Control': { description: '`private, max-age=…` on a 200 or 304; `no-store` on an error.', schema: { type: 'string' } },
-  Vary: { description: 'Request headers that select the representation.', schema: { type: 'string' } },
+  'X-RateLimit-Limit': { required: true, description: 'Limit of the window with the least remaining (spec 8).', schema: { type: 'integer', minimum: 0 } },
+  'X-RateLimit-Remaining': { required: true, description: 'Requests left in that window after this one.', schema: { type: 'integer', minimum: 0 } },
+  'X-RateLimit-Reset': { required: true, description: 'Whole seconds until that window gives a request back (delta seconds).', schema: { type: 'integer', minimum: 0 } },
+  'RateLimit-Policy': { required: true, description: 'Every window (draft-ietf-httpapi-ratelimit-headers-10), e.g. `"minute";q=100;w=60, "day";q=10000;w=86400`.', schema: { type: 'string' } },
+  RateLimit: { required: true, description: 'Every window\'s remaining and reset, e.g. `"minute";r=99;t=60, "day";r=9999;t=40000`.', schema: { type: 'string' } },
+  'Retry-After': { required: true, description: 'Seconds to wait before retrying.', schema: { type: 'integer', minimum: 1 } },
+  ETag: { required: true, description: 'Strong tag of this representation (release, request, format and coding).', schema: { type: 'string' } },
+  'Cache-Control': { required: true, description: '`private, max-age=…` on a 200 or 304; `no-store` on an error.', schema: { type: 'string' } },
+  Vary: { required: true, description: 'Request headers that select the representation.', schema: { type: 'string' } },
   Link: { description: 'While more pages follow: `<…&cursor=…>; rel="next"`, this request with the next cursor (root-relative).', schema: { type: 'string', pattern: '^<[^>]+>; rel="next"$' } },
   'X-Next-Cursor': { description: 'CSV and Arrow only, while more pages follow: the next page\'s cursor.', schema: { type: 'string' } },
 };
 
 const LIMIT_HEADERS = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'RateLimit-Policy', 'RateLimit'];
-const headerRefs = (names: readonly string[], required: boolean) =>
-  Object.fromEntries(names.map((name) => [name, required ? { ...HEADERS[name], required: true } : { $ref: `#/components/headers/${name}` }]));
+/** References to the header components (which say whether each is required where it appears). */
+const headerRefs = (names: readonly string[]) => Object.fromEntries(names.map((name) => [name, { $ref: `#/components/headers/${name}` }]));
 
 /** An error response with one example per catalog error that gives it. */
 function errorResponse(description: string, errors: Record<string, ApiError>, headers: Json = {}): Json {
@@ -208,7 +208,7 @@ function errorResponse(description: string, errors: Record<string, ApiError>, he
 
 /** The responses every keyed /v1 operation can give besides its own. */
 function keyedErrors(extra400: Record<string, ApiError>): Json {
-  const limits = headerRefs(LIMIT_HEADERS, true);
+  const limits = headerRefs(LIMIT_HEADERS);
   return {
     400: errorResponse('Invalid request (spec 7.2).', {
       ...extra400,
@@ -222,11 +222,11 @@ function keyedErrors(extra400: Record<string, ApiError>): Json {
     414: errorResponse('Query string too long.', { tooLong: new QueryTooLongError(QUERY_LIMITS.maxBytes) }, limits),
     429: errorResponse('A rate limit is exceeded (spec 8); retry after `Retry-After` seconds.', { limited: new TooManyRequestsError(42) }, {
       ...limits,
-      'Retry-After': { ...HEADERS['Retry-After'], required: true },
+      ...headerRefs(['Retry-After']),
     }),
     500: errorResponse('Unexpected failure.', { internal: new InternalError() }),
     503: errorResponse('Data is still loading, or the key cannot be verified right now.', { loading: new NotReadyError(), keys: new KeysUnavailableError() }, {
-      'Retry-After': { ...HEADERS['Retry-After'], required: true },
+      ...headerRefs(['Retry-After']),
     }),
   };
 }
@@ -246,8 +246,8 @@ const ROW_BODIES = {
 };
 
 function pageResponses(envelope: string, text: { csv: string; arrow: string } = ROW_BODIES): Json {
-  const limits = headerRefs(LIMIT_HEADERS, true);
-  const caching = { ETag: { ...HEADERS.ETag, required: true }, 'Cache-Control': { ...HEADERS['Cache-Control'], required: true }, Vary: { ...HEADERS.Vary, required: true } };
+  const limits = headerRefs(LIMIT_HEADERS);
+  const caching = headerRefs(['ETag', 'Cache-Control', 'Vary']);
   const bodies: Record<string, Json> = {
     json: { schema: ref(envelope) },
     csv: { schema: { type: 'string', description: text.csv } },
@@ -282,15 +282,23 @@ export function openApiDocument(version: string): Json {
     info: {
       title: 'data-query-service',
       version,
+      // Keys come from an operator's invite (spec 5.2): that operator is who clients ask.
+      contact: { name: 'The operator who sent your invite link' },
       description:
         'Read-only API over gambling-industry financial data. Every /v1 request needs an `x-api-key` and counts against 100 requests a minute and 10,000 a day per key. Pages are keyset pages: follow `pagination.cursor` (JSON), `X-Next-Cursor` (CSV, Arrow) or `Link: rel="next"` (any format). Errors are JSON: `error`, and `details` for field errors. What changed, and when: [the changelog](/docs/changelog).',
     },
     servers: [{ url: '/' }],
+    tags: [
+      { name: 'data', description: 'The datasets: rows, totals and the catalog. Every request needs `x-api-key` and counts against the limits.' },
+      { name: 'operations', description: 'For orchestrators; no key.' },
+      { name: 'documentation', description: 'This document, its page and the changelog; no key.' },
+    ],
     security: [{ apiKey: [] }],
     paths: {
       '/v1/financials': {
         get: {
           operationId: 'getFinancials',
+          tags: ['data'],
           summary: 'Query a financial dataset',
           description: `Rows of one financial dataset, filtered by its dimensions. A parameter that is not a dimension of the metric is the invalid-filter-dimension error. Dimensions and metrics per metric:\n\n| metric | dimensions | metrics |\n|---|---|---|\n${perMetric}`,
           parameters: [...financialParams, ...dimensionParameters(new Set(financialParams.map((p) => p.name)))],
@@ -309,6 +317,7 @@ export function openApiDocument(version: string): Json {
       '/v1/reference': {
         get: {
           operationId: 'getReference',
+          tags: ['data'],
           summary: 'Query a reference dataset',
           description: 'Flat rows of a reference dataset. Any parameter other than dataset, limit and cursor is refused.',
           parameters: referenceParams,
@@ -325,6 +334,7 @@ export function openApiDocument(version: string): Json {
       '/v1/aggregate': {
         get: {
           operationId: 'getAggregate',
+          tags: ['data'],
           summary: 'Totals, averages, minima and maxima of a financial dataset, grouped',
           description: `Groups the rows of one financial dataset that pass the filters by up to ${MAX_GROUP_BY} dimensions and computes each measure per group: sums are exact (the double nearest the true sum), averages divide that sum by \`rows\`. Takes every filter of /v1/financials. What each metric may be combined with:\n\n${metricsTable()}\n\nWithout a filter or a grouping on \`state\`, only national rows (\`state\` "") are read, since a country's national row already totals its states' rows.`,
           parameters: [...aggregateParams, ...dimensionParameters(new Set(aggregateParams.map((p) => p.name)))],
@@ -352,14 +362,16 @@ export function openApiDocument(version: string): Json {
       '/v1/catalog': {
         get: {
           operationId: 'getCatalog',
+          tags: ['data'],
           summary: 'List every dataset',
+          description: 'Every dataset with its name, description, dimensions and metrics (spec 2.1), and, once a release is loaded, the release served and each dataset\'s row count and first and last year.',
           responses: {
             200: {
               description: 'The catalog (JSON only; Accept is not negotiated here).',
-              headers: { ...headerRefs(LIMIT_HEADERS, true), ETag: { ...HEADERS.ETag, required: true } },
+              headers: headerRefs([...LIMIT_HEADERS, 'ETag']),
               content: { 'application/json': { schema: ref('CatalogResponse') } },
             },
-            304: { description: 'If-None-Match holds the ETag.', headers: headerRefs(LIMIT_HEADERS, true) },
+            304: { description: 'If-None-Match holds the ETag.', headers: headerRefs(LIMIT_HEADERS) },
             ...keyedErrors({}),
           },
         },
@@ -367,7 +379,9 @@ export function openApiDocument(version: string): Json {
       '/healthz': {
         get: {
           operationId: 'getHealth',
+          tags: ['operations'],
           summary: 'Whether data is served (no key)',
+          description: 'For orchestrators and balancers: 200 with the release served once data is loaded, 503 while the first release loads.',
           security: [],
           responses: {
             200: {
@@ -380,13 +394,13 @@ export function openApiDocument(version: string): Json {
         },
       },
       '/openapi.json': {
-        get: { operationId: 'getOpenApi', summary: 'This document (no key)', security: [], responses: { 200: { description: 'OpenAPI 3.1', content: { 'application/json': { schema: { type: 'object' } } } }, ...edgeErrors() } },
+        get: { operationId: 'getOpenApi', tags: ['documentation'], summary: 'This document (no key)', description: 'The OpenAPI 3.1 description of this API, built from the code that serves it.', security: [], responses: { 200: { description: 'OpenAPI 3.1', content: { 'application/json': { schema: { type: 'object' } } } }, ...edgeErrors() } },
       },
       '/docs/changelog': {
-        get: { operationId: 'getChangelog', summary: 'CHANGELOG.md: dated changes, newest first (no key)', security: [], responses: { 200: { description: 'Markdown', content: { 'text/markdown': { schema: { type: 'string' } } } }, ...edgeErrors() } },
+        get: { operationId: 'getChangelog', tags: ['documentation'], summary: 'CHANGELOG.md: dated changes, newest first (no key)', description: 'Dated entries, newest first; changes that can break a client start with `Breaking:` (spec 9.4).', security: [], responses: { 200: { description: 'Markdown', content: { 'text/markdown': { schema: { type: 'string' } } } }, ...edgeErrors() } },
       },
       '/docs': {
-        get: { operationId: 'getDocs', summary: 'This document as a browsable page (no key)', security: [], responses: { 200: { description: 'HTML', content: { 'text/html': { schema: { type: 'string' } } } }, ...edgeErrors() } },
+        get: { operationId: 'getDocs', tags: ['documentation'], summary: 'This document as a browsable page (no key)', description: 'Swagger UI rendering /openapi.json, served from this origin only.', security: [], responses: { 200: { description: 'HTML', content: { 'text/html': { schema: { type: 'string' } } } }, ...edgeErrors() } },
       },
     },
     components: {

@@ -61,7 +61,7 @@ export function validateResponse(method: string, pathAndQuery: string, res: Rece
     const header = resolve(declared);
     const value = res.headers[name.toLowerCase()];
     if (value === undefined) {
-      if (declared.required) throw new Error(`${what}: missing documented header ${name}`);
+      if (declared.required || header.required) throw new Error(`${what}: missing documented header ${name}`);
       continue;
     }
     const text = Array.isArray(value) ? value.join(', ') : value;
