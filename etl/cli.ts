@@ -6,7 +6,7 @@ import { diffReleases, formatDiff } from './diff.ts';
 import { generateRelease, MAX_SCALE } from './generate.ts';
 import { DropRefused, loadDrop } from './load.ts';
 import { progressBar } from './progress.ts';
-import { formatList, listReleases, removeAbandoned, rollback } from './releases.ts';
+import { formatList, formatPrune, listReleases, pruneReleases, removeAbandoned, rollback } from './releases.ts';
 
 const integer = (raw: string) => {
   if (!/^\d+$/.test(raw)) throw new InvalidArgumentError('expected a non-negative integer');
@@ -104,6 +104,20 @@ program
   .action(async (release: string | undefined, opts: { dataDir?: string }) => {
     const [from, to] = await rollback(dataDir(opts), release);
     console.log(`current release: ${from ?? '(none)'} → ${to}`);
+  });
+
+program
+  .command('prune')
+  .description('Remove old releases from disk, keeping the N newest up to the current one; never the current one or a newer one')
+  .requiredOption('--keep <n>', 'releases to keep, the current one included (at least 1)', integer)
+  .option('--dry-run', 'print what would be removed, remove nothing', false)
+  .option(dataDirOption, 'DATA_DIR to prune (default: DATA_DIR of the environment, else ./datasets)')
+  .action(async (opts: { keep: number; dryRun: boolean; dataDir?: string }) => {
+    if (opts.keep < 1) {
+      console.error('etl: --keep must be at least 1: the current release counts as one and is never removed');
+      process.exit(2);
+    }
+    console.log(formatPrune(await pruneReleases(dataDir(opts), opts.keep, { dryRun: opts.dryRun }), opts.dryRun));
   });
 
 program

@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { readManifest, ReleaseError, type Manifest } from '../src/releases/manifest.ts';
-import { currentRelease, listReleaseDirs, readPointer, verifyRelease, writePointer } from '../src/releases/on-disk.ts';
+import { currentRelease, listReleaseDirs, readPointer, syncPath, verifyRelease, writePointer } from '../src/releases/on-disk.ts';
 
 // `etl list` and `etl rollback`: the releases of DATA_DIR and which one the pointer names.
 
@@ -51,8 +51,11 @@ export async function rollback(dataDir: string, release?: string): Promise<[stri
   return [from, to];
 }
 
-/** `.2026-11.tmp-4242` (a release being written) or `.CURRENT.tmp-4242` (a pointer), by the PID writing it. */
-const WORK_ENTRY = /^\.[^/]+\.tmp-(\d+)$/;
+/**
+ * `.2026-11.tmp-4242` (a release being written), `.CURRENT.tmp-4242` (a pointer) or
+ * `.2026-07.prune-4242` (a release being removed), by the PID doing it.
+ */
+const WORK_ENTRY = /^\.[^/]+\.(?:tmp|prune)-(\d+)$/;
 
 const alive = (pid: number) => {
   try {
@@ -80,4 +83,47 @@ export async function removeAbandoned(dataDir: string): Promise<string[]> {
   });
   for (const entry of abandoned) await fs.rm(path.join(dataDir, entry), { recursive: true, force: true });
   return abandoned;
+}
+
+export interface PruneResult {
+  readonly removed: string[];
+  readonly kept: string[];
+  readonly current: string | undefined;
+  /** Newer than the current release (withdrawn by a rollback): kept so a rollback can return to them. */
+  readonly withdrawn: string[];
+}
+
+/**
+ * Removes all but the `keep` newest releases up to the current one (which counts as
+ * one of them). The current release and any newer one (withdrawn by a rollback, kept
+ * so `etl rollback` can return to it) always stay. Each folder is renamed out of the
+ * release namespace first and DATA_DIR synced, so a crash leaves either the release
+ * or a `.ID.prune-PID` folder the next etl command removes, never half a release.
+ */
+export async function pruneReleases(dataDir: string, keep: number, options: { dryRun: boolean }): Promise<PruneResult> {
+  if (!Number.isInteger(keep) || keep < 1) throw new ReleaseError(`--keep must be a whole number of at least 1 (the current release counts as one); got ${keep}`);
+  const current = (await currentRelease(dataDir))?.manifest.release;
+  const ids = (await listReleaseDirs(dataDir)).map((dir) => path.basename(dir));
+  const withdrawn = ids.filter((id) => current !== undefined && id > current);
+  const candidates = ids.filter((id) => !withdrawn.includes(id)).reverse();
+  const kept = candidates.slice(0, keep).reverse();
+  const removed = candidates.slice(keep).reverse();
+  if (!options.dryRun) {
+    for (const id of removed) {
+      const doomed = path.join(dataDir, `.${id}.prune-${process.pid}`);
+      await fs.rename(path.join(dataDir, id), doomed);
+      await syncPath(dataDir);
+      await fs.rm(doomed, { recursive: true, force: true });
+    }
+  }
+  return { removed, kept, current, withdrawn };
+}
+
+export function formatPrune({ removed, kept, current, withdrawn }: PruneResult, dryRun: boolean): string {
+  const lines = removed.map((id) => `${dryRun ? 'would remove' : 'removed'} ${id}`);
+  const name = (id: string) => (id === current ? `${id} (current)` : id);
+  if (removed.length === 0) lines.push(`nothing to prune: ${kept.length} release${kept.length === 1 ? '' : 's'} up to the current one, keeping ${kept.length}`);
+  else lines.push(`kept ${kept.map(name).join(', ')}`);
+  if (withdrawn.length) lines.push(`kept ${withdrawn.join(', ')}: newer than the current release (withdrawn by a rollback), so \`etl rollback\` can return to ${withdrawn.length === 1 ? 'it' : 'them'}`);
+  return lines.join('\n');
 }
