@@ -2,7 +2,8 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { DuckDBDataChunk, DuckDBInstance, DOUBLE, INTEGER, VARCHAR, type DuckDBConnection, type DuckDBType } from '@duckdb/node-api';
 import { DATASETS, INTEGER_DIMENSIONS } from '../src/registry.ts';
-import { RELEASE_ID, sha256File, writeManifest, type Manifest } from '../src/releases/manifest.ts';
+import { RELEASE_ID, writeManifest, type Manifest } from '../src/releases/manifest.ts';
+import { datasetEntry } from './dataset-entry.ts';
 import { quoteIdent, quoteLiteral } from '../src/duckdb/sql-text.ts';
 import { COUNTRIES, SUB_NATIONAL, type Country } from './geo-data.ts';
 
@@ -125,7 +126,7 @@ export async function generateRelease(options: GenerateOptions): Promise<Manifes
     const datasets: Manifest['datasets'] = {};
     for (const def of DATASETS) {
       const file = `${def.name}.parquet`;
-      datasets[def.name] = { file, rows: rows[def.name]!, sha256: await sha256File(path.join(work, file)) };
+      datasets[def.name] = await datasetEntry(connection, def, work, { file, rows: rows[def.name]! });
     }
     const manifest: Manifest = { release: options.release, created_at: new Date().toISOString(), synthetic: true, datasets };
     await writeManifest(work, manifest);

@@ -5,7 +5,8 @@ import pino from 'pino';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { DATASETS, INTEGER_DIMENSIONS, type DatasetDef } from '../src/registry.ts';
 import { columnProblems, describeParquet, exampleRows, parquetSource, valueProblems, type Problem } from '../src/releases/checks.ts';
-import { RELEASE_ID, ReleaseError, sha256File, writeManifest, type Manifest } from '../src/releases/manifest.ts';
+import { RELEASE_ID, ReleaseError, writeManifest, type Manifest } from '../src/releases/manifest.ts';
+import { datasetEntry } from './dataset-entry.ts';
 import { currentRelease, syncPath, type ReleaseOnDisk, writePointer } from '../src/releases/on-disk.ts';
 import { Database } from '../src/duckdb/database.ts';
 import { loadRelease } from '../src/store/loader.ts';
@@ -208,15 +209,15 @@ async function publish(connection: DuckDBConnection, options: LoadOptions, plan:
           ...def.metrics.map((m) => `${quoteIdent(m)}::DOUBLE AS ${quoteIdent(m)}`),
         ];
         await connection.run(`COPY (SELECT ${columns.join(', ')} FROM read_parquet(${quoteLiteral(file)}) ORDER BY ${def.dimensions.map(quoteIdent).join(', ')}) TO ${quoteLiteral(out)} (FORMAT parquet, COMPRESSION zstd)`);
-        datasets[def.name] = { file: name, rows: plan.rows.get(def.name)!, sha256: await sha256File(out) };
+        datasets[def.name] = await datasetEntry(connection, def, work, { file: name, rows: plan.rows.get(def.name)! });
       } else {
         const from = plan.current!;
         const entry = from.manifest.datasets[def.name]!;
         step(`carrying ${def.name} over from ${from.manifest.release}`);
         await fs.copyFile(path.join(from.dir, entry.file), out);
-        const sha256 = await sha256File(out);
-        if (sha256 !== entry.sha256) throw new ReleaseError(`${path.join(from.dir, entry.file)}: SHA-256 is ${sha256} but its manifest says ${entry.sha256}; the current release was changed after publishing, so restore it or include ${name} in the drop`);
-        datasets[def.name] = { file: name, rows: entry.rows, sha256, carried_from: entry.carried_from ?? from.manifest.release };
+        const carried = await datasetEntry(connection, def, work, { file: name, rows: entry.rows, carried_from: entry.carried_from ?? from.manifest.release });
+        if (carried.sha256 !== entry.sha256) throw new ReleaseError(`${path.join(from.dir, entry.file)}: SHA-256 is ${carried.sha256} but its manifest says ${entry.sha256}; the current release was changed after publishing, so restore it or include ${name} in the drop`);
+        datasets[def.name] = carried;
       }
     }
     const now = (options.now ?? (() => new Date()))().toISOString();

@@ -10,6 +10,8 @@ import { renderErrors } from './http/errors.ts';
 import * as financials from './http/financials.ts';
 import * as healthz from './http/healthz.ts';
 import * as reference from './http/reference.ts';
+import * as releases from './http/releases.ts';
+import * as revisions from './http/revisions.ts';
 import { guardQuery } from './http/query-guard.ts';
 import { replayCachedAnswers } from './http/replay.ts';
 import { assignRequestId } from './http/request-id.ts';
@@ -45,6 +47,8 @@ export function createApp(services: Services, options: AppOptions = {}): Koa {
   reference.register(router, services);
   aggregate.register(router, services);
   catalog.register(router, services);
+  releases.register(router, services);
+  revisions.register(router, services);
   docs.register(router, services);
 
   app.use(router.routes());

@@ -112,7 +112,15 @@ export const settings = {
   BENCH_DISABLE_LIMITS: { schema: flag(false), help: 'Bench-only: count no request against any limit (never set it in production)' },
   RELEASE_GRACE_SECONDS: {
     schema: count(3600, 'seconds'),
-    help: 'How long a replaced release stays loaded after a switch, so cursors issued on it keep paging; then they get "Invalid pagination cursor"',
+    help: 'How long a release other than the current one (the one a switch replaced, or one asked for by release=) stays loaded after its last request; a later request loads it again',
+  },
+  RELEASES_IN_MEMORY: {
+    schema: positiveInt(3),
+    help: 'Most releases loaded at once, the current one included; the least recently used other one is unloaded to make room',
+  },
+  RELEASE_LOAD_WAIT_MS: {
+    schema: positiveInt(15_000),
+    help: 'Longest a request for a release that is not loaded waits for its load before a 503 with Retry-After (the load goes on)',
   },
   RELEASE_POLL_MS: {
     schema: positiveInt(1000),
@@ -129,6 +137,10 @@ export const settings = {
   AGGREGATE_KEEP_BYTES: {
     schema: count(64 * 1024 * 1024, 'bytes'),
     help: 'Bound of the aggregate results kept whole for paging (docs/api.md "Aggregates"); a result evicted mid-walk is computed again',
+  },
+  REVISIONS_KEEP_BYTES: {
+    schema: count(64 * 1024 * 1024, 'bytes'),
+    help: 'Bound of the /v1/revisions diffs kept whole for paging (docs/api.md "Revisions"); a diff evicted mid-walk is computed again',
   },
   REPLAY_MAX_BYTES: {
     schema: count(8 * 1024 * 1024, 'bytes'),

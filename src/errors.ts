@@ -257,6 +257,30 @@ export class NotReadyError extends ApiError {
   }
 }
 
+/** `release=` names no published release. */
+export class UnknownReleaseError extends ApiError {
+  override readonly code = 'unknown_release';
+  constructor(release: string) {
+    super(404, { error: `Unknown release '${release}'; GET /v1/releases lists the published ones` });
+  }
+}
+
+/** A published release that is not loaded took longer than RELEASE_LOAD_WAIT_MS to load; the load goes on. */
+export class ReleaseLoadingError extends ApiError {
+  override readonly code = 'release_loading';
+  constructor(release: string) {
+    super(503, { error: `Release '${release}' is loading; try again shortly` }, { 'Retry-After': '5' });
+  }
+}
+
+/** A published release whose files fail the load's checks; the log has why, and it is tried again after a minute. */
+export class ReleaseUnavailableError extends ApiError {
+  override readonly code = 'release_unavailable';
+  constructor(release: string) {
+    super(503, { error: `Release '${release}' cannot be served now; try again later` }, { 'Retry-After': '60' });
+  }
+}
+
 /** Admin only: the release DATA_DIR's pointer names cannot be loaded; the served one keeps serving. */
 export class ReleaseLoadError extends ApiError {
   override readonly code = 'release_load_failed';

@@ -1,7 +1,7 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { ResponseCache } from './cache/store.ts';
 import type { Clock } from './limits/limiter.ts';
-import type { CurrentRelease } from './store/current-release.ts';
+import type { ResidentReleases } from './store/resident-releases.ts';
 
 // Everything /metrics exposes (docs/deploy.md "Metrics"). One registry per running
 // service, not prom-client's global one, so two services in one process (tests)
@@ -41,6 +41,12 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly revisionComputations = new Counter({
+    name: 'dqs_revision_computations_total',
+    help: 'Revisions diffs computed by DuckDB (a FULL JOIN of two releases); every page of one walk is sliced from one computation',
+    registers: [this.registry],
+  });
+
   readonly limiterRefusals = new Counter({
     name: 'dqs_limiter_refusals_total',
     help: 'Requests refused with 429, by limiter (key: per API key; bad_key: per address for missing or invalid keys)',
@@ -58,6 +64,13 @@ export class Metrics {
   readonly releaseSwitchFailures = new Counter({
     name: 'dqs_release_switch_failures_total',
     help: 'Distinct failures to serve what DATA_DIR/CURRENT names (an unreadable pointer, a missing folder, a bad manifest, a file that fails its checks); a failure repeated by later polls counts once',
+    registers: [this.registry],
+  });
+
+  readonly releaseLoadSeconds = new Histogram({
+    name: 'dqs_release_load_seconds',
+    help: 'Time to load a release asked for by release= or a cursor that was not loaded (checksums, tables, self-check)',
+    buckets: [0.5, 1, 2, 5, 10, 20, 40, 80],
     registers: [this.registry],
   });
 
@@ -93,7 +106,7 @@ export class Metrics {
   }
 
   /** Gauges read at scrape time from what the service holds. */
-  observe(sources: { cache: ResponseCache; release: CurrentRelease; clock: Clock }): void {
+  observe(sources: { cache: ResponseCache; release: ResidentReleases; clock: Clock }): void {
     new Gauge({
       name: 'dqs_response_cache_bytes',
       help: 'Bytes held by the response cache (bodies and keys)',
@@ -111,6 +124,14 @@ export class Metrics {
         this.reset();
         const id = sources.release.get()?.id;
         if (id) this.set({ release: id }, 1);
+      },
+    });
+    new Gauge({
+      name: 'dqs_releases_loaded',
+      help: 'Releases loaded in DuckDB, the current one included (at most RELEASES_IN_MEMORY, more only while a release chosen for unloading is still read)',
+      registers: [this.registry],
+      collect() {
+        this.set(sources.release.size);
       },
     });
     new Gauge({

@@ -8,10 +8,13 @@ import { createApp } from './app.ts';
 import { LruResponseCache } from './cache/lru.ts';
 import { NoopResponseCache } from './cache/noop.ts';
 import type { Config } from './config.ts';
-import { CurrentRelease } from './store/current-release.ts';
 import { Database } from './duckdb/database.ts';
 import type { LoadedRelease } from './store/loader.ts';
+import { LoadQueue } from './store/load-queue.ts';
 import { ReleaseSwitcher, type SwitchResult } from './store/release-switcher.ts';
+import { ResidentReleases } from './store/resident-releases.ts';
+import { Vintages } from './store/vintages.ts';
+import { PublishedReleases } from './releases/published.ts';
 import { currentRelease } from './releases/on-disk.ts';
 import { ReleaseError } from './releases/manifest.ts';
 import { FileKeyStore } from './keys/file-store.ts';
@@ -23,7 +26,9 @@ import type { Clock, LimitPolicy, Limiter } from './limits/limiter.ts';
 import { MemoryLimiter } from './limits/memory.ts';
 import { NoopLimiter } from './limits/noop.ts';
 import { RedisLimiter } from './limits/redis.ts';
-import { AggregateResults } from './query/aggregate-results.ts';
+import { resultBytes } from './query/aggregate.ts';
+import { KeptResults } from './query/kept-results.ts';
+import { revisionBytes } from './query/revisions.ts';
 import { CursorCodec } from './query/cursor.ts';
 import { Metrics } from './metrics.ts';
 import { connectRedis } from './redis.ts';
@@ -77,24 +82,45 @@ export async function startService(config: Config, log: Logger, options: { clock
     timings: { waited: (s) => metrics.poolWaitSeconds.observe(s), held: (s) => metrics.querySeconds.observe(s) },
   });
   const cache = config.CACHE_MAX_BYTES > 0 ? new LruResponseCache(config.CACHE_MAX_BYTES) : new NoopResponseCache();
-  const release = new CurrentRelease(clock, config.RELEASE_GRACE_SECONDS * 1000);
-  // Cache keys name the release too, but a body rendered from the old one must not
-  // outlive it: emptied at a switch, and again when a retained release is dropped.
+  const release = new ResidentReleases(clock, { idleMs: config.RELEASE_GRACE_SECONDS * 1000, capacity: config.RELEASES_IN_MEMORY });
+  const published = new PublishedReleases(config.DATA_DIR);
+  // Cache keys name the release, and a release's answers never change while it is
+  // published: emptied at a switch (the old current's bodies are rarely asked for
+  // again), and when a release is withdrawn or removed.
   release.onChange(() => cache.clear());
+  published.onChange(() => cache.clear());
   metrics.observe({ cache, release, clock });
-  release.onExpire(() => cache.clear());
-  const aggregates = new AggregateResults({
-    maxBytes: config.AGGREGATE_KEEP_BYTES,
-    maxGroups: config.AGGREGATE_MAX_GROUPS,
-    counted: () => metrics.aggregateComputations.inc(),
+  const aggregates = new KeptResults({ maxBytes: config.AGGREGATE_KEEP_BYTES, sizeOf: resultBytes, counted: () => metrics.aggregateComputations.inc() });
+  const revisions = new KeptResults({ maxBytes: config.REVISIONS_KEEP_BYTES, sizeOf: revisionBytes, counted: () => metrics.revisionComputations.inc() });
+  published.onChange(() => {
+    aggregates.forgetUnless((id) => published.has(id));
+    revisions.forgetUnless((id) => published.has(id));
   });
-  release.onExpire(() => aggregates.forgetUnless((id) => release.find(id) !== undefined));
-  const switcher = new ReleaseSwitcher({ dataDir: config.DATA_DIR, db, current: release, log, pollMs: config.RELEASE_POLL_MS, onFailure: () => metrics.releaseSwitchFailures.inc() });
+  const queue = new LoadQueue(db);
+  const vintages = new Vintages({ queue, resident: release, published, log, clock, loaded: (s) => metrics.releaseLoadSeconds.observe(s) });
+  const switcher = new ReleaseSwitcher({
+    dataDir: config.DATA_DIR,
+    queue,
+    current: release,
+    log,
+    pollMs: config.RELEASE_POLL_MS,
+    onFailure: () => metrics.releaseSwitchFailures.inc(),
+    afterPoll: async () => {
+      const current = release.get();
+      if (current) await published.refresh(current.id);
+      await vintages.trim();
+    },
+  });
   const services: Services = {
     db,
     release,
+    published,
+    vintages,
+    releaseWaitMs: config.RELEASE_LOAD_WAIT_MS,
     cursors: new CursorCodec(Buffer.from(cursorSecret, 'hex')),
     aggregates,
+    aggregateMaxGroups: config.AGGREGATE_MAX_GROUPS,
+    revisions,
     cache,
     cacheControl: `private, max-age=${config.CACHE_MAX_AGE_SECONDS}`,
     keys,
@@ -114,7 +140,7 @@ export async function startService(config: Config, log: Logger, options: { clock
   const adminApp = createAdminApp({
     keys,
     invites,
-    releases: { reload: () => switcher.reload('admin request'), retained: () => release.retainedIds() },
+    releases: { reload: () => switcher.reload('admin request'), retained: () => release.otherIds() },
     publicUrl: config.PUBLIC_URL ?? url,
     clock,
     token: adminToken,

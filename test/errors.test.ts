@@ -6,14 +6,19 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { DATASETS } from '../src/registry.ts';
 import { createApp } from '../src/app.ts';
-import { CurrentRelease } from '../src/store/current-release.ts';
+import { ResidentReleases } from '../src/store/resident-releases.ts';
+import { PublishedReleases } from '../src/releases/published.ts';
+import { LoadQueue } from '../src/store/load-queue.ts';
+import { Vintages } from '../src/store/vintages.ts';
 import { Database } from '../src/duckdb/database.ts';
 import { FileInviteStore } from '../src/invites/file-store.ts';
 import { FileKeyStore } from '../src/keys/file-store.ts';
 import { MemoryLimiter } from '../src/limits/memory.ts';
 import { createLogger } from '../src/log.ts';
 import { NoopResponseCache } from '../src/cache/noop.ts';
-import { AggregateResults } from '../src/query/aggregate-results.ts';
+import { KeptResults } from '../src/query/kept-results.ts';
+import type { AggregateResult } from '../src/query/aggregate.ts';
+import type { RevisionResult } from '../src/query/revisions.ts';
 import { CursorCodec } from '../src/query/cursor.ts';
 import { Metrics } from '../src/metrics.ts';
 import { send, startTestService, tempDir, type Response, type TestService } from './helpers/service.ts';
@@ -225,10 +230,15 @@ loading('data routes answer 503 with Retry-After; catalog and key checks still w
   const db = await Database.open({ connections: 1, threads: 1 });
   const limits = new MemoryLimiter({ perMinute: 100, perDay: 10_000 }, Date.now);
   const badKeys = new MemoryLimiter({ perMinute: 30 }, Date.now);
+  const release = new ResidentReleases();
+  const published = new PublishedReleases(stateDir);
+  const log = createLogger('silent');
   const services = {
-    db, release: new CurrentRelease(), cursors: new CursorCodec(Buffer.alloc(32)), cache: new NoopResponseCache(), cacheControl: 'private, max-age=60',
-    aggregates: new AggregateResults({ maxBytes: 1 << 20, maxGroups: 1000, counted: () => {} }),
-    keys, limits, badKeys, clock: Date.now, log: createLogger('silent'), metrics: new Metrics(),
+    db, release, published, releaseWaitMs: 1000, vintages: new Vintages({ queue: new LoadQueue(db), resident: release, published, log, clock: Date.now }),
+    cursors: new CursorCodec(Buffer.alloc(32)), cache: new NoopResponseCache(), cacheControl: 'private, max-age=60',
+    aggregates: new KeptResults<AggregateResult>({ maxBytes: 1 << 20, sizeOf: () => 1, counted: () => {} }), aggregateMaxGroups: 1000,
+    revisions: new KeptResults<RevisionResult>({ maxBytes: 1 << 20, sizeOf: () => 1, counted: () => {} }),
+    keys, limits, badKeys, clock: Date.now, log, metrics: new Metrics(),
     invites: await FileInviteStore.open(stateDir), claimGuard: new MemoryLimiter({ perMinute: 10 }, Date.now),
   };
   const server = http.createServer(createApp(services).callback()).listen(0, '127.0.0.1');

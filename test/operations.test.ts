@@ -189,6 +189,7 @@ codes('every error in the catalog has its own stable snake_case code', () => {
     new errors.NotAcceptableError(['application/json']), new errors.ConflictError('x'), new errors.ReleaseLoadError('x'),
     new errors.InvalidGroupByError('a', 'b', []), new errors.InvalidMeasureError('a', 'b', []), new errors.InvalidOrderError('a', []),
     new errors.MixedUnitsError('x'), new errors.MixedTotalsError('x'), new errors.RateSumError('x'), new errors.TooManyGroupsError(2, 1),
+    new errors.UnknownReleaseError('2026-01'), new errors.ReleaseLoadingError('2026-01'), new errors.ReleaseUnavailableError('2026-01'),
   ];
   const catalog = Object.values(errors).filter((e) => typeof e === 'function' && e.prototype instanceof errors.ApiError);
   assert.is(instances.length, catalog.length, 'every class of the catalog is listed here');

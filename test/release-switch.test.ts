@@ -143,7 +143,7 @@ live('a published release is switched in under concurrent traffic: zero non-200s
   assert.equal(health.json, { status: 'ok', release: '2026-11', retained: ['2026-10'] });
 });
 
-live('a cursor issued before a switch keeps paging through its release; after the grace period it is invalid', async () => {
+live('a cursor issued before a switch keeps paging through its release; once its release is unloaded, it loads it again', async () => {
   const service = state.service!;
   const q = '/v1/financials?metric=ggr&limit=100';
   const first = await service.get(q);
@@ -161,10 +161,15 @@ live('a cursor issued before a switch keeps paging through its release; after th
   assert.is.not(fresh.text, first.text);
 
   state.now += GRACE_SECONDS * 1000;
-  const expired = await service.get(`${q}&cursor=${encodeURIComponent(first.json.pagination.cursor)}`);
-  assert.equal([expired.status, expired.json], [400, { error: 'Invalid pagination cursor' }]);
-  await waitFor('the expired release dropped', async () => service.logs.find((l) => l.msg === 'grace period over: dropped the previous release' && l.release === '2026-11'));
+  await waitFor('the idle release unloaded', async () => service.logs.find((l) => l.msg === 'unloaded a release' && l.release === '2026-11'));
   assert.equal((await service.get('/healthz')).json.retained, []);
+  // Another page size: not a cached body, so its rows come from the release loaded again.
+  const again = await service.get(`/v1/financials?metric=ggr&limit=99&cursor=${encodeURIComponent(first.json.pagination.cursor)}`);
+  assert.is(again.status, 200);
+  assert.equal(again.json.data, pages[1]!.json.data.slice(0, 99));
+  assert.is(again.json.meta.release, '2026-11');
+  assert.ok(service.logs.some((l) => l.msg === 'release loaded on demand' && l.release === '2026-11'));
+  assert.equal((await service.get('/healthz')).json.retained, ['2026-11']);
 });
 
 live('etl rollback switches the server back', async () => {
@@ -174,10 +179,10 @@ live('etl rollback switches the server back', async () => {
   assert.equal(await rollback(state.dataDir), ['2026-12', '2026-11']);
   await untilServing(service, '2026-11');
   assert.ok(Math.abs((await ggr()) / tripled - 2 / 3) < 1e-9, 'ggr × 2 again');
-  // Forward again: 2026-12 is retained, so the switch reuses it instead of loading it.
+  // Forward again: 2026-12 is still loaded (withdrawn, not removed), so the switch reuses it instead of loading it.
   await rollback(state.dataDir, '2026-12');
   await untilServing(service, '2026-12');
-  assert.ok(service.logs.some((l) => l.msg === 'switching back to a retained release' && l.release === '2026-12'));
+  assert.ok(service.logs.some((l) => l.msg === 'switching to a loaded release' && l.release === '2026-12'));
 });
 
 live('a corrupt release leaves the server on its old data and says why; the admin reload reports it', async () => {
@@ -244,7 +249,7 @@ hup.run();
 // Issue 14 item 2: the poll's drop of an expired release used to run under a request
 // still waiting to read it (a 500: "Table … does not exist").
 const held = suite('a release held by a request in flight');
-held('its grace period ends and a poll runs while the request waits for a connection: it answers 200 from its release, and the release is dropped after', async () => {
+held('its idle time ends and a poll runs while the request waits for a connection: it answers 200 from its release, and the release is unloaded after', async () => {
   const dataDir = await tempDir('dqs-releases-');
   let now = Date.now();
   let open = () => {};
@@ -264,16 +269,17 @@ held('its grace period ends and a poll runs while the request waits for a connec
     await new Promise((resolve) => setTimeout(resolve, 200));
     now += 61_000;
     await new Promise((resolve) => setTimeout(resolve, 400)); // several polls
-    assert.not.ok(service.logs.some((l) => l.msg === 'grace period over: dropped the previous release'), 'not dropped while held');
+    assert.not.ok(service.logs.some((l) => l.msg === 'unloaded a release'), 'not dropped while held');
     open();
     await busy;
     const res = await inFlight;
     assert.is(res.status, 200, res.text);
     assert.is(res.text, expected);
     assert.is(res.json.meta.release, '2026-10');
-    await waitFor('dropped once let go', async () => service.logs.find((l) => l.msg === 'grace period over: dropped the previous release' && l.release === '2026-10'));
+    now += 61_000; // idle since the request let go
+    await waitFor('dropped once let go', async () => service.logs.find((l) => l.msg === 'unloaded a release' && l.release === '2026-10'));
     const after = await service.get(`${q}&cursor=${cursor}`);
-    assert.equal([after.status, after.json], [400, { error: 'Invalid pagination cursor' }]);
+    assert.equal([after.status, after.text], [200, expected], 'loaded again for the cursor');
   } finally {
     open();
     await service.stop();
@@ -301,7 +307,9 @@ pointer('a missing folder, a bad manifest, an unreadable CURRENT: one error line
     await writePointer(dataDir, '2026-08');
     await new Promise((resolve) => setTimeout(resolve, 1000));
     assert.is(failures().length, 2, 'one line for the bad manifest');
-    await fs.writeFile(path.join(dataDir, 'CURRENT'), 'not a release\n');
+    // Renamed into place: a poll between writeFile's truncate and its write would read "" instead, another failure.
+    await fs.writeFile(path.join(dataDir, '.CURRENT.test'), 'not a release\n');
+    await fs.rename(path.join(dataDir, '.CURRENT.test'), path.join(dataDir, 'CURRENT'));
     await new Promise((resolve) => setTimeout(resolve, 1000));
     assert.is(failures().length, 3, 'one line for the unreadable pointer, not silence');
     assert.match(failures()[2].msg, /not a release id/);

@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import cliProgress from 'cli-progress';
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { DataQueryClient, DataQueryError, DataQueryNetworkError, type AggregateQuery, type Filters, type Metric, type Page, type RetryEvent, type WalkOptions } from '../client/index.ts';
+import { DataQueryClient, DataQueryError, DataQueryNetworkError, type AggregateQuery, type Filters, type Metric, type Page, type RetryEvent, type RevisionQuery, type WalkOptions } from '../client/index.ts';
 import { DATASETS, type DatasetDef } from '../registry.ts';
 import { queryCliEnvironment } from '../config.ts';
 import { mergeArrowPages } from './arrow-pages.ts';
@@ -15,11 +15,12 @@ type Format = 'json' | 'csv' | 'arrow';
 interface Run {
   readonly client: DataQueryClient;
   /** The pages of what is asked (rows or groups), in `format`. */
-  readonly pages: (format: Format, walk: Pick<WalkOptions, 'limit' | 'cursor' | 'maxPages'>) => AsyncGenerator<Page<unknown>>;
+  readonly pages: (format: Format, walk: Pick<WalkOptions, 'limit' | 'cursor' | 'maxPages' | 'release'>) => AsyncGenerator<Page<unknown>>;
   readonly format: Format;
   readonly all: boolean;
   readonly limit: number;
   readonly cursor: string | undefined;
+  readonly release: string | undefined;
 }
 
 const integer = (name: string) => (text: string) => {
@@ -69,7 +70,7 @@ async function write(text: string | Uint8Array): Promise<void> {
 }
 
 async function query(run: Run, bar: ReturnType<typeof progress>): Promise<string | undefined> {
-  const walk = { limit: run.limit, cursor: run.cursor, maxPages: run.all ? Infinity : 1 };
+  const walk = { limit: run.limit, cursor: run.cursor, maxPages: run.all ? Infinity : 1, release: run.release };
   let next: string | undefined;
   if (run.format === 'json') {
     // One JSON array whatever the number of pages, written as pages arrive.
@@ -120,8 +121,14 @@ function addQueryOptions(command: Command, def: DatasetDef, unit: string): Comma
     .option('--all', 'walk every page (default: the first page only)')
     .addOption(new Option('--limit <n>', `${unit} per page, 1 to 1000`).argParser(integer('--limit')).default(1000))
     .addOption(new Option('--format <format>', 'output format').choices(['json', 'csv', 'arrow']).default('json'))
-    .option('--cursor <cursor>', 'start from this cursor (printed when a walk stops early)');
+    .option('--cursor <cursor>', 'start from this cursor (printed when a walk stops early)')
+    .addOption(new Option('--release <YYYY-MM>', 'read this published release instead of the current one (`query -- releases` lists them)').argParser(releaseId('--release')));
 }
+
+const releaseId = (name: string) => (text: string) => {
+  if (!/^\d{4}-(0[1-9]|1[0-2])$/.test(text)) throw new InvalidArgumentError(`${name} must be a release id like 2026-11`);
+  return text;
+};
 
 function filtersOf(def: DatasetDef, options: Record<string, unknown>): Filters<Metric> {
   const filters: Record<string, unknown> = { period: options.period };
@@ -134,11 +141,16 @@ function program(env: NodeJS.ProcessEnv): Command {
     .description('Query the data query service; rows go to stdout, progress to stderr')
     .addHelpText('after', '\nEnvironment: DQS_API_KEY (required, your sk_live_ key), DQS_URL (default http://127.0.0.1:3000).')
     .showHelpAfterError();
-  const start = async (options: Record<string, unknown>, pages: (client: DataQueryClient) => Run['pages']) => {
+  const connect = (onRetry?: (event: RetryEvent) => void) => {
     const apiKey = env.DQS_API_KEY;
     if (!apiKey) throw new CliError('DQS_API_KEY is not set: export DQS_API_KEY=sk_live_… (ask the operator for an invite if you have no key)');
-    const bar = progress();
-    const client = new DataQueryClient({ baseUrl: env.DQS_URL ?? 'http://127.0.0.1:3000', apiKey, onRetry: (event) => bar.retry(event) });
+    return new DataQueryClient({ baseUrl: env.DQS_URL ?? 'http://127.0.0.1:3000', apiKey, onRetry });
+  };
+  const start = async (options: Record<string, unknown>, pages: (client: DataQueryClient) => Run['pages']) => {
+    let bar: ReturnType<typeof progress> | undefined;
+    // Before the bar starts: a missing key must not leave its timer running.
+    const client = connect((event) => bar!.retry(event));
+    bar = progress();
     try {
       const next = await query({
         client,
@@ -147,6 +159,7 @@ function program(env: NodeJS.ProcessEnv): Command {
         all: options.all === true,
         limit: options.limit as number,
         cursor: options.cursor as string | undefined,
+        release: options.release as string | undefined,
       }, bar);
       bar.stop();
       if (next) process.stderr.write(`More rows: add --all for every page, or --cursor ${next} for the next one\n`);
@@ -177,6 +190,23 @@ function program(env: NodeJS.ProcessEnv): Command {
         }),
       );
   }
+  const revisions = cli.command('revisions').description('Rows that differ between two published releases (GET /v1/revisions)');
+  for (const def of financialSets) {
+    addQueryOptions(revisions.command(def.name).description(`Revised ${def.name} rows: added, removed or changed`), def, 'rows')
+      .addOption(new Option('--from <YYYY-MM>', 'the earlier release (default: the one before --to)').argParser(releaseId('--from')))
+      .addOption(new Option('--to <YYYY-MM>', 'the later release (default: the current one)').argParser(releaseId('--to')))
+      .addOption(new Option('--change <kind>', 'only rows of this kind; repeat for several').choices(['added', 'removed', 'changed']).argParser(collect((text) => text)))
+      .action((options: Record<string, unknown>) => {
+        if (options.release !== undefined) throw new CliError('--release has no meaning for revisions: name the releases with --from and --to');
+        return start(options, (client) => (format, walk) => {
+          const revisionQuery = { ...filtersOf(def, options), from: options.from, to: options.to, change: options.change };
+          return client.revisionPages(def.name as Metric, revisionQuery as RevisionQuery<Metric>, format, walk);
+        });
+      });
+  }
+  cli.command('releases').description('The published releases, newest first, as JSON (GET /v1/releases)').action(async () => {
+    await write(`${JSON.stringify(await connect().releases(), null, 2)}\n`);
+  });
   return cli;
 }
 

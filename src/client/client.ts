@@ -1,7 +1,7 @@
 import { request, type Dispatcher } from 'undici';
 import { DataQueryError, DataQueryNetworkError } from './errors.ts';
 import { backoffMs, DEFAULT_RETRY, retryAfterMs, type RetryEvent, type RetryPolicy } from './retry.ts';
-import type { AggregateMeta, AggregateQuery, AggregateRow, CatalogEntry, ErrorDetails, FinancialRow, Filters, Metric, Page, RateLimit, ReferenceDataset, ReferenceRow } from './types.ts';
+import type { AggregateMeta, AggregateQuery, AggregateRow, CatalogEntry, ErrorDetails, FinancialRow, Filters, Metric, Page, RateLimit, ReferenceDataset, ReferenceRow, ReleaseInfo, RevisionQuery, RevisionRow } from './types.ts';
 
 export interface ClientOptions {
   /** Where the API is, e.g. `https://data.example.com` (paths start at /v1). */
@@ -27,10 +27,12 @@ export interface WalkOptions<Body = unknown> {
   readonly maxPages?: number;
   /** Told about each page before its rows are yielded: cursor, rate limit left. */
   readonly onPage?: (page: Page<Body>) => void;
+  /** A published release `YYYY-MM` to read instead of the current one (`releases()` lists them). */
+  readonly release?: string;
 }
 
 export interface FinancialPage<M extends Metric> {
-  readonly meta: { dataset: M; metric: M; filters_applied: Record<string, string[]>; row_count: number };
+  readonly meta: { dataset: M; metric: M; filters_applied: Record<string, string[]>; row_count: number; release: string };
   readonly data: FinancialRow<M>[];
   readonly pagination: { cursor: string; has_more: boolean };
 }
@@ -38,6 +40,12 @@ export interface FinancialPage<M extends Metric> {
 export interface ReferencePage<R extends ReferenceDataset> {
   readonly meta: { dataset: R; row_count: number };
   readonly data: ReferenceRow<R>[];
+  readonly pagination: { cursor: string; has_more: boolean };
+}
+
+export interface RevisionPage<M extends Metric> {
+  readonly meta: { dataset: M; metric: M; from: string; to: string; change?: string[]; filters_applied: Record<string, string[]>; row_count: number };
+  readonly data: RevisionRow<M>[];
   readonly pagination: { cursor: string; has_more: boolean };
 }
 
@@ -125,8 +133,28 @@ export class DataQueryClient {
     return this.walk('/v1/aggregate', params, format, options);
   }
 
-  async catalog(): Promise<CatalogEntry[]> {
-    const answer = await this.send('/v1/catalog', {}, 'json');
+  /**
+   * Every row of `metric` that differs between two published releases
+   * (GET /v1/revisions): e.g. `revisions('ggr', { from: '2026-10', to: '2026-11', country: 'France' })`.
+   */
+  async *revisions<M extends Metric>(metric: M, query: RevisionQuery<M> = {} as RevisionQuery<M>, options: WalkOptions<RevisionPage<M>> = {}): AsyncGenerator<RevisionRow<M>> {
+    for await (const page of this.revisionPages(metric, query, 'json', options)) yield* page.body.data;
+  }
+
+  /** The pages behind `revisions`, in any format: JSON envelopes, CSV text, or Arrow IPC streams. */
+  revisionPages<M extends Metric, F extends keyof typeof MEDIA>(metric: M, query: RevisionQuery<M>, format: F, options: WalkOptions<FormatBody<F, RevisionPage<M>>> = {}): AsyncGenerator<Page<FormatBody<F, RevisionPage<M>>>> {
+    // A revisions walk names its releases with from and to; `release` has no meaning there.
+    return this.walk('/v1/revisions', { metric, ...query } as Params, format, { ...options, release: undefined });
+  }
+
+  /** The published releases, newest first (GET /v1/releases). */
+  async releases(): Promise<ReleaseInfo[]> {
+    const answer = await this.send('/v1/releases', {}, 'json');
+    return (JSON.parse(answer.body.toString('utf8')) as { releases: ReleaseInfo[] }).releases;
+  }
+
+  async catalog(options: { release?: string } = {}): Promise<CatalogEntry[]> {
+    const answer = await this.send('/v1/catalog', { release: options.release }, 'json');
     return (JSON.parse(answer.body.toString('utf8')) as { datasets: CatalogEntry[] }).datasets;
   }
 
@@ -145,7 +173,7 @@ export class DataQueryClient {
     for (let pages = 0; pages < (options.maxPages ?? Infinity); pages++) {
       let answer: Answer;
       try {
-        answer = await this.send(path, { ...params, limit: options.limit ?? 1000, cursor }, format);
+        answer = await this.send(path, { ...params, release: options.release, limit: options.limit ?? 1000, cursor }, format);
       } catch (err) {
         if (err instanceof DataQueryError || err instanceof DataQueryNetworkError) err.resumeCursor = cursor;
         throw err;

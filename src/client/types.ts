@@ -61,6 +61,38 @@ export interface AggregateMeta<M extends Metric> {
   readonly release: string;
 }
 
+/** What /v1/revisions takes besides the metric: every filter of `metric`, the two releases and the kinds of change. */
+export type RevisionQuery<M extends Metric> = Filters<M> & {
+  /** The earlier release `YYYY-MM`; by default the one published before `to`. */
+  readonly from?: string;
+  /** The later release; by default the current one. */
+  readonly to?: string;
+  readonly change?: Change | readonly Change[];
+};
+
+export type Change = 'added' | 'removed' | 'changed';
+
+export interface RevisionRow<M extends Metric> {
+  readonly dimensions: FinancialRow<M>['dimensions'];
+  readonly change: Change;
+  /** The metrics in `from`; null for an added row. */
+  readonly before: FinancialRow<M>['values'] | null;
+  /** The metrics in `to`; null for a removed row. */
+  readonly after: FinancialRow<M>['values'] | null;
+}
+
+/** One entry of GET /v1/releases. */
+export interface ReleaseInfo {
+  readonly id: string;
+  readonly published_at: string;
+  readonly current: boolean;
+  readonly synthetic: boolean;
+  readonly datasets: Readonly<Record<string, { readonly row_count: number; readonly first_year?: number; readonly last_year?: number }>>;
+  /** Rows added, removed and changed per dataset against `changes_against`. */
+  readonly changes?: Readonly<Record<string, { readonly added: number; readonly removed: number; readonly changed: number }>>;
+  readonly changes_against?: string;
+}
+
 export type ReferenceRow<R extends ReferenceDataset> = { readonly [D in Extract<Reference, { name: R }>['dimensions'][number]]: string };
 
 export interface CatalogEntry {

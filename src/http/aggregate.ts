@@ -13,7 +13,7 @@ import { respondCacheable } from './cacheable.ts';
 import { dimensionFilters, filterParams, filtersApplied, yearParam } from './dimension-filters.ts';
 import { negotiateFormat, type Format } from './formats.ts';
 import { holdRelease, setNextPage } from './paging.ts';
-import { cursorParam, limitParam, parseQuery, periodParam, repeatable, single } from './params.ts';
+import { cursorParam, limitParam, parseQuery, periodParam, releaseParam, repeatable, single } from './params.ts';
 
 // GET /v1/aggregate: totals, averages, minima and maxima of a financial dataset's
 // metrics over any filter, grouped by up to six dimensions (docs/api.md "Aggregates").
@@ -36,6 +36,7 @@ export const schema = v.objectWithRest(
     period: periodParam,
     limit: limitParam(1000),
     cursor: cursorParam,
+    release: releaseParam,
     group_by: groupByParam,
     measure: v.optional(repeatable(v.pipe(v.string(), v.minLength(1, 'Expected <metric> or <metric>:<fn>')))),
     order: v.optional(single(v.pipe(v.string(), v.minLength(1, 'Expected a group_by dimension or a measure key')))),
@@ -45,10 +46,10 @@ export const schema = v.objectWithRest(
   filterParams,
 );
 
-const CONTROL_PARAMS = new Set(['metric', 'period', 'limit', 'cursor', 'group_by', 'measure', 'order', 'rollup']);
+const CONTROL_PARAMS = new Set(['metric', 'period', 'limit', 'cursor', 'release', 'group_by', 'measure', 'order', 'rollup']);
 
 export async function handler(ctx: Context, services: Services): Promise<void> {
-  const { metric, period, limit, cursor, group_by, measure, order, rollup, ...params } = parseQuery(schema, ctx.query);
+  const { metric, period, limit, cursor, release, group_by, measure, order, rollup, ...params } = parseQuery(schema, ctx.query);
   const def = findDataset(metric, 'financial');
   if (!def) throw new UnknownMetricError(metric);
   const filters = dimensionFilters(ctx.query, def, CONTROL_PARAMS, params);
@@ -56,7 +57,7 @@ export async function handler(ctx: Context, services: Services): Promise<void> {
   const format = negotiateFormat(ctx.get('accept'));
   ctx.vary('Accept');
   // Held while answering: the kept result needs no tables, but the rows are read from this release's store.
-  const hold = holdRelease(services, cursor);
+  const hold = await holdRelease(services, { cursor, release });
   try {
     await respondFrom(ctx, services, { def, plan, period, limit, cursor, format }, hold.release);
   } finally {
@@ -87,8 +88,8 @@ async function respondFrom(ctx: Context, services: Services, { def, plan, period
     ...(plan.omitted.length > 0 && { omitted: plan.omitted }),
   };
   const render = async () => {
-    const result = await services.aggregates.get(whole, release.id, () =>
-      computeAggregate(def, served.aggregates, plan, period?.years, services.aggregates.maxGroups),
+    const result = await services.aggregates.get(whole, [release.id], () =>
+      computeAggregate(def, served.aggregates, plan, period?.years, services.aggregateMaxGroups),
     );
     const start = after + 1;
     const end = Math.min(start + limit, result.count);

@@ -9,6 +9,9 @@ import { encode, negotiateCoding } from './content-coding.ts';
  */
 const REPRESENTATION = 2;
 
+/** A release other than the current one never changes while it is published (docs/api.md "Releases"). */
+const IMMUTABLE = 'private, max-age=31536000, immutable';
+
 /** A response body, and the cursor of the page after it when there is one. */
 export interface Rendered {
   readonly body: Buffer;
@@ -23,7 +26,8 @@ export interface CacheableResponse {
   readonly render: () => Promise<Rendered>;
   /**
    * The release the body is read from, when it depends on one: an answer read from a
-   * replaced release (a cursor's) holds only while that release is retained.
+   * release other than the current one is immutable, and is replayed only while that
+   * release is published.
    */
   readonly release?: string;
 }
@@ -52,7 +56,7 @@ export async function respondCacheable(
   const tag = createHash('sha256').update(`${REPRESENTATION} ${key}`).digest('base64url').slice(0, 22);
   const etag = coding === 'identity' ? `"${tag}"` : `"${tag}-${coding}"`;
   ctx.set('ETag', etag);
-  ctx.set('Cache-Control', services.cacheControl);
+  ctx.set('Cache-Control', release !== undefined && release !== services.release.get()?.id ? IMMUTABLE : services.cacheControl);
   ctx.vary('Accept-Encoding');
   if (noneMatch(ctx.get('if-none-match'), etag)) {
     ctx.status = 304;

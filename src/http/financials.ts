@@ -6,7 +6,7 @@ import { UnknownMetricError } from '../errors.ts';
 import type { Services } from '../services.ts';
 import { respondWithPage } from './paging.ts';
 import { dimensionFilters, filterParams, filtersApplied, yearParam } from './dimension-filters.ts';
-import { cursorParam, limitParam, parseQuery, periodParam, single } from './params.ts';
+import { cursorParam, limitParam, parseQuery, periodParam, releaseParam, single } from './params.ts';
 
 export const schema = v.objectWithRest(
   {
@@ -14,16 +14,17 @@ export const schema = v.objectWithRest(
     period: periodParam,
     limit: limitParam(100),
     cursor: cursorParam,
+    release: releaseParam,
     year: yearParam,
   },
   filterParams,
 );
 
 /** Parameters that shape the request rather than filter rows. */
-const CONTROL_PARAMS = new Set(['metric', 'period', 'limit', 'cursor']);
+const CONTROL_PARAMS = new Set(['metric', 'period', 'limit', 'cursor', 'release']);
 
 export async function handler(ctx: Context, services: Services): Promise<void> {
-  const { metric, period, limit, cursor, ...params } = parseQuery(schema, ctx.query);
+  const { metric, period, limit, cursor, release, ...params } = parseQuery(schema, ctx.query);
   const def = findDataset(metric, 'financial');
   if (!def) throw new UnknownMetricError(metric);
   const filters = dimensionFilters(ctx.query, def, CONTROL_PARAMS, params);
@@ -34,6 +35,7 @@ export async function handler(ctx: Context, services: Services): Promise<void> {
     period,
     limit,
     cursor,
+    release,
     meta: (rowCount) => ({ dataset: def.name, metric: def.name, filters_applied: applied, row_count: rowCount }),
   });
 }

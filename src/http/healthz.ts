@@ -6,6 +6,6 @@ export function register(router: Router, services: Services): void {
   router.get('/healthz', (ctx) => {
     const release = services.release.get();
     ctx.status = release ? 200 : 503;
-    ctx.body = release ? { status: 'ok', release: release.id, retained: services.release.retainedIds() } : { status: 'loading' };
+    ctx.body = release ? { status: 'ok', release: release.id, retained: services.release.otherIds() } : { status: 'loading' };
   });
 }

@@ -20,6 +20,9 @@ import {
   NotAcceptableError,
   NotReadyError,
   QueryTooLongError,
+  ReleaseLoadingError,
+  ReleaseUnavailableError,
+  UnknownReleaseError,
   TooManyRequestsError,
   UnknownDatasetError,
   UnknownMetricError,
@@ -31,6 +34,9 @@ import * as financials from './financials.ts';
 import { FORMATS } from './formats.ts';
 import { QUERY_LIMITS } from './query-guard.ts';
 import * as reference from './reference.ts';
+import * as revisions from './revisions.ts';
+import * as catalog from './catalog.ts';
+import { CHANGES } from '../query/revisions.ts';
 
 // The OpenAPI 3.1 description of the public API, built from what the code runs on: the
 // registry (datasets, per-metric dimensions, row shapes), the handlers' valibot
@@ -94,6 +100,14 @@ const CONTROL_DESCRIPTIONS = {
   period: 'Keeps rows whose calendar year overlaps `YYYY-MM-DD:YYYY-MM-DD` (rows are annual). Given once.',
   limit: 'Rows per page. Given once.',
   cursor: 'Opaque cursor of the next page: `pagination.cursor` of the previous JSON page, or its `X-Next-Cursor` header. Keep the other parameters the same.',
+  release: 'A published release `YYYY-MM` to read instead of the current one (GET /v1/releases lists them). Its answers never change: they are cached as immutable. Given once.',
+};
+
+const REVISION_DESCRIPTIONS = {
+  from: 'The earlier release `YYYY-MM`; by default the one published before `to`. Given once.',
+  to: 'The later release `YYYY-MM`; by default the current one. Given once.',
+  change: `Only rows of these kinds: ${CHANGES.join(', ')}; repeat for several.`,
+  year: 'Filter by integer year; repeat for several values. Applies to every metric.',
 };
 
 const AGGREGATE_DESCRIPTIONS = {
@@ -182,7 +196,7 @@ const HEADERS: Record<string, Json> = {
   RateLimit: { required: true, description: 'Every window\'s remaining and reset, e.g. `"minute";r=99;t=60, "day";r=9999;t=40000`.', schema: { type: 'string' } },
   'Retry-After': { required: true, description: 'Seconds to wait before retrying.', schema: { type: 'integer', minimum: 1 } },
   ETag: { required: true, description: 'Strong tag of this representation (release, request, format and coding).', schema: { type: 'string' } },
-  'Cache-Control': { required: true, description: '`private, max-age=…` on a 200 or 304; `no-store` on an error.', schema: { type: 'string' } },
+  'Cache-Control': { required: true, description: '`private, max-age=…` on a 200 or 304 (`private, max-age=31536000, immutable` for a release other than the current one); `no-store` on an error.', schema: { type: 'string' } },
   Vary: { required: true, description: 'Request headers that select the representation.', schema: { type: 'string' } },
   Link: { description: 'While more pages follow: `<…&cursor=…>; rel="next"`, this request with the next cursor (root-relative).', schema: { type: 'string', pattern: '^<[^>]+>; rel="next"$' } },
   'X-Next-Cursor': { description: 'CSV and Arrow only, while more pages follow: the next page\'s cursor.', schema: { type: 'string' } },
@@ -225,11 +239,19 @@ function keyedErrors(extra400: Record<string, ApiError>): Json {
       ...headerRefs(['Retry-After']),
     }),
     500: errorResponse('Unexpected failure.', { internal: new InternalError() }),
-    503: errorResponse('Data is still loading, or the key cannot be verified right now.', { loading: new NotReadyError(), keys: new KeysUnavailableError() }, {
+    503: errorResponse('Data is still loading, the key cannot be verified right now, or a release asked for is still loading or cannot be served.', {
+      loading: new NotReadyError(),
+      keys: new KeysUnavailableError(),
+      releaseLoading: new ReleaseLoadingError('2026-09'),
+      releaseUnavailable: new ReleaseUnavailableError('2026-09'),
+    }, {
       ...headerRefs(['Retry-After']),
     }),
   };
 }
+
+/** For operations that take `release=`. */
+const unknownRelease = () => ({ 404: errorResponse('`release` names no published release.', { unknownRelease: new UnknownReleaseError('1999-01') }, headerRefs(LIMIT_HEADERS)) });
 
 /** What the request edge answers on any path, keyed or not (src/http/query-guard.ts). */
 function edgeErrors(): Json {
@@ -269,6 +291,8 @@ export function openApiDocument(version: string): Json {
   const financialParams = describeParameters(queryParameters(financials.schema), { ...CONTROL_DESCRIPTIONS, year: `Filter by integer year; repeat for several values. Applies to every metric.` });
   const referenceParams = describeParameters(queryParameters(reference.schema), CONTROL_DESCRIPTIONS);
   const aggregateParams = describeParameters(queryParameters(aggregate.schema), { ...CONTROL_DESCRIPTIONS, ...AGGREGATE_DESCRIPTIONS });
+  const revisionParams = describeParameters(queryParameters(revisions.schema), { ...CONTROL_DESCRIPTIONS, ...REVISION_DESCRIPTIONS });
+  const catalogParams = describeParameters(queryParameters(catalog.schema), CONTROL_DESCRIPTIONS);
   const fxDef = financialSets.find((d) => d.name === 'fx') ?? ggr;
   const perMetric = financialSets.map((d) => `| ${d.name} | ${d.dimensions.join(', ')} | ${d.metrics.join(', ')} |`).join('\n');
   const pagination = {
@@ -311,6 +335,7 @@ export function openApiDocument(version: string): Json {
               invalidFilterDimension: new InvalidFilterDimensionError('product', 'fx', financialSets.find((d) => d.name === 'fx')?.dimensions ?? ggr.dimensions),
               invalidCursor: new InvalidCursorError(),
             }),
+            ...unknownRelease(),
           },
         },
       },
@@ -325,9 +350,10 @@ export function openApiDocument(version: string): Json {
             ...pageResponses('ReferenceResponse'),
             ...keyedErrors({
               unknownDataset: new UnknownDatasetError('countries'),
-              unknownParameter: new InvalidParametersError({ country: ['Unknown parameter: /v1/reference accepts dataset, limit and cursor'] }),
+              unknownParameter: new InvalidParametersError({ country: ['Unknown parameter: /v1/reference accepts dataset, limit, cursor and release'] }),
               invalidCursor: new InvalidCursorError(),
             }),
+            ...unknownRelease(),
           },
         },
       },
@@ -356,6 +382,47 @@ export function openApiDocument(version: string): Json {
               tooManyGroups: new TooManyGroupsError(250_000, 100_000),
               invalidCursor: new InvalidCursorError(),
             }),
+            ...unknownRelease(),
+          },
+        },
+      },
+      '/v1/revisions': {
+        get: {
+          operationId: 'getRevisions',
+          tags: ['data'],
+          summary: 'Rows of a financial dataset that differ between two published releases',
+          description: 'Rows matched by their dimension values: `added` (only in `to`), `removed` (only in `from`) or `changed` (any metric differs), with their values in each release. Takes every filter of /v1/financials. Pages follow the dimension values in order; one walk computes the diff once.',
+          parameters: [...revisionParams, ...dimensionParameters(new Set(revisionParams.map((p) => p.name)))],
+          responses: {
+            ...pageResponses('RevisionsResponse', {
+              csv: 'RFC 4180 CSV with a header row: the dimensions, `change`, then `before_<metric>` and `after_<metric>` per metric; empty where the row is absent.',
+              arrow: 'Arrow IPC stream: text dimensions and `change` Utf8, `year` Int32, values Float64; null where the row is absent.',
+            }),
+            ...keyedErrors({
+              missingMetric: new InvalidParametersError({ metric: ['Invalid type: Expected string but received undefined'] }),
+              unknownMetric: new UnknownMetricError('revenue'),
+              noEarlierRelease: new InvalidParametersError({ from: ['No release was published before 2026-07: name the release to compare with, as from=YYYY-MM'] }),
+              invalidFilterDimension: new InvalidFilterDimensionError('product', 'fx', fxDef.dimensions),
+              invalidCursor: new InvalidCursorError(),
+            }),
+            ...unknownRelease(),
+          },
+        },
+      },
+      '/v1/releases': {
+        get: {
+          operationId: 'getReleases',
+          tags: ['data'],
+          summary: 'The published releases, newest first',
+          description: 'Each release a request may name with `release=`: when it was published, whether it is current, each dataset\'s row count and years, and, against the release that was current when it was published (`changes_against`), the rows added, removed and changed per dataset (computed once by `etl load`).',
+          responses: {
+            200: {
+              description: 'The releases (JSON only).',
+              headers: headerRefs([...LIMIT_HEADERS, 'ETag', 'Cache-Control']),
+              content: { 'application/json': { schema: ref('ReleasesResponse') } },
+            },
+            304: { description: 'If-None-Match holds the ETag.', headers: headerRefs(LIMIT_HEADERS) },
+            ...keyedErrors({ unknownParameter: new InvalidParametersError({ limit: ['Unknown parameter: /v1/releases takes none'] }) }),
           },
         },
       },
@@ -364,7 +431,8 @@ export function openApiDocument(version: string): Json {
           operationId: 'getCatalog',
           tags: ['data'],
           summary: 'List every dataset',
-          description: 'Every dataset with its name, description, dimensions and metrics (spec 2.1), and, once a release is loaded, the release served and each dataset\'s row count and first and last year.',
+          description: 'Every dataset with its name, description, dimensions and metrics (spec 2.1), and, once a release is loaded, the release served (or the one `release` names) and each dataset\'s row count and first and last year. Other parameters are ignored.',
+          parameters: catalogParams,
           responses: {
             200: {
               description: 'The catalog (JSON only; Accept is not negotiated here).',
@@ -372,7 +440,8 @@ export function openApiDocument(version: string): Json {
               content: { 'application/json': { schema: ref('CatalogResponse') } },
             },
             304: { description: 'If-None-Match holds the ETag.', headers: headerRefs(LIMIT_HEADERS) },
-            ...keyedErrors({}),
+            ...keyedErrors({ badRelease: new InvalidParametersError({ release: ['Expected a release id like 2026-11'] }) }),
+            ...unknownRelease(),
           },
         },
       },
@@ -385,7 +454,7 @@ export function openApiDocument(version: string): Json {
           security: [],
           responses: {
             200: {
-              description: 'Serving a release; `retained` are earlier releases kept for cursors issued on them.',
+              description: 'Serving a release; `retained` are the other releases loaded (the one a switch replaced, those asked for by `release=` or a cursor), most recently used first.',
               content: { 'application/json': { schema: { type: 'object', required: ['status', 'release', 'retained'], properties: { status: { const: 'ok' }, release: { type: 'string' }, retained: { type: 'array', items: { type: 'string' } } } } } },
             },
             503: { description: 'The first release is still loading.', content: { 'application/json': { schema: { type: 'object', required: ['status'], properties: { status: { const: 'loading' } } } } } },
@@ -479,6 +548,81 @@ export function openApiDocument(version: string): Json {
             },
             data: { type: 'array', items: ref('AggregateRow') },
             pagination: ref('Pagination'),
+          },
+        },
+        RevisionRow: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['dimensions', 'change', 'before', 'after'],
+          properties: {
+            dimensions: { type: 'object', additionalProperties: { type: ['string', 'integer'] } },
+            change: { enum: [...CHANGES] },
+            before: { type: ['object', 'null'], description: 'The metrics in `from`; null for an added row.', additionalProperties: { type: 'number' } },
+            after: { type: ['object', 'null'], description: 'The metrics in `to`; null for a removed row.', additionalProperties: { type: 'number' } },
+          },
+        },
+        RevisionsResponse: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['meta', 'data', 'pagination'],
+          properties: {
+            meta: {
+              type: 'object',
+              additionalProperties: false,
+              required: ['dataset', 'metric', 'from', 'to', 'filters_applied', 'row_count'],
+              properties: {
+                dataset: { enum: financialSets.map((d) => d.name) },
+                metric: { enum: financialSets.map((d) => d.name) },
+                from: releaseId,
+                to: releaseId,
+                change: { type: 'array', items: { enum: [...CHANGES] }, description: 'The kinds of change asked for, when `change` was given.' },
+                filters_applied: { type: 'object', additionalProperties: { type: 'array', items: { type: 'string' } } },
+                row_count: { type: 'integer', minimum: 0, description: 'Rows in this page.' },
+              },
+            },
+            data: { type: 'array', items: ref('RevisionRow') },
+            pagination: ref('Pagination'),
+          },
+        },
+        ReleasesResponse: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['releases'],
+          properties: {
+            releases: {
+              type: 'array',
+              items: {
+                type: 'object',
+                additionalProperties: false,
+                required: ['id', 'published_at', 'current', 'synthetic', 'datasets'],
+                properties: {
+                  id: releaseId,
+                  published_at: { type: 'string', format: 'date-time' },
+                  current: { type: 'boolean' },
+                  synthetic: { type: 'boolean' },
+                  datasets: {
+                    type: 'object',
+                    additionalProperties: {
+                      type: 'object',
+                      additionalProperties: false,
+                      required: ['row_count'],
+                      properties: { row_count: { type: 'integer', minimum: 0 }, first_year: { type: 'integer' }, last_year: { type: 'integer' } },
+                    },
+                  },
+                  changes: {
+                    type: 'object',
+                    description: 'Rows added, removed and changed per dataset against `changes_against`; absent for the first release and for generated ones.',
+                    additionalProperties: {
+                      type: 'object',
+                      additionalProperties: false,
+                      required: ['added', 'removed', 'changed'],
+                      properties: { added: { type: 'integer', minimum: 0 }, removed: { type: 'integer', minimum: 0 }, changed: { type: 'integer', minimum: 0 } },
+                    },
+                  },
+                  changes_against: releaseId,
+                },
+              },
+            },
           },
         },
         ReferenceResponse: envelope(referenceSets, { dataset: { enum: referenceSets.map((d) => d.name) }, row_count: { type: 'integer', minimum: 0 }, release: releaseId }),

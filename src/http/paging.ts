@@ -1,13 +1,14 @@
 import type { Context } from 'koa';
-import { InvalidCursorError, NotReadyError } from '../errors.ts';
+import { InvalidCursorError, NotReadyError, ReleaseLoadingError, ReleaseUnavailableError, UnknownReleaseError } from '../errors.ts';
 import { whereClauses, type Filters } from '../query/filters.ts';
 import { readPage } from '../query/page.ts';
 import { canonicalScope } from '../query/scope.ts';
 import type { Services } from '../services.ts';
 import { respondCacheable } from './cacheable.ts';
 import { negotiateFormat, type Format } from './formats.ts';
-import type { ReleaseHold } from '../store/current-release.ts';
+import type { ReleaseHold } from '../store/resident-releases.ts';
 import type { LoadedRelease } from '../store/loader.ts';
+import { VintageUnavailableError } from '../store/vintages.ts';
 
 export interface PageRequest {
   readonly dataset: string;
@@ -15,6 +16,8 @@ export interface PageRequest {
   readonly period?: { readonly text: string; readonly years: { from: number; to: number } };
   readonly limit: number;
   readonly cursor?: string;
+  /** The `release=` asked for; the current one when absent. */
+  readonly release?: string;
   /** The envelope's `meta` for a page of `rowCount` rows. */
   readonly meta: (rowCount: number) => Record<string, unknown>;
 }
@@ -30,7 +33,7 @@ export interface PageRequest {
 export async function respondWithPage(ctx: Context, services: Services, request: PageRequest): Promise<void> {
   const format = negotiateFormat(ctx.get('accept'));
   ctx.vary('Accept');
-  const hold = holdRelease(services, request.cursor);
+  const hold = await holdRelease(services, request);
   try {
     await respondFrom(ctx, services, request, format, hold.release);
   } finally {
@@ -54,17 +57,40 @@ async function respondFrom(ctx: Context, services: Services, request: PageReques
   setNextPage(ctx, format, next);
 }
 
+type ReleaseServices = Pick<Services, 'release' | 'cursors' | 'published' | 'vintages' | 'releaseWaitMs'>;
+
 /**
  * Holds the release a request reads, for the caller to let go when it has answered:
- * the served one, or the one its cursor was issued on while that is retained after a
- * switch; past its grace period the cursor is invalid.
+ * the one `release=` names, else the one its cursor was issued on, else the current
+ * one. A published release that is not loaded is loaded first, waiting at most
+ * RELEASE_LOAD_WAIT_MS. A cursor whose release is no longer published is invalid; a
+ * cursor from another release than `release=` fails its MAC.
  */
-export function holdRelease(services: Pick<Services, 'release' | 'cursors'>, cursor: string | undefined): ReleaseHold {
-  if (!services.release.get()) throw new NotReadyError();
-  const named = cursor === undefined ? undefined : services.cursors.releaseOf(cursor);
-  const hold = services.release.hold(named);
-  if (!hold) throw new InvalidCursorError();
-  return hold;
+export async function holdRelease(services: ReleaseServices, asked: { cursor?: string; release?: string }): Promise<ReleaseHold> {
+  const current = services.release.get();
+  if (!current) throw new NotReadyError();
+  const id = asked.release ?? (asked.cursor === undefined ? undefined : services.cursors.releaseOf(asked.cursor));
+  if (id === undefined || id === current.id) return services.release.hold()!;
+  // Before the loaded ones: a release withdrawn by a rollback may still be loaded.
+  if (!services.published.has(id)) throw asked.release === undefined ? new InvalidCursorError() : new UnknownReleaseError(id);
+  return services.release.hold(id) ?? loadAndHold(services, id);
+}
+
+async function loadAndHold(services: ReleaseServices, id: string): Promise<ReleaseHold> {
+  const held = services.vintages.hold(id);
+  let timer: NodeJS.Timeout | undefined;
+  const waited = new Promise<'late'>((resolve) => (timer = setTimeout(resolve, services.releaseWaitMs, 'late')));
+  try {
+    const hold = await Promise.race([held, waited]);
+    if (hold !== 'late') return hold;
+    // Whoever gets the hold after this request gave up lets it go at once.
+    void held.then((late) => late.letGo(), () => {});
+    throw new ReleaseLoadingError(id);
+  } catch (err) {
+    throw err instanceof VintageUnavailableError ? new ReleaseUnavailableError(id) : err;
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** While more pages follow: `Link: rel="next"`, and `X-Next-Cursor` for bodies with no room for the cursor. */

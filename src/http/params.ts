@@ -1,6 +1,7 @@
 import * as v from 'valibot';
 import { InvalidParametersError } from '../errors.ts';
 import type { YearRange } from '../query/filters.ts';
+import { RELEASE_ID } from '../releases/manifest.ts';
 
 // Building blocks for query-string schemas. Koa parses `a=1&a=2` into an array, so
 // every parameter arrives as a string, an array of strings, or not at all.
@@ -41,6 +42,9 @@ export const limitParam = (fallback: number) =>
     ),
     String(fallback),
   );
+
+/** `release=YYYY-MM`: a published release to read instead of the current one (docs/api.md "Releases"). */
+export const releaseParam = v.optional(single(v.pipe(v.string(), v.regex(RELEASE_ID, 'Expected a release id like 2026-11'))));
 
 // Any text: whether it is a cursor of ours is for the cursor codec to say ("Invalid pagination cursor").
 export const cursorParam = v.optional(single(v.string()));

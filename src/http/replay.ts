@@ -33,14 +33,14 @@ const recordBytes = (request: string, record: Recorded) =>
  * (docs/performance.md, "Cached hits"). It sits after the key check and limiter,
  * so a replayed answer is counted and carries limit headers like any other.
  *
- * Records belong to an epoch that moves whenever a release is switched in or
- * dropped; a request that began in an earlier epoch records nothing, so an answer
- * from a replaced release is never replayed for a URL without a cursor. An answer
- * read from a retained release (a cursor's) is replayed only while that release's
- * grace period lasts. A body the response cache has evicted sends the request down
+ * Records belong to an epoch that moves whenever a release is switched in,
+ * withdrawn or removed; a request that began in an earlier epoch records nothing, so
+ * an answer from a replaced release is never replayed for a URL without `release=`
+ * or a cursor. An answer read from a named release (`release=`, a cursor's) is
+ * replayed while that release is published, loaded or not. A body the response cache has evicted sends the request down
  * the full path.
  */
-export function replayCachedAnswers(services: Pick<Services, 'cache' | 'release' | 'metrics'>, maxBytes: number): Middleware {
+export function replayCachedAnswers(services: Pick<Services, 'cache' | 'release' | 'published' | 'metrics'>, maxBytes: number): Middleware {
   const recorded = new LRUCache<string, Recorded>({ maxSize: Math.max(1, maxBytes), sizeCalculation: (record, request) => recordBytes(request, record) });
   let epoch = 0;
   const nextEpoch = () => {
@@ -48,7 +48,7 @@ export function replayCachedAnswers(services: Pick<Services, 'cache' | 'release'
     recorded.clear();
   };
   services.release.onChange(nextEpoch);
-  services.release.onExpire(nextEpoch);
+  services.published.onChange(nextEpoch);
 
   // Bound once: a labelled inc() would look its child up on every hit.
   const counted = { 200: services.metrics.replayed.labels('200'), 304: services.metrics.replayed.labels('304') };
@@ -72,9 +72,9 @@ export function replayCachedAnswers(services: Pick<Services, 'cache' | 'release'
   };
 }
 
-function replay(ctx: Context, services: Pick<Services, 'cache' | 'release' | 'metrics'>, record: Recorded): boolean {
+function replay(ctx: Context, services: Pick<Services, 'cache' | 'release' | 'published' | 'metrics'>, record: Recorded): boolean {
   const { cacheKey, release } = record.answer;
-  if (release !== undefined && !services.release.find(release)) return false;
+  if (release !== undefined && !services.published.has(release)) return false;
   if (noneMatch(ctx.get('if-none-match'), record.etag)) {
     for (const [name, value] of record.headers) if (NOT_MODIFIED_HEADERS.has(name)) ctx.set(name, value);
     ctx.status = 304;

@@ -27,6 +27,9 @@ const manifestSchema = v.object({
       file: v.pipe(v.string(), v.regex(/^[\w.-]+\.parquet$/, 'Expected a Parquet file name inside the release folder')),
       rows: v.pipe(v.number(), v.integer(), v.minValue(0)),
       sha256: v.pipe(v.string(), v.regex(/^[0-9a-f]{64}$/, 'Expected a hex SHA-256 digest')),
+      /** The years the file covers (datasets with a year), written since vintages were served; older manifests lack them. */
+      first_year: v.optional(v.pipe(v.number(), v.integer())),
+      last_year: v.optional(v.pipe(v.number(), v.integer())),
       /** The release this dataset's file was carried over from, when the drop did not hold it. */
       carried_from: v.optional(v.pipe(v.string(), v.regex(RELEASE_ID, 'Expected a release id like 2026-11'))),
     }),

@@ -1,10 +1,10 @@
 import { watch, type FSWatcher } from 'node:fs';
 import type { Logger } from 'pino';
-import type { Database } from '../duckdb/database.ts';
 import { POINTER_FILE, currentRelease, readPointer, verifyRelease } from '../releases/on-disk.ts';
 import { ReleaseError } from '../releases/manifest.ts';
-import type { CurrentRelease } from './current-release.ts';
-import { dropRelease, loadRelease, type LoadedRelease } from './loader.ts';
+import type { LoadQueue } from './load-queue.ts';
+import { loadRelease } from './loader.ts';
+import type { ResidentReleases } from './resident-releases.ts';
 
 export interface SwitchResult {
   readonly serving: string;
@@ -14,16 +14,12 @@ export interface SwitchResult {
 /**
  * Serves the release DATA_DIR's pointer names, and follows the pointer while running:
  * a new release is loaded beside the served one and swapped in at once (requests in
- * flight finish on the release they read). The previous one stays loaded for the
- * grace period, for cursors issued before the switch, then its tables are dropped.
- * A release that fails to load leaves the served one serving.
- *
- * Every load and drop runs one at a time: the loader replaces a schema of the same
- * id, so a release that is loaded (served or retained) is never loaded again.
+ * flight finish on the release they read). The previous one stays loaded like any
+ * other release (src/store/resident-releases.ts), so cursors issued on it keep
+ * paging and switching back to it loads nothing. A release that fails to load
+ * leaves the served one serving.
  */
 export class ReleaseSwitcher {
-  private queue: Promise<unknown> = Promise.resolve();
-  private busy = false;
   /** The pointer's release whose load failed: retried only when asked (SIGHUP, admin), not every poll. */
   private failed: string | undefined;
   private watcher: FSWatcher | undefined;
@@ -34,30 +30,30 @@ export class ReleaseSwitcher {
   constructor(
     private readonly options: {
       dataDir: string;
-      db: Database;
-      current: CurrentRelease;
+      queue: LoadQueue;
+      current: ResidentReleases;
       log: Logger;
       /** How often the pointer is read besides file-watch events (which some filesystems never send). */
       pollMs?: number;
       /** Called once per distinct failure (the metric). */
       onFailure?: () => void;
+      /** Called after every poll and switch, outside the queue: the list of published releases is read again, idle ones unloaded. */
+      afterPoll?: () => Promise<void>;
     },
-  ) {
-    // A release whose grace period ended under a request is dropped when that request ends.
-    options.current.onDrained((release) => void this.serialize(() => this.drop(release)).catch(() => {}));
-  }
+  ) {}
 
   /** Loads what the pointer names now; rejects (and logs why) when it cannot be served. */
-  reload(reason: string): Promise<SwitchResult> {
-    return this.serialize(() => this.switchTo(reason, true));
+  async reload(reason: string): Promise<SwitchResult> {
+    const result = await this.options.queue.run(() => this.switchTo(reason, true));
+    await this.afterPoll();
+    return result;
   }
 
-  /** Watches the pointer: a change is noticed within `pollMs` (1 s by default), and expired releases are dropped. */
+  /** Watches the pointer: a change is noticed within `pollMs` (1 s by default). */
   start(): void {
     const check = () => {
-      if (this.busy) return;
-      void this.serialize(async () => {
-        await this.dropExpired();
+      if (this.options.queue.busy) return;
+      void this.options.queue.run(async () => {
         let id: string | undefined;
         try {
           id = await readPointer(this.options.dataDir);
@@ -69,7 +65,9 @@ export class ReleaseSwitcher {
           this.options.log.info({ release: id }, 'the release pointer is served again');
         }
         if (id !== undefined && id !== this.options.current.get()?.id && id !== this.failed) await this.switchTo('pointer changed', false);
-      }).catch(() => {}); // switchTo has logged it
+      })
+        .catch(() => {}) // switchTo has logged it
+        .then(() => this.afterPoll());
     };
     try {
       this.watcher = watch(this.options.dataDir, (_event, file) => {
@@ -86,20 +84,11 @@ export class ReleaseSwitcher {
   async close(): Promise<void> {
     this.watcher?.close();
     clearInterval(this.timer);
-    await this.queue.catch(() => {});
+    await this.options.queue.drained();
   }
 
-  private serialize<T>(work: () => Promise<T>): Promise<T> {
-    const run = this.queue.then(async () => {
-      this.busy = true;
-      try {
-        return await work();
-      } finally {
-        this.busy = false;
-      }
-    });
-    this.queue = run.catch(() => {});
-    return run;
+  private afterPoll(): Promise<void> {
+    return (this.options.afterPoll?.() ?? Promise.resolve()).catch((err: Error) => this.options.log.error({ err }, `cannot list the published releases: ${err.message}`));
   }
 
   private async switchTo(reason: string, retry: boolean): Promise<SwitchResult> {
@@ -114,21 +103,20 @@ export class ReleaseSwitcher {
       id = onDisk.manifest.release;
       if (serving?.id === id) return { serving: id, changed: false };
       if (!retry && this.failed === id) return { serving: serving!.id, changed: false };
-      await this.dropExpired();
       const started = performance.now();
-      let next = current.find(id) ?? current.revive(id);
+      let next = current.find(id);
       if (next) {
-        log.info({ release: id, from: serving?.id, reason }, 'switching back to a retained release');
+        log.info({ release: id, from: serving?.id, reason }, 'switching to a loaded release');
       } else {
         log.info({ release: id, dir: onDisk.dir, from: serving?.id, reason }, 'loading release');
         await verifyRelease(onDisk);
-        next = await this.load((connection) => loadRelease(connection, onDisk, log));
+        next = await this.options.queue.withConnection((connection) => loadRelease(connection, onDisk, log));
       }
       current.set(next);
       this.failed = undefined;
       if (this.lastFailure !== undefined) log.info({ release: id }, 'the release pointer is served again');
       this.lastFailure = undefined;
-      log.info({ release: id, from: serving?.id, retained: current.retainedIds(), ms: Math.round(performance.now() - started) }, 'serving release');
+      log.info({ release: id, from: serving?.id, retained: current.otherIds(), ms: Math.round(performance.now() - started) }, 'serving release');
       return { serving: id, changed: true };
     } catch (err) {
       this.failed = id;
@@ -151,28 +139,4 @@ export class ReleaseSwitcher {
     this.lastFailure = key;
     log.error({ err, release: id, serving: serving?.id }, serving ? `cannot switch releases, still serving ${serving.id}: ${err.message}` : `cannot load the release: ${err.message}`);
   }
-
-  /** Drops the tables of retained releases whose grace period has ended and that no request holds. */
-  private async dropExpired(): Promise<void> {
-    for (const release of this.options.current.expire()) await this.drop(release);
-  }
-
-  private async drop(release: LoadedRelease): Promise<void> {
-    // Switched back to while it drained: it is served again, not dropped.
-    if (this.options.current.get() === release) return;
-    await this.load((connection) => dropRelease(connection, release.id))
-      .then(() => this.options.log.info({ release: release.id }, 'grace period over: dropped the previous release'))
-      .catch((err: Error) => this.options.log.error({ err, release: release.id }, 'cannot drop an expired release'));
-  }
-
-  /** On a connection of its own: a load must not hold one of the serving connections for seconds. */
-  private async load<T>(work: (connection: Awaited<ReturnType<Database['connect']>>) => Promise<T>): Promise<T> {
-    const connection = await this.options.db.connect();
-    try {
-      return await work(connection);
-    } finally {
-      connection.closeSync();
-    }
-  }
 }
-

@@ -9,45 +9,49 @@ export interface ReleaseHold {
 }
 
 /**
- * The release being served, and the ones it replaced that are kept for their grace
- * period so cursors issued before a switch keep paging through the release they
- * started on. A request reads a release once and uses that object throughout, so a
- * swap never mixes two releases in one response.
+ * The releases loaded in DuckDB: the current one, which requests without
+ * `release=` read, and up to `capacity - 1` others (the one a switch replaced,
+ * vintages loaded on demand). A request holds the release it reads for as long as
+ * it reads it, so a swap never mixes two releases in one response and a release is
+ * unloaded only once nobody holds it.
+ *
+ * This class decides what stays; the caller loads and drops tables (one at a time,
+ * src/store/load-queue.ts) and calls `evict` to learn what may go.
  */
-export class CurrentRelease {
-  private loaded: LoadedRelease | undefined;
-  private readonly retained = new Map<string, { release: LoadedRelease; until: number }>();
-  private readonly listeners: Array<(release: LoadedRelease) => void> = [];
-  /** Holds per release; a release absent here is held by nobody. */
+export class ResidentReleases {
+  private current: LoadedRelease | undefined;
+  /** Loaded releases besides the current one, with when a request last held one. */
+  private readonly others = new Map<string, { release: LoadedRelease; usedAt: number }>();
   private readonly holds = new Map<LoadedRelease, number>();
-  /** Releases past their grace period that were still held: dropped when the last hold ends. */
-  private readonly draining = new Set<LoadedRelease>();
-  private readonly drainListeners: Array<(release: LoadedRelease) => void> = [];
+  private readonly changeListeners: Array<(release: LoadedRelease) => void> = [];
+  private readonly overListeners: Array<() => void> = [];
 
   constructor(
     private readonly clock: Clock = Date.now,
-    private readonly graceMs = 3_600_000,
+    private readonly options: {
+      /** A release other than the current one that nobody has read for this long is evicted. */
+      idleMs: number;
+      /** Most releases loaded at once, the current one included (RELEASES_IN_MEMORY). */
+      capacity: number;
+    } = { idleMs: 3_600_000, capacity: 3 },
   ) {}
 
-  /** The served release; undefined while the first one is still loading. */
+  /** The current release; undefined while the first one is still loading. */
   get(): LoadedRelease | undefined {
-    return this.loaded;
+    return this.current;
   }
 
-  /** The served release if it is `id`, else a replaced release `id` still in its grace period. */
+  /** Release `id` if it is loaded. */
   find(id: string): LoadedRelease | undefined {
-    if (this.loaded?.id === id) return this.loaded;
-    const kept = this.retained.get(id);
-    return kept && this.clock() < kept.until ? kept.release : undefined;
+    return this.current?.id === id ? this.current : this.others.get(id)?.release;
   }
 
   /**
-   * Holds the served release (`id` undefined) or a retained release `id`, for as long
-   * as a request reads its tables; undefined when there is no such release. A release
-   * whose grace period ends while held stays loaded until its last hold is let go.
+   * Holds the current release (`id` undefined) or loaded release `id` for as long as
+   * a request reads its tables; undefined when it is not loaded.
    */
   hold(id?: string): ReleaseHold | undefined {
-    const release = id === undefined ? this.loaded : this.find(id);
+    const release = id === undefined ? this.current : this.find(id);
     if (!release) return undefined;
     this.holds.set(release, (this.holds.get(release) ?? 0) + 1);
     let held = true;
@@ -57,62 +61,68 @@ export class CurrentRelease {
         if (!held) return;
         held = false;
         const left = this.holds.get(release)! - 1;
-        if (left > 0) return void this.holds.set(release, left);
-        this.holds.delete(release);
-        if (this.draining.delete(release)) for (const listener of this.drainListeners) listener(release);
+        if (left > 0) this.holds.set(release, left);
+        else this.holds.delete(release);
+        const other = this.others.get(release.id);
+        if (other?.release === release) other.usedAt = this.clock();
+        // An eviction that waited for this hold can happen now.
+        if (left === 0 && this.size > this.options.capacity) for (const listener of this.overListeners) listener();
       },
     };
   }
 
-  /** Takes back a release past its grace period that is still held, to serve it again instead of loading its id anew over its tables. */
-  revive(id: string): LoadedRelease | undefined {
-    const release = [...this.draining].find((r) => r.id === id);
-    if (release) this.draining.delete(release);
-    return release;
-  }
-
+  /** Makes `release` current; the one it replaces stays loaded as any other, until evicted. */
   set(release: LoadedRelease): void {
-    const previous = this.loaded;
-    this.loaded = release;
-    if (previous?.id === release.id) return;
-    this.retained.delete(release.id);
-    if (previous) this.retained.set(previous.id, { release: previous, until: this.clock() + this.graceMs });
-    for (const listener of this.listeners) listener(release);
+    const previous = this.current;
+    this.current = release;
+    this.others.delete(release.id);
+    if (previous === release) return;
+    if (previous) this.others.set(previous.id, { release: previous, usedAt: this.clock() });
+    for (const listener of this.changeListeners) listener(release);
   }
 
-  /** Ids of replaced releases still in their grace period. */
-  retainedIds(): string[] {
-    return [...this.retained].filter(([, kept]) => this.clock() < kept.until).map(([id]) => id);
+  /** Adds a release loaded on demand (not current). */
+  add(release: LoadedRelease): void {
+    this.others.set(release.id, { release, usedAt: this.clock() });
+  }
+
+  /** Ids of the loaded releases besides the current one, most recently used first. */
+  otherIds(): string[] {
+    return [...this.others.values()].sort((a, b) => b.usedAt - a.usedAt).map(({ release }) => release.id);
+  }
+
+  get size(): number {
+    return (this.current ? 1 : 0) + this.others.size;
   }
 
   /**
-   * Forgets the replaced releases whose grace period is over and returns those nobody
-   * holds, so their tables can be dropped; a held one is announced to `onDrained`
-   * listeners when its last hold ends.
+   * Forgets and returns the releases whose tables can be dropped now: those no longer
+   * `kept` on disk, those idle for `idleMs`, then the least recently used
+   * until `room` more fit under the capacity. The current release and held ones stay;
+   * a held one over the capacity is announced to `onOverCapacity` when let go.
    */
-  expire(): LoadedRelease[] {
-    const expired = [...this.retained.values()].filter((kept) => this.clock() >= kept.until).map((kept) => kept.release);
-    for (const release of expired) this.retained.delete(release.id);
-    if (expired.length > 0) for (const listener of this.expiryListeners) listener();
-    const held = expired.filter((release) => this.holds.has(release));
-    for (const release of held) this.draining.add(release);
-    return expired.filter((release) => !held.includes(release));
+  evict(kept: (id: string) => boolean, room = 0): LoadedRelease[] {
+    const now = this.clock();
+    const free = [...this.others.values()].filter(({ release }) => !this.holds.has(release)).sort((a, b) => a.usedAt - b.usedAt);
+    const evicted: LoadedRelease[] = [];
+    let size = this.size;
+    for (const { release, usedAt } of free) {
+      if (!kept(release.id) || now - usedAt >= this.options.idleMs || size + room > this.options.capacity) {
+        this.others.delete(release.id);
+        evicted.push(release);
+        size--;
+      }
+    }
+    return evicted;
   }
 
-  /** Calls `listener` with each expired release once nobody holds it any more: its tables can go now. */
-  onDrained(listener: (release: LoadedRelease) => void): void {
-    this.drainListeners.push(listener);
-  }
-
-  /** Calls `listener` with each release that replaces another (or the first one). */
+  /** Calls `listener` with each release that becomes current. */
   onChange(listener: (release: LoadedRelease) => void): void {
-    this.listeners.push(listener);
+    this.changeListeners.push(listener);
   }
 
-  private readonly expiryListeners: Array<() => void> = [];
-
-  /** Calls `listener` when replaced releases are forgotten: what was kept for them can go too. */
-  onExpire(listener: () => void): void {
-    this.expiryListeners.push(listener);
+  /** Calls `listener` when a hold ends while more releases are loaded than the capacity. */
+  onOverCapacity(listener: () => void): void {
+    this.overListeners.push(listener);
   }
 }
