@@ -1,32 +1,15 @@
-import { spawn } from 'node:child_process';
 import http from 'node:http';
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
-import path from 'node:path';
 import { Dictionary, Float64, Int32, Table, tableFromIPC, tableToIPC, Utf8, vectorFromArray } from 'apache-arrow';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { runQueryCli } from './helpers/query-cli.ts';
 import { startTestService, walkPages, type TestService } from './helpers/service.ts';
 
 // The consumers' CLI end to end: `npm run --silent query -- …` as a user types it.
 
-const ROOT = path.resolve(import.meta.dirname, '..');
-
-function runCli(args: string[], env: Record<string, string | undefined>): Promise<{ code: number | null; stdout: Buffer; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('npm', ['run', '--silent', 'query', '--', ...args], { cwd: ROOT, env: { ...process.env, DQS_API_KEY: undefined, DQS_URL: undefined, ...env } });
-    const out: Buffer[] = [];
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk));
-    const timer = setTimeout(() => child.kill(), 60_000);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout: Buffer.concat(out), stderr });
-    });
-  });
-}
+const runCli = runQueryCli;
 
 /** A loopback server answering `pages` pages of `type` on /v1/financials, cursor in X-Next-Cursor (the documented contract). */
 async function mimic(type: string, body: (page: number) => Uint8Array | string, pages = 3) {

@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
@@ -11,6 +10,7 @@ import { DataQueryClient } from '../src/client/index.ts';
 import { quoteLiteral } from '../src/duckdb/sql-text.ts';
 import { DATASETS } from '../src/registry.ts';
 import { exactSum } from './helpers/exact-sum.ts';
+import { runQueryCli } from './helpers/query-cli.ts';
 import { FIXTURE_RELEASE, fixtureDataDir, send, startTestService, tempDir, walkPages, type TestService } from './helpers/service.ts';
 
 // Issue 16: every endpoint answers for any published month (`release=`), loaded on
@@ -208,15 +208,10 @@ vintages('the typed client and the query CLI: releases(), revisions(), the relea
   const catalog = await api.catalog({ release: '2026-10' });
   assert.ok(catalog.some((d) => d.name === 'ggr'));
 
-  const cli = (args: string[]) =>
-    new Promise<{ code: number | null; stdout: string }>((resolve, reject) => {
-      const child = spawn('npm', ['run', '--silent', 'query', '--', ...args], { cwd: path.resolve(import.meta.dirname, '..'), env: { ...process.env, DQS_API_KEY: service.key, DQS_URL: service.url } });
-      let stdout = '';
-      child.stdout.on('data', (chunk: Buffer) => (stdout += chunk));
-      const timer = setTimeout(() => child.kill(), 60_000);
-      child.on('error', reject);
-      child.on('close', (code) => (clearTimeout(timer), resolve({ code, stdout })));
-    });
+  const cli = async (args: string[]) => {
+    const run = await runQueryCli(args, { DQS_API_KEY: service.key, DQS_URL: service.url });
+    return { code: run.code, stdout: run.stdout.toString() };
+  };
   const csv = await cli(['revisions', 'ggr', '--from', '2026-09', '--to', '2026-10', '--country', 'France', '--format', 'csv', '--all', '--limit', '7']);
   assert.is(csv.code, 0);
   const lines = csv.stdout.trim().split(/\r?\n/);
