@@ -7,6 +7,7 @@ import * as aggregate from './http/aggregate.ts';
 import * as catalog from './http/catalog.ts';
 import * as docs from './http/docs.ts';
 import { renderErrors } from './http/errors.ts';
+import * as exporter from './http/export.ts';
 import * as financials from './http/financials.ts';
 import * as healthz from './http/healthz.ts';
 import * as reference from './http/reference.ts';
@@ -48,6 +49,7 @@ export function createApp(services: Services, options: AppOptions = {}): Koa {
   aggregate.register(router, services);
   catalog.register(router, services);
   releases.register(router, services);
+  exporter.register(router, services);
   revisions.register(router, services);
   docs.register(router, services);
 

@@ -138,6 +138,10 @@ export const settings = {
     schema: count(64 * 1024 * 1024, 'bytes'),
     help: 'Bound of the aggregate results kept whole for paging (docs/api.md "Aggregates"); a result evicted mid-walk is computed again',
   },
+  EXPORT_LIMIT_PER_DAY: {
+    schema: positiveInt(50),
+    help: 'Bulk exports (/v1/export answers of a whole file or stream) one API key may take per UTC day, besides the request limits',
+  },
   REVISIONS_KEEP_BYTES: {
     schema: count(64 * 1024 * 1024, 'bytes'),
     help: 'Bound of the /v1/revisions diffs kept whole for paging (docs/api.md "Revisions"); a diff evicted mid-walk is computed again',

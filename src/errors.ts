@@ -265,6 +265,22 @@ export class UnknownReleaseError extends ApiError {
   }
 }
 
+/** A per-key budget of bulk exports (EXPORT_LIMIT_PER_DAY) is spent until the UTC day ends. */
+export class ExportLimitError extends ApiError {
+  override readonly code = 'export_limited';
+  constructor(limit: number, retryAfterSeconds: number) {
+    super(429, { error: `Export limit reached: at most ${limit} exports per key per UTC day; try again later`, retryAfterSeconds }, { 'Retry-After': String(retryAfterSeconds) });
+  }
+}
+
+/** A `Range` past the end of the file. */
+export class RangeNotSatisfiableError extends ApiError {
+  override readonly code = 'range_not_satisfiable';
+  constructor(size: number) {
+    super(416, { error: `Range not satisfiable: the file has ${size} bytes` }, { 'Content-Range': `bytes */${size}` });
+  }
+}
+
 /** A published release that is not loaded took longer than RELEASE_LOAD_WAIT_MS to load; the load goes on. */
 export class ReleaseLoadingError extends ApiError {
   override readonly code = 'release_loading';

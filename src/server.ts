@@ -71,6 +71,8 @@ export async function startService(config: Config, log: Logger, options: { clock
   };
   const limits = limiter({ perMinute: config.RATE_LIMIT_PER_MINUTE, perDay: config.RATE_LIMIT_PER_DAY }, 'dqs:limit:key:');
   const badKeys = limiter({ perMinute: config.BAD_KEY_LIMIT_PER_MINUTE }, 'dqs:limit:address:');
+  // A day budget: its minute window is as large, so it never binds first.
+  const exportBudget = limiter({ perMinute: config.EXPORT_LIMIT_PER_DAY, perDay: config.EXPORT_LIMIT_PER_DAY }, 'dqs:limit:export:');
   const invites = redis ? await RedisInviteStore.open(redis, log, { onDataLost: dataLost('invites') }) : await FileInviteStore.open(config.STATE_DIR);
   const claimGuard = limiter({ perMinute: config.CLAIM_GUARD_PER_MINUTE }, 'dqs:limit:claim:');
   if (config.BENCH_DISABLE_LIMITS) log.warn('BENCH_DISABLE_LIMITS=true: no request is counted against any limit (bench-only)');
@@ -126,6 +128,7 @@ export async function startService(config: Config, log: Logger, options: { clock
     keys,
     limits,
     badKeys,
+    exportBudget,
     invites,
     claimGuard,
     clock,
@@ -175,7 +178,7 @@ export async function startService(config: Config, log: Logger, options: { clock
       await ready.catch(() => {});
       await switcher.close();
       db.close();
-      await Promise.all([keys.close(), invites.close(), limits.close(), badKeys.close(), claimGuard.close()]);
+      await Promise.all([keys.close(), invites.close(), limits.close(), badKeys.close(), exportBudget.close(), claimGuard.close()]);
       redis?.disconnect();
     },
   };

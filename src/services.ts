@@ -40,6 +40,8 @@ export interface Services {
   readonly limits: Limiter;
   /** Per client address: missing or invalid keys (BAD_KEY_LIMIT_PER_MINUTE). */
   readonly badKeys: Limiter;
+  /** Per API key: bulk exports a UTC day (EXPORT_LIMIT_PER_DAY), besides the request limits. */
+  readonly exportBudget: Limiter;
   readonly invites: InviteStore;
   /** Per client address: unknown invite tokens on the claim page (CLAIM_GUARD_PER_MINUTE). */
   readonly claimGuard: Limiter;

@@ -238,7 +238,7 @@ loading('data routes answer 503 with Retry-After; catalog and key checks still w
     cursors: new CursorCodec(Buffer.alloc(32)), cache: new NoopResponseCache(), cacheControl: 'private, max-age=60',
     aggregates: new KeptResults<AggregateResult>({ maxBytes: 1 << 20, sizeOf: () => 1, counted: () => {} }), aggregateMaxGroups: 1000,
     revisions: new KeptResults<RevisionResult>({ maxBytes: 1 << 20, sizeOf: () => 1, counted: () => {} }),
-    keys, limits, badKeys, clock: Date.now, log, metrics: new Metrics(),
+    keys, limits, badKeys, exportBudget: new MemoryLimiter({ perMinute: 50, perDay: 50 }, Date.now), clock: Date.now, log, metrics: new Metrics(),
     invites: await FileInviteStore.open(stateDir), claimGuard: new MemoryLimiter({ perMinute: 10 }, Date.now),
   };
   const server = http.createServer(createApp(services).callback()).listen(0, '127.0.0.1');

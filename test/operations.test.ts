@@ -190,6 +190,7 @@ codes('every error in the catalog has its own stable snake_case code', () => {
     new errors.InvalidGroupByError('a', 'b', []), new errors.InvalidMeasureError('a', 'b', []), new errors.InvalidOrderError('a', []),
     new errors.MixedUnitsError('x'), new errors.MixedTotalsError('x'), new errors.RateSumError('x'), new errors.TooManyGroupsError(2, 1),
     new errors.UnknownReleaseError('2026-01'), new errors.ReleaseLoadingError('2026-01'), new errors.ReleaseUnavailableError('2026-01'),
+    new errors.ExportLimitError(50, 1), new errors.RangeNotSatisfiableError(10),
   ];
   const catalog = Object.values(errors).filter((e) => typeof e === 'function' && e.prototype instanceof errors.ApiError);
   assert.is(instances.length, catalog.length, 'every class of the catalog is listed here');

@@ -204,6 +204,38 @@ function program(env: NodeJS.ProcessEnv): Command {
         });
       });
   }
+  const exporter = cli.command('export').description('Every matching row in one file (GET /v1/export): Parquet by default; bytes to stdout, progress to stderr');
+  for (const def of financialSets) {
+    const command = exporter.command(def.name).description(`Export ${def.name} rows`);
+    for (const dimension of def.dimensions) {
+      const parse: (text: string) => string | number = dimension === 'year' ? integer('--year') : (text) => text;
+      command.addOption(new Option(`${flagOf(dimension)} <value>`, `filter on ${dimension}; repeat for several values`).argParser(collect(parse)));
+    }
+    command
+      .option('--period <from:to>', 'date range YYYY-MM-DD:YYYY-MM-DD')
+      .addOption(new Option('--format <format>', 'file format').choices(['parquet', 'csv', 'arrow', 'ndjson']).default('parquet'))
+      .addOption(new Option('--release <YYYY-MM>', 'export this published release instead of the current one').argParser(releaseId('--release')))
+      .action(async (options: Record<string, unknown>) => {
+        const client = connect();
+        const stream = await client.export(def.name as Metric, filtersOf(def, options), { format: options.format as 'parquet', release: options.release as string | undefined });
+        const bar = new cliProgress.SingleBar({ format: '{bytes} written | {status}', stream: process.stderr, noTTYOutput: true, notTTYSchedule: 1000, hideCursor: true }, cliProgress.Presets.shades_classic);
+        const state = { bytes: '0 B', status: 'downloading' };
+        bar.start(0, 0, state);
+        let bytes = 0;
+        try {
+          for await (const chunk of stream) {
+            bytes += (chunk as Buffer).length;
+            state.bytes = bytes < 1 << 20 ? `${bytes.toLocaleString('en-US')} B` : `${(bytes / (1 << 20)).toFixed(1)} MB`;
+            bar.update(0, state);
+            await write(chunk as Buffer);
+          }
+          state.status = 'done';
+          bar.update(0, state);
+        } finally {
+          bar.stop();
+        }
+      });
+  }
   cli.command('releases').description('The published releases, newest first, as JSON (GET /v1/releases)').action(async () => {
     await write(`${JSON.stringify(await connect().releases(), null, 2)}\n`);
   });

@@ -1,3 +1,4 @@
+import type { Readable } from 'node:stream';
 import { request, type Dispatcher } from 'undici';
 import { DataQueryError, DataQueryNetworkError } from './errors.ts';
 import { backoffMs, DEFAULT_RETRY, retryAfterMs, type RetryEvent, type RetryPolicy } from './retry.ts';
@@ -60,11 +61,26 @@ export type FormatBody<F extends keyof typeof MEDIA, Json> = F extends 'json' ? 
 
 export const MEDIA = { json: 'application/json', csv: 'text/csv', arrow: 'application/vnd.apache.arrow.stream' } as const;
 
+/** The files /v1/export writes, by `Accept`. */
+export const EXPORT_MEDIA = { parquet: 'application/vnd.apache.parquet', csv: 'text/csv', arrow: 'application/vnd.apache.arrow.stream', ndjson: 'application/x-ndjson' } as const;
+
+export interface ExportOptions {
+  /** Parquet by default. */
+  readonly format?: keyof typeof EXPORT_MEDIA;
+  readonly release?: string;
+}
+
 type Params = Record<string, string | number | readonly (string | number)[] | undefined>;
 
 interface Answer {
   readonly headers: Record<string, string | string[] | undefined>;
   readonly body: Buffer;
+}
+
+/** A 200 whose body is left unread, for the caller to stream. */
+interface Streamed {
+  readonly headers: Answer['headers'];
+  readonly stream: Readable;
 }
 
 const header = (headers: Answer['headers'], name: string): string | undefined => {
@@ -147,6 +163,17 @@ export class DataQueryClient {
     return this.walk('/v1/revisions', { metric, ...query } as Params, format, { ...options, release: undefined });
   }
 
+  /**
+   * Every row of `metric` matching `filters` in one file (GET /v1/export), as a
+   * stream of its bytes: e.g. `export('ggr', { country: 'France' }, { format: 'parquet' })`
+   * piped to a file. Counts one export against the key's daily export budget.
+   */
+  async export<M extends Metric>(metric: M, filters: Filters<M> = {} as Filters<M>, options: ExportOptions = {}): Promise<Readable> {
+    const format = options.format ?? 'parquet';
+    const answer = (await this.send('/v1/export', { metric, ...filters, release: options.release } as Params, EXPORT_MEDIA[format], true)) as Streamed;
+    return answer.stream;
+  }
+
   /** The published releases, newest first (GET /v1/releases). */
   async releases(): Promise<ReleaseInfo[]> {
     const answer = await this.send('/v1/releases', {}, 'json');
@@ -187,11 +214,14 @@ export class DataQueryClient {
   }
 
   /** One successful answer, after the retries the policy allows. */
-  private async send(path: string, params: Params, format: keyof typeof MEDIA): Promise<Answer> {
+  private async send(path: string, params: Params, format: keyof typeof MEDIA): Promise<Answer>;
+  private async send(path: string, params: Params, mediaType: string, stream: true): Promise<Streamed>;
+  private async send(path: string, params: Params, format: string, stream = false): Promise<Answer | Streamed> {
     const url = `${this.base}${path}?${query(params)}`;
+    const mediaType = stream ? format : MEDIA[format as keyof typeof MEDIA];
     let waited = 0;
     for (let attempt = 1; ; attempt++) {
-      const outcome = await this.attempt(url, format);
+      const outcome = await this.attempt(url, mediaType, stream);
       if (!('retry' in outcome)) return outcome;
       const { failure, reason, status, retryAfter } = outcome.retry;
       const waitMs = retryAfter ?? backoffMs(this.retry, attempt, this.random);
@@ -202,18 +232,19 @@ export class DataQueryClient {
     }
   }
 
-  private async attempt(url: string, format: keyof typeof MEDIA): Promise<Answer | { retry: { failure: Error; reason: RetryEvent['reason']; status?: number; retryAfter?: number } }> {
+  private async attempt(url: string, mediaType: string, stream: boolean): Promise<Answer | Streamed | { retry: { failure: Error; reason: RetryEvent['reason']; status?: number; retryAfter?: number } }> {
     let statusCode: number;
     let headers: Answer['headers'];
     let body: Buffer;
     try {
       const res = await request(url, {
         method: 'GET',
-        headers: { 'x-api-key': this.options.apiKey, accept: MEDIA[format] },
+        headers: { 'x-api-key': this.options.apiKey, accept: mediaType },
         dispatcher: this.options.dispatcher,
       });
       statusCode = res.statusCode;
       headers = res.headers;
+      if (stream && statusCode === 200) return { headers, stream: res.body };
       body = Buffer.from(await res.body.arrayBuffer());
     } catch (cause) {
       const failure = new DataQueryNetworkError(`Cannot reach ${new URL(url).origin}: ${(cause as Error).message}`, { cause });
@@ -221,8 +252,8 @@ export class DataQueryClient {
     }
     if (statusCode === 200) {
       const type = header(headers, 'content-type') ?? '';
-      if (!type.startsWith(MEDIA[format])) {
-        throw new DataQueryError(statusCode, `Asked for ${MEDIA[format]} but the server answered ${type || 'no Content-Type'}: it does not serve this format`, undefined, undefined, header(headers, 'x-request-id'));
+      if (!type.startsWith(mediaType)) {
+        throw new DataQueryError(statusCode, `Asked for ${mediaType} but the server answered ${type || 'no Content-Type'}: it does not serve this format`, undefined, undefined, header(headers, 'x-request-id'));
       }
       return { headers, body };
     }

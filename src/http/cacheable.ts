@@ -10,7 +10,7 @@ import { encode, negotiateCoding } from './content-coding.ts';
 const REPRESENTATION = 2;
 
 /** A release other than the current one never changes while it is published (docs/api.md "Releases"). */
-const IMMUTABLE = 'private, max-age=31536000, immutable';
+export const IMMUTABLE = 'private, max-age=31536000, immutable';
 
 /** A response body, and the cursor of the page after it when there is one. */
 export interface Rendered {

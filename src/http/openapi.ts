@@ -21,6 +21,8 @@ import {
   NotReadyError,
   QueryTooLongError,
   ReleaseLoadingError,
+  ExportLimitError,
+  RangeNotSatisfiableError,
   ReleaseUnavailableError,
   UnknownReleaseError,
   TooManyRequestsError,
@@ -36,6 +38,8 @@ import { QUERY_LIMITS } from './query-guard.ts';
 import * as reference from './reference.ts';
 import * as revisions from './revisions.ts';
 import * as catalog from './catalog.ts';
+import * as exporter from './export.ts';
+import { EXPORT_FORMATS } from './export-formats.ts';
 import { CHANGES } from '../query/revisions.ts';
 
 // The OpenAPI 3.1 description of the public API, built from what the code runs on: the
@@ -199,6 +203,12 @@ const HEADERS: Record<string, Json> = {
   'Cache-Control': { required: true, description: '`private, max-age=…` on a 200 or 304 (`private, max-age=31536000, immutable` for a release other than the current one); `no-store` on an error.', schema: { type: 'string' } },
   Vary: { required: true, description: 'Request headers that select the representation.', schema: { type: 'string' } },
   Link: { description: 'While more pages follow: `<…&cursor=…>; rel="next"`, this request with the next cursor (root-relative).', schema: { type: 'string', pattern: '^<[^>]+>; rel="next"$' } },
+  'X-Export-Limit': { required: true, description: 'Bulk exports this key may take per UTC day (EXPORT_LIMIT_PER_DAY).', schema: { type: 'integer', minimum: 0 } },
+  'X-Export-Remaining': { required: true, description: 'Exports left today after this one.', schema: { type: 'integer', minimum: 0 } },
+  'X-Export-Reset': { required: true, description: 'Whole seconds until an export comes back (the UTC day ends).', schema: { type: 'integer', minimum: 0 } },
+  'Content-Disposition': { required: true, description: 'The file\'s name: `attachment; filename="ggr-2026-11.parquet"`.', schema: { type: 'string' } },
+  'Accept-Ranges': { required: true, description: '`bytes`: the whole-file answer takes one `Range` to resume a download.', schema: { type: 'string' } },
+  'Content-Range': { required: true, description: 'The bytes sent, `bytes a-b/size`.', schema: { type: 'string' } },
   'X-Next-Cursor': { description: 'CSV and Arrow only, while more pages follow: the next page\'s cursor.', schema: { type: 'string' } },
 };
 
@@ -292,6 +302,7 @@ export function openApiDocument(version: string): Json {
   const referenceParams = describeParameters(queryParameters(reference.schema), CONTROL_DESCRIPTIONS);
   const aggregateParams = describeParameters(queryParameters(aggregate.schema), { ...CONTROL_DESCRIPTIONS, ...AGGREGATE_DESCRIPTIONS });
   const revisionParams = describeParameters(queryParameters(revisions.schema), { ...CONTROL_DESCRIPTIONS, ...REVISION_DESCRIPTIONS });
+  const exportParams = describeParameters(queryParameters(exporter.schema), { ...CONTROL_DESCRIPTIONS, year: REVISION_DESCRIPTIONS.year });
   const catalogParams = describeParameters(queryParameters(catalog.schema), CONTROL_DESCRIPTIONS);
   const fxDef = financialSets.find((d) => d.name === 'fx') ?? ggr;
   const perMetric = financialSets.map((d) => `| ${d.name} | ${d.dimensions.join(', ')} | ${d.metrics.join(', ')} |`).join('\n');
@@ -405,6 +416,40 @@ export function openApiDocument(version: string): Json {
               invalidFilterDimension: new InvalidFilterDimensionError('product', 'fx', fxDef.dimensions),
               invalidCursor: new InvalidCursorError(),
             }),
+            ...unknownRelease(),
+          },
+        },
+      },
+      '/v1/export': {
+        get: {
+          operationId: 'getExport',
+          tags: ['data'],
+          summary: 'Every matching row of a financial dataset in one file',
+          description: `The rows /v1/financials would page for the same filters and release, in the same order, as flat columns (the dimensions, then the metrics; \`year\` INTEGER, metrics DOUBLE), in one response. \`Accept\` picks the file: ${EXPORT_FORMATS.map((f) => `\`${f.mediaType}\``).join(', ')}; none or \`*/*\` is Parquet. Counts one request and one export of the key's daily export budget. Unfiltered Parquet is the release's own published file: ETag, 304, and \`Range\` for resumable downloads.`,
+          parameters: [...exportParams, ...dimensionParameters(new Set(exportParams.map((p) => p.name)))],
+          responses: {
+            200: {
+              description: 'The whole export.',
+              headers: headerRefs([...LIMIT_HEADERS, 'X-Export-Limit', 'X-Export-Remaining', 'X-Export-Reset', 'Content-Disposition', 'Cache-Control']),
+              content: Object.fromEntries(EXPORT_FORMATS.map((f) => [f.mediaType, { schema: { type: 'string', contentMediaType: f.mediaType } }])),
+            },
+            206: {
+              description: 'The byte range asked for of the release\'s own Parquet file (unfiltered Parquet only).',
+              headers: headerRefs([...LIMIT_HEADERS, 'Content-Range', 'Accept-Ranges', 'ETag', 'Content-Disposition']),
+              content: { 'application/vnd.apache.parquet': { schema: { type: 'string', contentMediaType: 'application/vnd.apache.parquet' } } },
+            },
+            304: { description: 'If-None-Match holds the whole file\'s ETag.', headers: headerRefs([...LIMIT_HEADERS, 'ETag']) },
+            406: errorResponse('`Accept` names no export format.', { notAcceptable: new NotAcceptableError(EXPORT_FORMATS.map((f) => f.mediaType)) }, headerRefs(LIMIT_HEADERS)),
+            416: errorResponse('`Range` starts past the end of the file.', { rangeNotSatisfiable: new RangeNotSatisfiableError(1234) }, headerRefs(LIMIT_HEADERS)),
+            ...keyedErrors({
+              missingMetric: new InvalidParametersError({ metric: ['Invalid type: Expected string but received undefined'] }),
+              unknownMetric: new UnknownMetricError('revenue'),
+              invalidFilterDimension: new InvalidFilterDimensionError('product', 'fx', fxDef.dimensions),
+            }),
+            429: errorResponse('A rate limit (spec 8) or the key\'s daily export budget is spent; retry after `Retry-After` seconds.', {
+              limited: new TooManyRequestsError(42),
+              exportLimited: new ExportLimitError(50, 3600),
+            }, headerRefs([...LIMIT_HEADERS, 'Retry-After'])),
             ...unknownRelease(),
           },
         },

@@ -61,7 +61,8 @@ function indexType(size: number): { type: Int8 | Int16 | Int32; array: Int8Array
 }
 
 /** The stream's end-of-stream marker: continuation token, zero length. */
-const END_OF_STREAM = Buffer.from(Int32Array.of(-1, 0).buffer);
+/** What ends an Arrow IPC stream. */
+export const END_OF_STREAM = Buffer.from(Int32Array.of(-1, 0).buffer);
 
 /**
  * apache-arrow's stream writer, collecting what it writes. The schema and the
@@ -170,6 +171,11 @@ export class ArrowRenderer {
    * The stream apache-arrow's writer would make for this page (test/store.test.ts
    * compares the two), written straight into one buffer: no Arrow objects per page.
    */
+  /** What every page starts with: the schema and the dictionaries. A longer stream writes it once, then each page's batch. */
+  get streamStart(): Buffer {
+    return this.writer.prefix;
+  }
+
   render(rids: readonly number[]): Buffer {
     const layout = this.layout(rids.length);
     const { prefix } = this.writer;
