@@ -8,7 +8,7 @@ import { CsvRenderer } from '../src/store/csv-renderer.ts';
 import { JsonRenderer } from '../src/store/json-renderer.ts';
 import type { ServedDataset } from '../src/store/loader.ts';
 import { CursorCodec } from '../src/query/cursor.ts';
-import { pageQuery, whereClauses, type YearRange } from '../src/query/filters.ts';
+import { fileConditions, pageQuery, whereClauses, type YearRange } from '../src/query/filters.ts';
 
 // The one place request values turn into SQL, as a table of input → (sql, params):
 // values only ever become bound parameters, never SQL text.
@@ -53,6 +53,21 @@ for (const c of cases) {
     if (c.sql === null) return assert.is(clauses, null);
     assert.ok(clauses);
     assert.equal(pageQuery(ggr.table, clauses, c.limit ?? 100, c.after ?? -1), { sql: c.sql, params: c.params });
+  });
+}
+
+// Over a release's Parquet file (revisions, filtered Parquet exports) the values are
+// bound as they are, text or integer: the file holds values, not codes.
+const fileCases: Array<{ name: string; filters: Record<string, string[]>; period?: YearRange; conditions: string[]; params: (string | number)[] }> = [
+  { name: 'file: nothing', filters: {}, conditions: [], params: [] },
+  { name: 'file: text values, a quote among them', filters: { country: ["' OR 1=1 --", "Cote d'Ivoire"] }, conditions: ['"country" IN ($1, $2)'], params: ["' OR 1=1 --", "Cote d'Ivoire"] },
+  { name: 'file: years as integers, then the period', filters: { channel: ['Online'], year: ['2020', '2021'] }, period: { from: 2019, to: 2022 }, conditions: ['"channel" IN ($1)', '"year" IN ($2, $3)', '"year" BETWEEN $4 AND $5'], params: ['Online', 2020, 2021, 2019, 2022] },
+];
+for (const c of fileCases) {
+  sql(c.name, () => {
+    const params: (string | number)[] = [];
+    assert.equal(fileConditions(new Map(Object.entries(c.filters)), c.period, params), c.conditions);
+    assert.equal(params, c.params);
   });
 }
 sql.run();

@@ -2,7 +2,7 @@ import type { Database } from '../duckdb/database.ts';
 import { quoteIdent, quoteLiteral } from '../duckdb/sql-text.ts';
 import { INTEGER_DIMENSIONS, type DatasetDef } from '../registry.ts';
 import type { ServedDataset } from '../store/loader.ts';
-import type { Clause, Filters, YearRange } from './filters.ts';
+import { fileConditions, type Clause, type Filters, type YearRange } from './filters.ts';
 import { readPage } from './page.ts';
 
 // What /v1/export reads: every row a filter matches, in serving order, never all at once.
@@ -29,12 +29,7 @@ export async function* matchingRids(db: Database, served: ServedDataset, clauses
  */
 export async function copyParquet(db: Database, def: DatasetDef, source: string, filters: Filters, period: YearRange | undefined, out: string): Promise<void> {
   const params: (string | number)[] = [];
-  const where: string[] = [];
-  for (const [dimension, values] of filters) {
-    const integer = INTEGER_DIMENSIONS.has(dimension);
-    where.push(`${quoteIdent(dimension)} IN (${values.map((value) => `$${params.push(integer ? Number(value) : value)}`).join(', ')})`);
-  }
-  if (period) where.push(`year BETWEEN $${params.push(period.from)} AND $${params.push(period.to)}`);
+  const where = fileConditions(filters, period, params);
   const columns = [
     ...def.dimensions.map((d) => (INTEGER_DIMENSIONS.has(d) ? `${quoteIdent(d)}::INTEGER AS ${quoteIdent(d)}` : quoteIdent(d))),
     ...def.metrics.map((m) => `${quoteIdent(m)}::DOUBLE AS ${quoteIdent(m)}`),

@@ -1,5 +1,6 @@
 import type { ServedDataset } from '../store/loader.ts';
 import { quoteIdent } from '../duckdb/sql-text.ts';
+import { INTEGER_DIMENSIONS } from '../registry.ts';
 
 /** Requested filters: dimension → values, both already validated against the registry. */
 export type Filters = ReadonlyMap<string, readonly string[]>;
@@ -43,6 +44,21 @@ export function whereClauses(dataset: ServedDataset, filters: Filters, period?: 
   }
   if (period) clauses.push({ sql: `${quoteIdent('year')} BETWEEN ? AND ?`, params: [period.from, period.to] });
   return clauses;
+}
+
+/**
+ * The same filters as conditions on a release's Parquet file, whose columns hold the
+ * values themselves (revisions, filtered Parquet exports): each value is a bound
+ * parameter appended to `params`, numbered `$n` in the text.
+ */
+export function fileConditions(filters: Filters, period: YearRange | undefined, params: (string | number)[]): string[] {
+  const conditions: string[] = [];
+  for (const [dimension, values] of filters) {
+    const integer = INTEGER_DIMENSIONS.has(dimension);
+    conditions.push(`${quoteIdent(dimension)} IN (${values.map((value) => `$${params.push(integer ? Number(value) : value)}`).join(', ')})`);
+  }
+  if (period) conditions.push(`${quoteIdent('year')} BETWEEN $${params.push(period.from)} AND $${params.push(period.to)}`);
+  return conditions;
 }
 
 /**

@@ -1,7 +1,7 @@
 import type { Database } from '../duckdb/database.ts';
 import { quoteIdent, quoteLiteral } from '../duckdb/sql-text.ts';
-import { INTEGER_DIMENSIONS, type DatasetDef } from '../registry.ts';
-import type { Filters, YearRange } from './filters.ts';
+import type { DatasetDef } from '../registry.ts';
+import { fileConditions, type Filters, type YearRange } from './filters.ts';
 
 // What /v1/revisions pages through: the rows of a financial dataset that differ
 // between two releases' normalized Parquet files, computed once per walk by a FULL
@@ -54,13 +54,7 @@ export function revisionBytes(result: RevisionResult): number {
  */
 export function revisionsQuery({ def, from, to, filters, period, changes }: RevisionQuery): { sql: string; params: (string | number)[] } {
   const params: (string | number)[] = [];
-  const where: string[] = [];
-  for (const [dimension, values] of filters) {
-    const integer = INTEGER_DIMENSIONS.has(dimension);
-    const slots = values.map((value) => `$${params.push(integer ? Number(value) : value)}`);
-    where.push(`${quoteIdent(dimension)} IN (${slots.join(', ')})`);
-  }
-  if (period) where.push(`year BETWEEN $${params.push(period.from)} AND $${params.push(period.to)}`);
+  const where = fileConditions(filters, period, params);
   const dims = def.dimensions.map(quoteIdent);
   const side = (file: string, present: string) =>
     `SELECT ${[...dims, ...def.metrics.map(quoteIdent)].join(', ')}, true AS ${present} FROM read_parquet(${quoteLiteral(file)})${where.length ? ` WHERE ${where.join(' AND ')}` : ''}`;
