@@ -109,15 +109,18 @@ program
 program
   .command('prune')
   .description('Remove old releases from disk, keeping the N newest up to the current one; never the current one or a newer one')
-  .requiredOption('--keep <n>', 'releases to keep, the current one included (at least 1)', integer)
+  // Checked in the action, not by a commander parser, so that every bad --keep exits 2 with the fix.
+  .option('--keep <n>', 'releases to keep, the current one included: a whole number, at least 1 (required)')
   .option('--dry-run', 'print what would be removed, remove nothing', false)
   .option(dataDirOption, 'DATA_DIR to prune (default: DATA_DIR of the environment, else ./datasets)')
-  .action(async (opts: { keep: number; dryRun: boolean; dataDir?: string }) => {
-    if (opts.keep < 1) {
-      console.error('etl: --keep must be at least 1: the current release counts as one and is never removed');
+  .action(async (opts: { keep?: string; dryRun: boolean; dataDir?: string }) => {
+    if (opts.keep === undefined || !/^\d+$/.test(opts.keep) || Number(opts.keep) < 1) {
+      const got = opts.keep === undefined ? 'it is missing' : `got ${JSON.stringify(opts.keep)}`;
+      console.error(`etl: --keep must be a whole number of at least 1 (${got}); the current release counts as one, so \`prune --keep 1\` keeps only the current release (and any newer one)`);
       process.exit(2);
     }
-    console.log(formatPrune(await pruneReleases(dataDir(opts), opts.keep, { dryRun: opts.dryRun }), opts.dryRun));
+    const keep = Number(opts.keep);
+    console.log(formatPrune(await pruneReleases(dataDir(opts), keep, { dryRun: opts.dryRun }), keep, opts.dryRun));
   });
 
 program

@@ -119,11 +119,18 @@ export async function pruneReleases(dataDir: string, keep: number, options: { dr
   return { removed, kept, current, withdrawn };
 }
 
-export function formatPrune({ removed, kept, current, withdrawn }: PruneResult, dryRun: boolean): string {
+/**
+ * One line per release removed (`would remove` with --dry-run), then what stays: the
+ * `keep` newest up to the current one, and on a line of its own any newer release.
+ */
+export function formatPrune({ removed, kept, current, withdrawn }: PruneResult, keep: number, dryRun: boolean): string {
   const lines = removed.map((id) => `${dryRun ? 'would remove' : 'removed'} ${id}`);
   const name = (id: string) => (id === current ? `${id} (current)` : id);
-  if (removed.length === 0) lines.push(`nothing to prune: ${kept.length} release${kept.length === 1 ? '' : 's'} up to the current one, keeping ${kept.length}`);
+  if (removed.length === 0) lines.push(`nothing to prune: ${kept.length} release${kept.length === 1 ? '' : 's'}, keeping ${keep}`);
   else lines.push(`kept ${kept.map(name).join(', ')}`);
-  if (withdrawn.length) lines.push(`kept ${withdrawn.join(', ')}: newer than the current release (withdrawn by a rollback), so \`etl rollback\` can return to ${withdrawn.length === 1 ? 'it' : 'them'}`);
+  if (withdrawn.length) {
+    const them = withdrawn.length === 1 ? 'it' : 'them';
+    lines.push(`kept ${withdrawn.join(', ')}: newer than the current release (withdrawn by a rollback), so \`etl rollback\` can return to ${them}`);
+  }
   return lines.join('\n');
 }

@@ -35,35 +35,70 @@ const entries = async (dir: string) => (await fs.readdir(dir)).sort();
 
 const prune = suite('etl prune');
 
-prune('keeps the N newest up to the current one, and every newer one; --dry-run removes nothing', async () => {
-  const dataDir = await dataDirWith(['2026-07', '2026-08', '2026-09', '2026-10', '2026-11'], '2026-10');
+prune('keeps the N newest up to the current one, never the current one, and every newer one after a rollback', async () => {
+  const dataDir = await dataDirWith(['2026-07', '2026-08', '2026-09', '2026-10', '2026-11'], '2026-11');
   try {
-    const dry = await etl('prune', '--keep', '2', '--dry-run', '--data-dir', dataDir);
-    assert.is(dry.code, 0, dry.stderr);
-    assert.match(dry.stdout, /^would remove 2026-07\nwould remove 2026-08\nkept 2026-09, 2026-10 \(current\)\nkept 2026-11: newer than the current release/);
-    assert.equal(await entries(dataDir), ['2026-07', '2026-08', '2026-09', '2026-10', '2026-11', 'CURRENT']);
+    // A real rollback: 2026-11 is withdrawn but stays on disk.
+    const back = await etl('rollback', '--data-dir', dataDir);
+    assert.is(back.code, 0, back.stderr);
+    assert.is((await fs.readFile(path.join(dataDir, 'CURRENT'), 'utf8')).trim(), '2026-10');
 
     const real = await etl('prune', '--keep', '2', '--data-dir', dataDir);
     assert.is(real.code, 0, real.stderr);
-    assert.match(real.stdout, /^removed 2026-07\nremoved 2026-08\n/);
+    assert.is(
+      real.stdout,
+      'removed 2026-07\nremoved 2026-08\nkept 2026-09, 2026-10 (current)\n' +
+        'kept 2026-11: newer than the current release (withdrawn by a rollback), so `etl rollback` can return to it\n',
+    );
     assert.equal(await entries(dataDir), ['2026-09', '2026-10', '2026-11', 'CURRENT']);
 
-    const again = await etl('prune', '--keep', '1', '--data-dir', dataDir);
-    assert.equal(await entries(dataDir), ['2026-10', '2026-11', 'CURRENT'], again.stdout);
+    // --keep 1 leaves exactly the current one (and the newer one).
+    const one = await etl('prune', '--keep', '1', '--data-dir', dataDir);
+    assert.is(one.code, 0, one.stderr);
+    assert.match(one.stdout, /^removed 2026-09\nkept 2026-10 \(current\)\n/);
+    assert.equal(await entries(dataDir), ['2026-10', '2026-11', 'CURRENT']);
+
     const nothing = await etl('prune', '--keep', '1', '--data-dir', dataDir);
-    assert.match(nothing.stdout, /^nothing to prune: 1 release up to the current one, keeping 1/);
+    assert.is(nothing.code, 0, nothing.stderr);
+    assert.match(nothing.stdout, /^nothing to prune: 1 release, keeping 1\nkept 2026-11: newer than the current release/);
+    assert.equal(await entries(dataDir), ['2026-10', '2026-11', 'CURRENT']);
+
+    // What prune kept is still a release rollback can return to.
+    const forward = await etl('rollback', '2026-11', '--data-dir', dataDir);
+    assert.is(forward.code, 0, forward.stderr);
   } finally {
     await fs.rm(dataDir, { recursive: true, force: true });
   }
 });
 
-prune('--keep below 1 or not a number is refused and changes nothing', async () => {
+prune('--dry-run prints what would go and changes nothing', async () => {
+  const dataDir = await dataDirWith(['2026-08', '2026-09', '2026-10'], '2026-10');
+  try {
+    const before = await entries(dataDir);
+    const dry = await etl('prune', '--keep', '1', '--dry-run', '--data-dir', dataDir);
+    assert.is(dry.code, 0, dry.stderr);
+    assert.is(dry.stdout, 'would remove 2026-08\nwould remove 2026-09\nkept 2026-10 (current)\n');
+    assert.equal(await entries(dataDir), before);
+    assert.is((await fs.readFile(path.join(dataDir, 'CURRENT'), 'utf8')).trim(), '2026-10');
+
+    const enough = await etl('prune', '--keep', '5', '--data-dir', dataDir);
+    assert.is(enough.stdout, 'nothing to prune: 3 releases, keeping 5\n');
+    assert.equal(await entries(dataDir), before);
+  } finally {
+    await fs.rm(dataDir, { recursive: true, force: true });
+  }
+});
+
+prune('--keep below 1, not a whole number or missing is refused with exit 2 and changes nothing', async () => {
   const dataDir = await dataDirWith(['2026-10', '2026-11'], '2026-11');
   try {
-    for (const keep of ['0', 'x', '-1']) {
-      const res = await etl('prune', '--keep', keep, '--data-dir', dataDir);
-      assert.ok(res.code !== 0, keep);
-      assert.match(res.stderr, /--keep/, keep);
+    for (const args of [['--keep', '0'], ['--keep', 'x'], ['--keep', '-1'], ['--keep', '1.5'], []]) {
+      const res = await etl('prune', ...args, '--data-dir', dataDir);
+      const label = args.join(' ') || '(no --keep)';
+      assert.is(res.code, 2, `${label}: ${res.stderr}`);
+      assert.match(res.stderr, /--keep must be a whole number of at least 1/, label);
+      assert.match(res.stderr, /prune --keep 1/, label);
+      assert.is(res.stdout, '', label);
     }
     assert.equal(await entries(dataDir), ['2026-10', '2026-11', 'CURRENT']);
   } finally {
@@ -71,17 +106,20 @@ prune('--keep below 1 or not a number is refused and changes nothing', async () 
   }
 });
 
-prune('a removal a crash interrupted is cleared by the next etl command', async () => {
+prune('a removal a crash interrupted is cleared by the next etl command, unless its process still runs', async () => {
   const dataDir = await dataDirWith(['2026-11'], '2026-11');
   const child = spawn(process.execPath, ['-e', '']);
   await once(child, 'exit');
   try {
     // What a prune killed between its rename and its rm leaves: no release, a folder of a dead PID.
-    await fs.cp(path.join(dataDir, '2026-11'), path.join(dataDir, `.2026-07.prune-${child.pid}`), { recursive: true });
+    await fs.cp(path.join(dataDir, '2026-11'), path.join(dataDir, `.2026-01.prune-${child.pid}`), { recursive: true });
+    // One of a prune still running (this test's PID) is left alone.
+    await fs.mkdir(path.join(dataDir, `.2026-02.prune-${process.pid}`));
     const list = await etl('list', '--data-dir', dataDir);
     assert.is(list.code, 0, list.stderr);
-    assert.not.match(list.stdout, /2026-07/);
-    assert.equal(await entries(dataDir), ['2026-11', 'CURRENT']);
+    assert.not.match(list.stdout, /2026-01|2026-02/);
+    assert.match(list.stderr, new RegExp(`removed .*\\.2026-01\\.prune-${child.pid}, left by an etl command that no longer runs`));
+    assert.equal(await entries(dataDir), [`.2026-02.prune-${process.pid}`, '2026-11', 'CURRENT']);
   } finally {
     await fs.rm(dataDir, { recursive: true, force: true });
   }
