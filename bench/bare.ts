@@ -7,23 +7,27 @@ import type { Request } from './load.ts';
 /** What the service answered, as captured: replayed by the bare server. */
 export interface Captured {
   readonly status: number;
-  /** Content-Type and Content-Encoding (when any) as the service sent them. */
+  /** Every header the service sent but those a server sets per connection (Date, Connection, Keep-Alive, Content-Length). */
   readonly headers: Record<string, string>;
   readonly body: Buffer;
 }
 
 export interface BareServer {
   readonly url: string;
+  readonly pid: number;
   /** The bare server's request for each captured answer, expecting the same status and bytes. */
   requests(answers: readonly Captured[]): Request[];
   stop(): Promise<void>;
 }
 
+/** bare: node:http alone (bench/bare-server.ts); koa: the framework floor (bench/koa-floor-server.ts). */
+const SCRIPTS = { bare: 'bare-server.ts', koa: 'koa-floor-server.ts' } as const;
+
 /**
- * Starts bench/bare-server.ts serving `answers` (written under `dir`); an answer given
- * twice (a workload's repeated request) is stored once.
+ * Starts a server replaying `answers` (written under `dir`); an answer given twice (a
+ * workload's repeated request) is stored once.
  */
-export async function startBare(answers: readonly Captured[], dir: string): Promise<BareServer> {
+export async function startBare(answers: readonly Captured[], dir: string, kind: keyof typeof SCRIPTS = 'bare'): Promise<BareServer> {
   await fs.mkdir(dir, { recursive: true });
   const index = new Map<Captured, number>();
   const chunks: Buffer[] = [];
@@ -36,19 +40,20 @@ export async function startBare(answers: readonly Captured[], dir: string): Prom
     chunks.push(answer.body);
     offset += answer.body.length;
   }
-  const bodies = path.join(dir, 'bare-bodies.bin');
-  const manifestFile = path.join(dir, 'bare-manifest.json');
+  const bodies = path.join(dir, `${kind}-bodies.bin`);
+  const manifestFile = path.join(dir, `${kind}-manifest.json`);
   await fs.writeFile(bodies, Buffer.concat(chunks));
   await fs.writeFile(manifestFile, JSON.stringify({ bodies, answers: manifest }));
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(import.meta.dirname, 'bare-server.ts'), manifestFile], {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(import.meta.dirname, SCRIPTS[kind]), manifestFile], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const url = await new Promise<string>((resolve, reject) => {
-    child.once('exit', (code) => reject(new Error(`bare server exited with ${code}`)));
+    child.once('exit', (code) => reject(new Error(`${SCRIPTS[kind]} exited with ${code}`)));
     createInterface({ input: child.stdout! }).once('line', (line) => resolve(JSON.parse(line).url));
   });
   return {
     url,
+    pid: child.pid!,
     requests: (list) => list.map((answer) => {
       const i = index.get(answer);
       if (i === undefined) throw new Error('the bare server was not given this answer');

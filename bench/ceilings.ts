@@ -80,7 +80,7 @@ async function lateStart(db: Database, served: ServedDataset, spec: PageSpec): P
 }
 
 /** `total` runs of `run` by `workers` concurrent workers, after a short warm-up. */
-async function timed(run: () => Promise<unknown>, workers: number, total: number): Promise<Stats> {
+export async function timed(run: () => Promise<unknown>, workers: number, total: number): Promise<Stats> {
   for (let i = 0; i < Math.min(20, total); i++) await run();
   const latencies: number[] = [];
   let started = 0;

@@ -27,13 +27,9 @@ export const CLICKHOUSE_SKIP_REASON = 'clickhouse-server is not installed (Debia
 
 const ggr = DATASETS.find((d) => d.name === 'ggr')!;
 
-export interface ClickHouse {
-  readonly url: string;
-  readonly version: string;
-  readonly loadSeconds: number;
+export interface ClickHouse extends ClickHousePeer {
   /** The page's request, expecting the answer captured and checked against ours. */
   readonly requests: Request[];
-  stop(): Promise<void>;
 }
 
 /** Our page, for the check: its rids (in process) and its rows (the service's JSON `data`). */

@@ -5,14 +5,20 @@ export interface Stats {
   readonly p50: number;
   readonly p99: number;
   readonly rps: number;
-  /** Mean body bytes per response. */
+  /** Mean bytes read per response (wrk's count: headers included). */
   readonly bytes: number;
+  /** The load client's CPU time over wall time (0.05: 5% of a core), when it was measured. */
+  readonly clientCpu?: number;
+  /** The same for the server's process. */
+  readonly serverCpu?: number;
 }
 
 export interface Run {
   readonly latencies: number[];
   readonly seconds: number;
   readonly bytes: number;
+  readonly clientCpu?: number;
+  readonly serverCpu?: number;
 }
 
 /** One request as the bench sends it, with the answer it must get. */
@@ -31,7 +37,13 @@ const MAX_RUN_SECONDS = 120;
 export function summarizeRuns(runs: readonly Run[]): Stats {
   const count = runs.reduce((a, r) => a + r.latencies.length, 0);
   const bytes = runs.reduce((a, r) => a + r.bytes * r.latencies.length, 0) / Math.max(1, count);
-  return summarize(runs.flatMap((r) => r.latencies), runs.reduce((a, r) => a + r.seconds, 0), bytes);
+  const seconds = runs.reduce((a, r) => a + r.seconds, 0);
+  // CPU shares weighted by each run's wall time: the share over all of them.
+  const share = (pick: (r: Run) => number | undefined) =>
+    runs.every((r) => pick(r) !== undefined) && runs.length ? runs.reduce((a, r) => a + pick(r)! * r.seconds, 0) / seconds : undefined;
+  const clientCpu = share((r) => r.clientCpu);
+  const serverCpu = share((r) => r.serverCpu);
+  return { ...summarize(runs.flatMap((r) => r.latencies), seconds, bytes), ...(clientCpu !== undefined && { clientCpu }), ...(serverCpu !== undefined && { serverCpu }) };
 }
 
 export function summarize(latencies: readonly number[], seconds: number, bytes: number): Stats {
@@ -44,7 +56,9 @@ export function summarize(latencies: readonly number[], seconds: number, bytes: 
  * Sends `total` GETs, `requests` taken in turn, over `connections` keep-alive
  * connections, each one request at a time, and times each from send to last body
  * byte. Bounded in count and in time, so it always ends. Every answer is checked
- * (status, and the bytes where given); the first wrong one aborts the run.
+ * (status, and the bytes where given); the first wrong one aborts the run. The suite
+ * times with wrk (bench/wrk.ts) and checks with this; the single-purpose scripts
+ * (bench/aggregate.ts, vintages.ts, formats.ts) still time with it.
  */
 export async function load(origin: string, requests: readonly Request[], connections: number, total: number): Promise<Run> {
   const pool = new Pool(origin, { connections, pipelining: 1 });

@@ -1,33 +1,38 @@
 import { load, spread, summarizeRuns, type Request, type Run, type Stats } from './load.ts';
+import { wrk } from './wrk.ts';
 
-// How figures are timed: every scenario of a server beside its ceiling, in rounds.
-// Each round runs every pair once, ceiling and service in turns (ceiling first in
+// How figures are timed: every scenario of a server beside its ceilings, in rounds.
+// Each round runs every group once, ceilings and service in turns (ceilings first in
 // even rounds, service first in odd ones), so a burst of other load on this shared
-// machine falls on both sides and on every scenario alike, and figures compared with
+// machine falls on every side and on every scenario alike, and figures compared with
 // each other (late vs first page, Arrow vs JSON) come from the same stretch of time.
-// Four rounds; the first two and the last two are the two samples whose spread is
-// a figure's noise.
-
-const ROUNDS = 4;
+// The first half of the rounds and the second are the two samples whose spread is a
+// figure's noise. Load comes from wrk (bench/wrk.ts); undici sends the warm-up, which
+// checks every answer byte for byte, and checks them all again after the rounds.
 
 /** Where one side of a comparison sends its requests. */
 export interface Side {
   readonly url: string;
   readonly requests: readonly Request[];
+  /** The process answering, for its CPU share. */
+  readonly pid?: number;
 }
 
-export interface Pair {
-  readonly ceiling: Side;
+export interface Group {
+  /** Each ceiling by name (bare, koa, clickhouse…). */
+  readonly ceilings: Readonly<Record<string, Side>>;
   readonly service: Side;
-  /** The requests are a workload sent once: each round takes the next quarter of it. */
+  /** The requests are a workload sent once: each round takes the next share of it. */
   readonly split?: boolean;
 }
 
 export interface Timed {
-  readonly ceiling: Stats;
+  readonly ceilings: Record<string, Stats>;
   readonly service: Stats;
   /** The service's first and second half of rounds. */
   readonly halves: [Stats, Stats];
+  /** Each ceiling's, likewise. */
+  readonly ceilingHalves: Record<string, [Stats, Stats]>;
 }
 
 export interface Figure {
@@ -44,48 +49,70 @@ export interface Figure {
   readonly ceilings: Record<string, Stats>;
   /** Service ÷ each ceiling, by `by`. */
   readonly ratios: Record<string, number>;
+  /**
+   * The ceiling --compare judges this figure by: bare where there is one (timed in
+   * the same rounds as the service), else the only one. Null when none was.
+   */
+  readonly judgedBy: string | null;
+  /** Relative spread of the service ÷ judgedBy ratio between the halves of the rounds. */
+  readonly ratioNoise: number;
 }
 
-export interface Counts {
-  /** Requests per side and scenario at 1 connection and at 16, over the four rounds. */
-  readonly one: number;
-  readonly sixteen: number;
+export interface Timing {
+  /** Rounds (even: each half is a noise sample). */
+  readonly rounds: number;
+  /** Seconds of each timed run (a split workload's share ends when it is all answered). */
+  readonly seconds: number;
+  /** Requests a side sent by undici before the rounds, each answer checked. */
+  readonly warmup: number;
 }
 
-/**
- * Times every pair at `connections`, `total` requests a side (a split workload: each
- * request once), after `warmup` untimed requests a side so the first scenario after a
- * server starts does not pay for its cold code alone.
- */
-export async function rounds(pairs: readonly Pair[], connections: number, total: number, warmup: number, onRun?: (text: string) => void): Promise<Timed[]> {
-  const runs = pairs.map(() => ({ ceiling: [] as Run[], service: [] as Run[] }));
-  const run = (pair: Pair, side: Side, k: number) => {
-    if (!pair.split) return load(side.url, side.requests, connections, Math.ceil(total / ROUNDS));
-    const quarter = Math.ceil(side.requests.length / ROUNDS);
-    const part = side.requests.slice(k * quarter, (k + 1) * quarter);
-    return load(side.url, part, connections, part.length);
+/** Times every group at `connections`. */
+export async function rounds(groups: readonly Group[], connections: number, timing: Timing, onRun?: (text: string) => void): Promise<Timed[]> {
+  const names = (g: Group) => [...Object.keys(g.ceilings), 'service'];
+  const sideOf = (g: Group, name: string) => (name === 'service' ? g.service : g.ceilings[name]!);
+  const runs = groups.map((g) => new Map(names(g).map((n) => [n, [] as Run[]])));
+  const run = (group: Group, side: Side, k: number) => {
+    if (!group.split) return wrk(side.url, side.requests, connections, { seconds: timing.seconds, serverPid: side.pid });
+    const share = Math.ceil(side.requests.length / timing.rounds);
+    return wrk(side.url, side.requests.slice(k * share, (k + 1) * share), connections, { seconds: 60, once: true, serverPid: side.pid });
   };
   // A split workload is not warmed up: its requests must meet the cache first when timed.
-  for (const pair of pairs.filter((p) => !p.split)) {
-    for (const side of [pair.ceiling, pair.service]) await load(side.url, side.requests, connections, warmup);
+  for (const group of groups.filter((g) => !g.split)) {
+    for (const name of names(group)) await load(sideOf(group, name).url, sideOf(group, name).requests, connections, timing.warmup);
   }
-  for (let k = 0; k < ROUNDS; k++) {
-    for (const [i, pair] of pairs.entries()) {
-      onRun?.(`round ${k + 1}/${ROUNDS}, ${i + 1}/${pairs.length}`);
-      const order = k % 2 === 0 ? (['ceiling', 'service'] as const) : (['service', 'ceiling'] as const);
-      for (const side of order) runs[i]![side].push(await run(pair, pair[side], k));
+  for (let k = 0; k < timing.rounds; k++) {
+    for (const [i, group] of groups.entries()) {
+      onRun?.(`round ${k + 1}/${timing.rounds}, ${i + 1}/${groups.length}`);
+      const order = k % 2 === 0 ? names(group) : names(group).reverse();
+      for (const name of order) runs[i]!.get(name)!.push(await run(group, sideOf(group, name), k));
     }
   }
-  const half = ROUNDS / 2;
-  return runs.map((r) => ({
-    ceiling: summarizeRuns(r.ceiling),
-    service: summarizeRuns(r.service),
-    halves: [summarizeRuns(r.service.slice(0, half)), summarizeRuns(r.service.slice(half))],
-  }));
+  // Every answer once more, byte for byte, now that the timed load is over.
+  for (const group of groups) {
+    for (const name of names(group)) {
+      const side = sideOf(group, name);
+      await load(side.url, side.requests, 1, side.requests.length);
+    }
+  }
+  const half = timing.rounds / 2;
+  const halves = (list: Run[]): [Stats, Stats] => [summarizeRuns(list.slice(0, half)), summarizeRuns(list.slice(half))];
+  return runs.map((r) => {
+    const ceilings = [...r].filter(([name]) => name !== 'service');
+    return {
+      ceilings: Object.fromEntries(ceilings.map(([name, list]) => [name, summarizeRuns(list)])),
+      service: summarizeRuns(r.get('service')!),
+      halves: halves(r.get('service')!),
+      ceilingHalves: Object.fromEntries(ceilings.map(([name, list]) => [name, halves(list)])),
+    };
+  });
 }
 
-export function figure(scenario: string, title: string, connections: number, service: Stats, halves: [Stats, Stats], ceilings: Record<string, Stats>): Figure {
+export function figure(scenario: string, title: string, connections: number, service: Stats, halves: [Stats, Stats], ceilings: Record<string, Stats>, ceilingHalves: Record<string, [Stats, Stats]> = {}): Figure {
   const by = connections === 1 ? 'p50' : 'rps';
+  const timedBeside = Object.keys(ceilingHalves);
+  const judgedBy = timedBeside.includes('bare') ? 'bare' : (timedBeside[0] ?? null);
+  const ratioOf = (k: 0 | 1) => halves[k][by] / ceilingHalves[judgedBy!]![k][by];
   return {
     id: `${scenario}@${connections}`,
     scenario,
@@ -96,5 +123,7 @@ export function figure(scenario: string, title: string, connections: number, ser
     by,
     ceilings,
     ratios: Object.fromEntries(Object.entries(ceilings).map(([name, c]) => [name, service[by] / c[by]])),
+    judgedBy,
+    ratioNoise: judgedBy === null ? NaN : spread(ratioOf(0), ratioOf(1)),
   };
 }

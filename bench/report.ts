@@ -32,8 +32,8 @@ const ms = (x: number) => (x < 10 ? x.toFixed(2) : x.toFixed(1));
 const ratio = (x: number | undefined) => (x === undefined ? '' : `${x < 10 ? x.toFixed(2) : x.toFixed(1)}×`);
 
 export const TABLE_HEADER = [
-  `${'figure'.padEnd(44)} ${'conn'.padStart(4)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'req/s'.padStart(6)} ${'bytes'.padStart(8)} │ ${'ceilings (p50 at 1 conn, req/s at 16) and service ÷ ceiling'.padEnd(58)} │ noise`,
-  `${'─'.repeat(83)}┼${'─'.repeat(60)}┼──────`,
+  `${'figure'.padEnd(44)} ${'conn'.padStart(4)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'req/s'.padStart(6)} ${'bytes'.padStart(8)} │ ${'ceilings (p50 at 1 conn, req/s at 16) and service ÷ ceiling'.padEnd(58)} │ noise │ wrk cpu`,
+  `${'─'.repeat(83)}┼${'─'.repeat(60)}┼───────┼────────`,
 ];
 
 export function figureRow(f: Figure): string {
@@ -41,7 +41,7 @@ export function figureRow(f: Figure): string {
   const ceilings = Object.entries(f.ceilings)
     .map(([name, c]) => `${name} ${f.by === 'p50' ? `${ms(c.p50)} ms` : `${c.rps.toFixed(0)}/s`} ${ratio(f.ratios[name])}`)
     .join(', ');
-  return `${f.title.slice(0, 44).padEnd(44)} ${String(f.connections).padStart(4)} ${ms(s.p50).padStart(7)} ${ms(s.p99).padStart(7)} ${s.rps.toFixed(0).padStart(6)} ${Math.round(s.bytes).toLocaleString('en').padStart(8)} │ ${ceilings.padEnd(58)} │ ${(f.noise[f.by] * 100).toFixed(0).padStart(3)}%`;
+  return `${f.title.slice(0, 44).padEnd(44)} ${String(f.connections).padStart(4)} ${ms(s.p50).padStart(7)} ${ms(s.p99).padStart(7)} ${s.rps.toFixed(0).padStart(6)} ${Math.round(s.bytes).toLocaleString('en').padStart(8)} │ ${ceilings.padEnd(58)} │ ${(f.noise[f.by] * 100).toFixed(0).padStart(3)}%  │ ${s.clientCpu === undefined ? '' : `${(s.clientCpu * 100).toFixed(0).padStart(3)}%`}`;
 }
 
 export function sweepRow(e: SweepEntry, reference: SweepEntry | undefined): string {

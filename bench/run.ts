@@ -5,23 +5,30 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { latestRelease, type ReleaseOnDisk } from '../src/releases/on-disk.ts';
 import { startBare, type Captured } from './bare.ts';
+import { AGGREGATE, AGGREGATE_SQL, aggregateAlone, checkGroups, ourGroups } from './aggregate-ceiling.ts';
 import { queryCeilings, type QueryCeiling } from './ceilings.ts';
 import { CLICKHOUSE_BINARY, CLICKHOUSE_SKIP_REASON, startClickHouse } from './clickhouse.ts';
 import { compareResults, formatComparison } from './compare.ts';
-import { figure, rounds, type Figure, type Side } from './measure.ts';
+import { figure, rounds, type Figure, type Side, type Timing } from './measure.ts';
 import { mixedWorkload } from './mixed.ts';
 import { figureRow, line, progress, summary, sweepRow, TABLE_HEADER } from './report.ts';
-import { commit, evaluateTargets, machine, NOISE_FLOOR, resultName, SCHEMA, type Result } from './result.ts';
-import { cachedScenarios, capture, limitScenarios, PAGE, PAGE_FILTERS, QUERY_SPECS, uncachedScenarios, withKey, type Scenario } from './scenarios.ts';
+import { profileScenario, PROFILE_SCENARIOS } from './profile.ts';
+import { commit, evaluateTargets, machine, NOISE_FLOOR, resultName, SCHEMA, type Result, type SelfCheck } from './result.ts';
+import type { Stats } from './load.ts';
+import { cachedScenarios, capture, limitScenarios, PAGE, PAGE_FILTERS, QUERY_SPECS, scenario, uncachedScenarios, withKey, type Scenario } from './scenarios.ts';
 import { startServer, type BenchServer } from './server.ts';
 import { sweep, type Sweep } from './sweep.ts';
+import { plainWrk, wrk, WRK_BINARY, WRK_SKIP_REASON } from './wrk.ts';
 
 // `npm run bench [-- --quick] [-- --baseline DIR]`: the suite (docs/performance.md).
-// The service runs as users run it, `src/main.ts` in its own process; load comes from
-// this process over loopback (undici). Every figure sits beside its ceilings from the
-// same run: a bare node:http server sending the scenario's exact bytes, DuckDB alone
-// on the same query, ClickHouse on the same page where installed.
-// `npm run bench -- --compare A.json B.json`: the change per figure between two runs.
+// The service runs as users run it, `src/main.ts` in its own process; timed load comes
+// from wrk over loopback, and undici checks every answer before and after. Every
+// figure sits beside its ceilings from the same run: a bare node:http server sending
+// the scenario's exact bytes and headers, a minimal Koa app sending them (cached
+// scenarios), DuckDB alone on the same query, ClickHouse on the same page and GROUP BY
+// where installed.
+// `npm run bench -- --compare A.json B.json`: the change per figure's ratio between two runs.
+// `npm run bench -- --profile SCENARIO`: the server under that scenario with --cpu-prof.
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const WORK = path.join(ROOT, 'tmp', 'bench');
@@ -29,12 +36,12 @@ const RESULTS = path.join(import.meta.dirname, 'results');
 const MIXED_SEED = 1;
 
 const MODES = {
-  // Full: about 5-8 minutes of a busy 2-core machine once the releases exist.
-  full: { warmup: 200, requests: { one: 2000, sixteen: 8000 }, peer: { one: 300, sixteen: 600 }, mixed: { one: 800, sixteen: 4000 }, duckdb: { one: 1000, sixteen: 4000 }, scales: [1, 4, 16], blocks: { count: 8, size: 100 } },
-  // Under 2 minutes: fewer requests, and no scale sweep or 16x page (loading the 16x
-  // release alone takes a minute or more, generated or not).
-  quick: { warmup: 30, requests: { one: 200, sixteen: 800 }, peer: { one: 100, sixteen: 240 }, mixed: { one: 120, sixteen: 400 }, duckdb: { one: 100, sixteen: 400 }, scales: [], blocks: { count: 0, size: 0 } },
-} as const;
+  // Full: about 12-15 minutes of a busy 2-core machine once the releases exist.
+  full: { timing: { rounds: 4, seconds: 2, warmup: 200 }, mixed: { one: 800, sixteen: 4000 }, duckdb: { one: 1000, sixteen: 4000 }, aggregateAlone: { one: 100, sixteen: 200 }, scales: [1, 4, 16], blocks: { count: 8, size: 100 } },
+  // About 4 minutes: two rounds of 1-second runs, and no scale sweep or 16x figures
+  // (loading the 16x release alone takes a minute or more, generated or not).
+  quick: { timing: { rounds: 2, seconds: 1, warmup: 30 }, mixed: { one: 120, sixteen: 400 }, duckdb: { one: 100, sixteen: 400 }, aggregateAlone: { one: 20, sixteen: 40 }, scales: [], blocks: { count: 0, size: 0 } },
+} as const satisfies Record<string, { timing: Timing } & Record<string, unknown>>;
 
 /** The release at `dir`, generated once (scale 1: ~940k ggr rows) and reused by later runs. */
 async function ensureRelease(dir: string, scale: number): Promise<ReleaseOnDisk> {
@@ -51,7 +58,7 @@ const dataDir = (scale: number) => path.join(WORK, scale === 1 ? 'data' : `x${sc
 
 async function main(): Promise<void> {
   const { values: options, positionals } = parseArgs({
-    options: { quick: { type: 'boolean', default: false }, compare: { type: 'boolean', default: false }, baseline: { type: 'string' } },
+    options: { quick: { type: 'boolean', default: false }, compare: { type: 'boolean', default: false }, baseline: { type: 'string' }, profile: { type: 'string' } },
     allowPositionals: true,
   });
   if (options.compare) {
@@ -60,6 +67,16 @@ async function main(): Promise<void> {
     const comparison = compareResults(a!, b!);
     console.log(formatComparison(a!, b!, comparison));
     process.exitCode = comparison.changes.some((c) => c.verdict === 'regression') ? 1 : 0;
+    return;
+  }
+  if (!WRK_BINARY) {
+    line(`bench: ${WRK_SKIP_REASON}; nothing is timed without it (the bench's own undici client was the bottleneck it measured)`);
+    process.exitCode = 2;
+    return;
+  }
+  if (options.profile !== undefined) {
+    if (!PROFILE_SCENARIOS.includes(options.profile)) throw new Error(`--profile takes one of ${PROFILE_SCENARIOS.join(', ')}; got ${JSON.stringify(options.profile)}`);
+    await profileScenario(options.profile, { release: await ensureRelease(dataDir(1), 1), dataDir: dataDir(1), work: WORK, results: RESULTS, seconds: 10 });
     return;
   }
   const mode = options.quick ? 'quick' : 'full';
@@ -79,6 +96,8 @@ async function main(): Promise<void> {
 
   line(`${mode} run on ${host.cpus}× ${host.model}, load average ${host.loadAverage.join(' ')}; release ${release.manifest.release}, ${release.manifest.datasets.ggr!.rows.toLocaleString('en')} ggr rows`);
   const ceilings = await queryCeilings(release, QUERY_SPECS, settings.duckdb, progress);
+  /** DuckDB alone per scenario: the page queries', then the aggregates' as they are measured. */
+  const extraCeilings = new Map<string, { one: Stats; sixteen: Stats }>(ceilings);
   line(`\n${TABLE_HEADER.join('\n')}`);
   const figures: Figure[] = [];
   const record = (f: Figure) => {
@@ -89,51 +108,84 @@ async function main(): Promise<void> {
     progress(`starting the ${name} server (loading ${path.relative(ROOT, data)})`);
     return startServer({ DATA_DIR: data, STATE_DIR: path.join(WORK, name === 'limits' ? 'state-limits' : name === 'baseline' ? 'state-baseline' : 'state'), ...env }, path.join(WORK, 'logs', `${name}.log`), root);
   };
-  /** Each scenario at 1 and 16 connections beside the bare server replaying its answers (and DuckDB alone for queries). */
-  const measureAll = async (scenarios: ReadonlyArray<Scenario | { one: Scenario; sixteen: Scenario }>, server: BenchServer) => {
+  /**
+   * Each scenario at 1 and 16 connections beside the bare server replaying its answers,
+   * the Koa floor replaying them too (`floor`), and DuckDB alone for queries.
+   */
+  const measureAll = async (scenarios: ReadonlyArray<Scenario | { one: Scenario; sixteen: Scenario }>, server: BenchServer, floor = false) => {
     const at = (entry: Scenario | { one: Scenario; sixteen: Scenario }, connections: number) => ('one' in entry ? (connections === 1 ? entry.one : entry.sixteen) : entry);
-    const bare = await startBare(scenarios.flatMap((e) => [at(e, 1), at(e, 16)]).flatMap((s) => s.answers), path.join(WORK, 'bare'));
+    const answers = scenarios.flatMap((e) => [at(e, 1), at(e, 16)]).flatMap((s) => s.answers);
+    const bare = await startBare(answers, path.join(WORK, 'bare'));
+    const koa = floor ? await startBare(answers, path.join(WORK, 'koa'), 'koa') : undefined;
     try {
       for (const connections of [1, 16] as const) {
         const chosen = scenarios.map((e) => at(e, connections));
-        const pairs = chosen.map((s, i) => ({
-          ceiling: { url: bare.url, requests: bare.requests(s.answers) },
-          service: { url: server.url, requests: withKey(s.requests, server.headers) },
+        const groups = chosen.map((s, i) => ({
+          ceilings: {
+            bare: { url: bare.url, requests: bare.requests(s.answers), pid: bare.pid },
+            ...(koa && { koa: { url: koa.url, requests: koa.requests(s.answers), pid: koa.pid } }),
+          },
+          service: { url: server.url, requests: withKey(s.requests, server.headers), pid: server.pid },
           split: 'one' in scenarios[i]!,
         }));
-        const timed = await rounds(pairs, connections, connections === 1 ? settings.requests.one : settings.requests.sixteen, settings.warmup, (text) => progress(`${connections} conn: ${text}`, false));
+        const timed = await rounds(groups, connections, settings.timing, (text) => progress(`${connections} conn: ${text}`, false));
         for (const [i, s] of chosen.entries()) {
           const t = timed[i]!;
-          const duckdb: QueryCeiling | undefined = ceilings.get(s.id);
-          record(figure(s.id, s.title, connections, t.service, t.halves, { bare: t.ceiling, ...(duckdb && { duckdb: connections === 1 ? duckdb.one : duckdb.sixteen }) }));
+          const duckdb = extraCeilings.get(s.id);
+          record(figure(s.id, s.title, connections, t.service, t.halves, { ...t.ceilings, ...(duckdb && { duckdb: connections === 1 ? duckdb.one : duckdb.sixteen }) }, t.ceilingHalves));
         }
+        const br = chosen.find((s) => s.id === 'cached-br');
+        if (br && connections === 16) selfCheck = await checkLoadClient(bare.url, bare.requests(br.answers)[0]!.path);
       }
     } finally {
-      await bare.stop();
+      await Promise.all([bare.stop(), koa?.stop()]);
     }
   };
-  /** Our side against another server answering the same page (the peer, a baseline checkout), alternated; fewer requests, as ClickHouse answers ~30 a second. */
+  /**
+   * The self-check: the bench's wrk runs (its Lua script, its summary) against plain
+   * wrk on the same bare answer, alternated; below 0.9x the load client is the limit.
+   */
+  let selfCheck: SelfCheck | undefined;
+  const checkLoadClient = async (url: string, bareRequestPath: string): Promise<SelfCheck> => {
+    progress('self-check: the bench\'s load client against plain wrk on the bare server');
+    let bench = 0;
+    let plain = 0;
+    for (let k = 0; k < settings.timing.rounds; k++) {
+      bench += (await wrk(url, [{ path: bareRequestPath, headers: {}, status: 200 }], 16, { seconds: settings.timing.seconds })).latencies.length / settings.timing.seconds;
+      plain += await plainWrk(`${url}${bareRequestPath}`, 16, settings.timing.seconds);
+    }
+    const check = { scenario: 'cached-br@16', benchRps: bench / settings.timing.rounds, plainRps: plain / settings.timing.rounds, ratio: bench / plain };
+    line(`self-check: the bench's client got ${check.benchRps.toFixed(0)} req/s from the bare server, plain wrk ${check.plainRps.toFixed(0)}: ${check.ratio.toFixed(2)}× (≥ 0.9× or the client is the bottleneck)`);
+    return check;
+  };
+  /** Our side against another server answering the same request (the peer, a baseline checkout), alternated. */
   const against = async (id: string, title: string, name: string, other: Side, ours: Side) => {
     for (const connections of [1, 16] as const) {
-      const [t] = await rounds([{ ceiling: other, service: ours }], connections, connections === 1 ? settings.peer.one : settings.peer.sixteen, settings.warmup, (text) => progress(`${title}, ${connections} conn: ${text}`, false));
-      record(figure(id, title, connections, t!.service, t!.halves, { [name]: t!.ceiling }));
+      const [t] = await rounds([{ ceilings: { [name]: other }, service: ours }], connections, settings.timing, (text) => progress(`${title}, ${connections} conn: ${text}`, false));
+      record(figure(id, title, connections, t!.service, t!.halves, t!.ceilings, t!.ceilingHalves));
     }
   };
 
-  // Cache off: every page queried and rendered. The mixed workload's answers are captured here too.
-  let uncached = await serve('uncached', { CACHE_MAX_BYTES: '0' });
+  // Cache off: every page queried and rendered, every aggregate grouped (no kept
+  // results). The mixed workload's answers are captured here too.
+  let uncached = await serve('uncached', { CACHE_MAX_BYTES: '0', AGGREGATE_KEEP_BYTES: '0' });
   let mixed!: { one: Scenario; sixteen: Scenario };
   let uncachedPage!: Captured;
+  let aggregate!: Captured;
   let peer: Result['peer'] = { clickhouse: { skipped: CLICKHOUSE_SKIP_REASON } };
   try {
     progress('capturing and checking every scenario\'s answer');
     const rows = new Map([...ceilings].map(([id, c]) => [id, c.rows]));
     const scenarios = await uncachedScenarios(uncached.url, uncached.headers, rows);
     uncachedPage = scenarios[0]!.answers[0]!;
+    aggregate = await capture(uncached.url, AGGREGATE, uncached.headers, 200);
+    progress('DuckDB alone: the aggregate\'s GROUP BY');
+    extraCeilings.set('uncached-aggregate', await aggregateAlone(release, 1, ourGroups(aggregate.body), settings.aggregateAlone));
+    scenarios.push(scenario('uncached-aggregate', 'uncached aggregate, region × year', AGGREGATE, {}, aggregate));
     progress('drawing and capturing the mixed workload');
     mixed = await mixedWorkload(release, MIXED_SEED, settings.mixed, (p) => capture(uncached.url, p, uncached.headers, 200));
     await measureAll(scenarios, uncached);
-    const ours = { url: uncached.url, requests: withKey(scenarios[0]!.requests, uncached.headers) };
+    const ours = (path_: string) => ({ url: uncached.url, requests: withKey([{ path: path_, headers: {}, status: 200 }], uncached.headers), pid: uncached.pid });
     if (options.baseline) {
       // Both started afresh: a server that has just loaded is slower for a while than
       // one that has served every scenario (measured: 1.7x on the same code).
@@ -143,7 +195,7 @@ async function main(): Promise<void> {
         throw err;
       });
       try {
-        const page = (server: BenchServer) => ({ url: server.url, requests: withKey([{ path: PAGE, headers: {}, status: 200 }], server.headers) });
+        const page = (server: BenchServer) => ({ url: server.url, requests: withKey([{ path: PAGE, headers: {}, status: 200 }], server.headers), pid: server.pid });
         await against('vs-baseline', `uncached page vs ${path.resolve(options.baseline)}`, 'baseline', page(baseline), page(fresh));
       } finally {
         await Promise.all([baseline.stop(), fresh.stop()]);
@@ -155,7 +207,11 @@ async function main(): Promise<void> {
       const clickhouse = await startClickHouse(release, { rids: ceilings.get('uncached-page')!.rids, data, filters: PAGE_FILTERS }, progress);
       try {
         line(`ClickHouse ${clickhouse.version}: ggr loaded in ${clickhouse.loadSeconds.toFixed(1)} s; its page checked row for row against ours`);
-        await against('vs-clickhouse', 'uncached page vs ClickHouse (same rows)', 'clickhouse', { url: clickhouse.url, requests: clickhouse.requests }, ours);
+        await against('vs-clickhouse', 'uncached page vs ClickHouse (same rows)', 'clickhouse', { url: clickhouse.url, requests: clickhouse.requests }, ours(PAGE));
+        const groupBy = `/?query=${encodeURIComponent(`${AGGREGATE_SQL.replace('count(*) AS rows', 'toUInt64(count()) AS rows')} FORMAT JSONEachRow`)}`;
+        const theirs = (await clickhouse.get(groupBy)).toString().trim().split('\n').map((l) => JSON.parse(l) as { region: string; year: number; ggr_sum: number; rows: string });
+        checkGroups(`ClickHouse ${clickhouse.version}`, ourGroups(aggregate.body), new Map(theirs.map((r) => [`${r.region}|${r.year}`, { sum: r.ggr_sum, rows: Number(r.rows) }])));
+        await against('aggregate-vs-clickhouse', 'uncached aggregate vs ClickHouse GROUP BY', 'clickhouse', { url: clickhouse.url, requests: [{ path: groupBy, headers: {}, status: 200 }] }, ours(AGGREGATE));
         peer = { clickhouse: { version: clickhouse.version, loadSeconds: clickhouse.loadSeconds } };
       } finally {
         await clickhouse.stop();
@@ -170,7 +226,10 @@ async function main(): Promise<void> {
   // The defaults (cache on): hits, and the mixed workload meeting the cache as users would.
   const cached = await serve('cached', {});
   try {
-    await measureAll([...(await cachedScenarios(cached.url, cached.headers, uncachedPage)), mixed], cached);
+    const hits = await cachedScenarios(cached.url, cached.headers, uncachedPage);
+    await capture(cached.url, AGGREGATE, cached.headers, 200);
+    const aggregateHit = await capture(cached.url, AGGREGATE, cached.headers, 200, (a) => (a.body.equals(aggregate.body) ? undefined : 'a hit differs from the uncached aggregate'));
+    await measureAll([scenario('cached-aggregate', 'cached aggregate, region × year', AGGREGATE, {}, aggregateHit), ...hits, mixed], cached, true);
   } finally {
     await cached.stop();
   }
@@ -193,8 +252,11 @@ async function main(): Promise<void> {
       swept = { entries: result.entries };
       const x16 = result.servers.get(16)!;
       const answer = await capture(x16.url, PAGE, x16.headers, 200);
+      const grouped = await capture(x16.url, AGGREGATE, x16.headers, 200);
+      progress('DuckDB alone: the aggregate\'s GROUP BY on the 16x release');
+      extraCeilings.set('x16-aggregate', await aggregateAlone(scaled.find((e) => e.scale === 16)!.release, 1, ourGroups(grouped.body), settings.aggregateAlone));
       line('');
-      await measureAll([{ id: 'x16-page', title: 'uncached page, 16x release', requests: [{ path: PAGE, headers: {}, status: 200, body: answer.body }], answers: [answer] }], x16);
+      await measureAll([scenario('x16-page', 'uncached page, 16x release', PAGE, {}, answer), scenario('x16-aggregate', 'uncached aggregate, 16x release', AGGREGATE, {}, grouped)], x16);
     } finally {
       await Promise.all([...result.servers.values()].map((s) => s.stop()));
     }
@@ -206,11 +268,12 @@ async function main(): Promise<void> {
     date,
     ...checkout,
     machine: host,
-    settings: { requests: settings.requests, peer: settings.peer, warmup: settings.warmup, mixed: { ...settings.mixed, seed: MIXED_SEED }, release: release.manifest.release, ggrRows: release.manifest.datasets.ggr!.rows, noiseFloor: NOISE_FLOOR },
+    settings: { timing: settings.timing, mixed: { ...settings.mixed, seed: MIXED_SEED }, release: release.manifest.release, ggrRows: release.manifest.datasets.ggr!.rows, noiseFloor: NOISE_FLOOR },
     figures,
+    selfCheck: selfCheck ?? null,
     peer,
     sweep: swept,
-    targets: evaluateTargets(figures, swept, 'skipped' in peer.clickhouse ? peer.clickhouse.skipped : undefined),
+    targets: evaluateTargets(figures, swept, selfCheck, 'skipped' in peer.clickhouse ? peer.clickhouse.skipped : undefined),
     durationSeconds: (performance.now() - started) / 1000,
   };
   await fs.mkdir(RESULTS, { recursive: true });

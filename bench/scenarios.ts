@@ -37,14 +37,25 @@ type Check = (answer: Captured) => string | undefined;
 export async function capture(url: string, path: string, headers: Record<string, string>, status: number, check?: Check): Promise<Captured> {
   const res = await request(`${url}${path}`, { headers });
   const body = Buffer.from(await res.body.arrayBuffer());
-  const pick = (name: string) => (typeof res.headers[name] === 'string' ? { [name]: res.headers[name] as string } : {});
-  const answer = { status: res.statusCode, headers: { ...pick('content-type'), ...pick('content-encoding') }, body };
+  const answer = { status: res.statusCode, headers: replayedHeaders(res.headers), body };
   const problem = res.statusCode !== status ? `status ${res.statusCode}, expected ${status}` : check?.(answer);
   if (problem) throw new Error(`${path} (${JSON.stringify(headers)}): ${problem}; ${body.toString().slice(0, 300)}`);
   return answer;
 }
 
-const scenario = (id: string, title: string, path: string, headers: Record<string, string>, answer: Captured, withBody = true): Scenario => ({
+/** Set by any server per connection or per body, so not replayed as captured. */
+const PER_CONNECTION = new Set(['date', 'connection', 'keep-alive', 'content-length', 'transfer-encoding']);
+
+/** The headers a ceiling replays: every one the service sent but PER_CONNECTION (a repeated one joined, as Node joins them). */
+function replayedHeaders(headers: Record<string, string | string[] | undefined>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (value !== undefined && !PER_CONNECTION.has(name)) out[name] = Array.isArray(value) ? value.join(', ') : value;
+  }
+  return out;
+}
+
+export const scenario = (id: string, title: string, path: string, headers: Record<string, string>, answer: Captured, withBody = true): Scenario => ({
   id,
   title,
   requests: [{ path, headers, status: answer.status, ...(withBody && { body: answer.body }) }],

@@ -20,14 +20,14 @@ export interface BenchServer {
 /**
  * Starts `npm start`'s entry point (of the checkout at `root`) in its own process with
  * these settings (DATA_DIR and STATE_DIR among them) on free ports; resolves once it
- * serves, with an API key. Its stdout goes straight to `logFile`, not through a pipe
+ * serves, with an API key; `nodeArgs` go to node (a profile's --cpu-prof). Its stdout goes straight to `logFile`, not through a pipe
  * the bench would have to drain: on 2 cores, reading a line per request took CPU from
  * the load client during service runs only.
  */
-export async function startServer(env: Record<string, string>, logFile: string, root = ROOT): Promise<BenchServer> {
+export async function startServer(env: Record<string, string>, logFile: string, root = ROOT, nodeArgs: readonly string[] = []): Promise<BenchServer> {
   fs.mkdirSync(path.dirname(logFile), { recursive: true });
   const out = fs.openSync(logFile, 'w');
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', 'src/main.ts'], {
     cwd: root,
     // Thousands of requests on one key: limits are lifted (a bench-only setting) unless the caller turns them on.
     env: { ...process.env, PORT: '0', ADMIN_PORT: '0', BENCH_DISABLE_LIMITS: 'true', ...env },

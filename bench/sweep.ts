@@ -35,7 +35,7 @@ export async function sweep(releases: ReadonlyArray<{ scale: number; dataDir: st
     for (const release of releases) {
       progress(`scale sweep: loading the ${release.scale}x release (${release.rows.toLocaleString('en')} ggr rows)`);
       const started = performance.now();
-      const server = await startServer({ DATA_DIR: release.dataDir, STATE_DIR: path.join(work, `state-x${release.scale}`), CACHE_MAX_BYTES: '0' }, path.join(work, 'logs', `sweep-x${release.scale}.log`));
+      const server = await startServer({ DATA_DIR: release.dataDir, STATE_DIR: path.join(work, `state-x${release.scale}`), CACHE_MAX_BYTES: '0', AGGREGATE_KEEP_BYTES: '0' }, path.join(work, 'logs', `sweep-x${release.scale}.log`));
       servers.set(release.scale, server);
       loaded.push({ ...release, loadSeconds: (performance.now() - started) / 1000, loadPeakMB: processMemory(server.pid).peak, runs: [] });
     }

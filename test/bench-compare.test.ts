@@ -14,11 +14,16 @@ import { SCHEMA, type Result } from '../bench/result.ts';
 const ROOT = path.resolve(import.meta.dirname, '..');
 const stats = (p50: number, rps: number) => ({ count: 400, p50, p99: p50 * 5, rps, bytes: 251_739 });
 
-/** A figure whose halves differ by `noise` (relative spread) in both p50 and req/s. */
-function fig(id: string, connections: number, p50: number, rps: number, noise = 0.02) {
+/**
+ * A figure whose halves differ by `noise` (relative spread) in both p50 and req/s,
+ * beside a bare ceiling timed in the same rounds with steady halves; `machine`
+ * scales the ceiling (a busier machine: < 1 for req/s).
+ */
+function fig(id: string, connections: number, p50: number, rps: number, noise = 0.02, machine = 1) {
   const half = (k: number) => stats(p50 * k, rps * k);
   const k = (2 + noise) / (2 - noise); // two halves x and kx have spread `noise`
-  return figure(id, `${id} title`, connections, stats(p50, rps), [half(1), half(k)], { bare: stats(p50 / 3, rps * 3) });
+  const bare = stats(0.1 / machine, 20_000 * machine);
+  return figure(id, `${id} title`, connections, stats(p50, rps), [half(1), half(k)], { bare }, { bare: [bare, bare] });
 }
 
 function result(figures: ReturnType<typeof fig>[], extra: Partial<Result> = {}): Result {
@@ -29,8 +34,9 @@ function result(figures: ReturnType<typeof fig>[], extra: Partial<Result> = {}):
     commit: 'abc',
     dirty: false,
     machine: { cpus: 2, model: 'test cpu', memoryMB: 24_000, os: 'Linux', node: 'v20', loadAverage: [0, 0, 0] },
-    settings: { requests: { one: 120, sixteen: 800 }, peer: { one: 100, sixteen: 240 }, warmup: 30, mixed: { one: 120, sixteen: 400, seed: 1 }, release: '2026-11', ggrRows: 938_742, noiseFloor: 0.05 },
+    settings: { timing: { rounds: 2, seconds: 1, warmup: 30 }, mixed: { one: 120, sixteen: 400, seed: 1 }, release: '2026-11', ggrRows: 938_742, noiseFloor: 0.05 },
     figures,
+    selfCheck: null,
     peer: { clickhouse: { skipped: 'absent' } },
     sweep: { skipped: 'quick' },
     targets: [],
@@ -45,6 +51,19 @@ test('a drop in req/s beyond the noise floor is a regression; one within it is n
   const a = result([fig('uncached-page', 16, 13, 1000), fig('cached-json', 16, 10, 1300)]);
   const b = result([fig('uncached-page', 16, 13, 700), fig('cached-json', 16, 10, 1260)]);
   assert.equal(verdicts(a, b), { 'uncached-page@16': 'regression', 'cached-json@16': 'noise' });
+});
+
+test('a figure is judged by its ratio to the ceiling timed beside it: a machine slower for both is noise', () => {
+  const a = result([fig('cached-br', 16, 1, 10_000)]);
+  // Service and bare both 30% slower: the ratio holds.
+  const busy = result([fig('cached-br', 16, 1, 7_000, 0.02, 0.7)]);
+  assert.equal(verdicts(a, busy), { 'cached-br@16': 'noise' });
+  // The service 30% slower beside the same bare: the ratio falls.
+  const worse = result([fig('cached-br', 16, 1, 7_000)]);
+  assert.equal(verdicts(a, worse), { 'cached-br@16': 'regression' });
+  const [change] = compareResults(a, worse).changes;
+  assert.is(change!.ceiling, 'bare');
+  assert.ok(Math.abs(change!.a - 0.5) < 0.01, `ratio ${change!.a}`);
 });
 
 test('one client is judged by p50: slower is a regression, faster an improvement', () => {
