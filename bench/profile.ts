@@ -43,8 +43,10 @@ export async function profileScenario(id: string, o: { release: ReleaseOnDisk; d
   const dir = path.join(o.results, 'profiles');
   fs.mkdirSync(dir, { recursive: true });
   const name = `${new Date().toISOString().slice(0, 19).replace(/:/g, '')}-${commit(ROOT).commit}-${id}.cpuprofile`;
+  // Each thread writes its own profile (tsx's loader runs in a worker): node names them CPU.<date>.<time>.<pid>.<thread>.<n>.
+  const written = fs.mkdtempSync(path.join(o.work, 'profile-'));
   progress(`starting the service with --cpu-prof (loading ${path.relative(ROOT, o.dataDir)})`);
-  const server = await startServer({ DATA_DIR: o.dataDir, STATE_DIR: path.join(o.work, 'state-profile'), ...setup.env }, path.join(o.work, 'logs', 'profile.log'), ROOT, ['--cpu-prof', `--cpu-prof-dir=${dir}`, `--cpu-prof-name=${name}`]);
+  const server = await startServer({ DATA_DIR: o.dataDir, STATE_DIR: path.join(o.work, 'state-profile'), ...setup.env }, path.join(o.work, 'logs', 'profile.log'), ROOT, ['--cpu-prof', `--cpu-prof-dir=${written}`]);
   let window;
   let run;
   try {
@@ -61,7 +63,11 @@ export async function profileScenario(id: string, o: { release: ReleaseOnDisk; d
   } finally {
     await server.stop();
   }
+  const main = fs.readdirSync(written).find((f) => f.includes(`.${server.pid}.0.`));
+  if (!main) throw new Error(`the server wrote no main-thread profile into ${written}`);
   const file = path.join(dir, name);
+  fs.renameSync(path.join(written, main), file);
+  fs.rmSync(written, { recursive: true, force: true });
   line(`${id}: ${run.rps.toFixed(0)} req/s at 16 connections, p50 ${run.p50.toFixed(2)} ms; service ${((run.serverCpu ?? 0) * 100).toFixed(0)}% of a core, wrk ${((run.clientCpu ?? 0) * 100).toFixed(0)}%`);
   line(`profile: ${path.relative(ROOT, file)} (open it in Chrome DevTools' Performance panel)`);
   line(`top 15 functions by self time during the load:\n${formatTop(topFunctions(file, ROOT, 15, window))}`);

@@ -1,3 +1,4 @@
+import type http from 'node:http';
 import Router from '@koa/router';
 import Koa, { type Middleware } from 'koa';
 import { MethodNotAllowedError, NotFoundError } from './errors.ts';
@@ -14,7 +15,9 @@ import * as reference from './http/reference.ts';
 import * as releases from './http/releases.ts';
 import * as revisions from './http/revisions.ts';
 import { guardQuery } from './http/query-guard.ts';
+import { fastReplay } from './http/fast-replay.ts';
 import { replayCachedAnswers } from './http/replay.ts';
+import { ReplayTable } from './http/replay-table.ts';
 import { assignRequestId } from './http/request-id.ts';
 import { logRequests } from './http/request-log.ts';
 import { countRequests } from './http/request-metrics.ts';
@@ -27,8 +30,19 @@ export interface AppOptions {
   readonly replayMaxBytes?: number;
 }
 
+const REPLAY_MAX_BYTES = 8 * 1024 * 1024;
+
+/**
+ * The public listener's request handler: a repeated request with a recorded answer
+ * is answered below Koa (src/http/fast-replay.ts), everything else by the app.
+ */
+export function createPublicHandler(services: Services, options: AppOptions = {}): http.RequestListener {
+  const table = new ReplayTable(services, options.replayMaxBytes ?? REPLAY_MAX_BYTES);
+  return fastReplay(services, table, createApp(services, options, table).callback());
+}
+
 /** The public API as a Koa app; it never listens (callers, tests included, do). */
-export function createApp(services: Services, options: AppOptions = {}): Koa {
+export function createApp(services: Services, options: AppOptions = {}, table = new ReplayTable(services, options.replayMaxBytes ?? REPLAY_MAX_BYTES)): Koa {
   // maxIpsCount 1: only the hop our own balancer appended is trusted, not what the client wrote before it.
   const app = new Koa({ proxy: options.trustProxy ?? false, maxIpsCount: 1 });
   app.use(assignRequestId());
@@ -41,7 +55,7 @@ export function createApp(services: Services, options: AppOptions = {}): Koa {
   app.use(requireKey(services));
   app.use(claimRoutes(services));
   app.use(guardQuery());
-  app.use(replayCachedAnswers(services, options.replayMaxBytes ?? 8 * 1024 * 1024));
+  app.use(replayCachedAnswers(services, table));
 
   healthz.register(router, services);
   financials.register(router, services);

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import { createAdminApp } from './admin/app.ts';
-import { createApp } from './app.ts';
+import { createPublicHandler } from './app.ts';
 import { LruResponseCache } from './cache/lru.ts';
 import { NoopResponseCache } from './cache/noop.ts';
 import type { Config } from './config.ts';
@@ -137,7 +137,7 @@ export async function startService(config: Config, log: Logger, options: { clock
   };
 
   const timeouts = { headersMs: config.HTTP_HEADERS_TIMEOUT_MS, requestMs: config.HTTP_REQUEST_TIMEOUT_MS, keepAliveMs: config.HTTP_KEEP_ALIVE_TIMEOUT_MS };
-  const server = createHttpServer(createApp(services, { trustProxy: config.TRUST_PROXY, replayMaxBytes: config.REPLAY_MAX_BYTES }).callback(), timeouts, log);
+  const server = createHttpServer(createPublicHandler(services, { trustProxy: config.TRUST_PROXY, replayMaxBytes: config.REPLAY_MAX_BYTES }), timeouts, log);
   await listen(server, config.PORT, config.HOST);
   const url = `http://${hostForUrl(config.HOST)}:${(server.address() as AddressInfo).port}`;
   const adminApp = createAdminApp({

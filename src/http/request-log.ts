@@ -1,5 +1,5 @@
 import type { Middleware } from 'koa';
-import type { Logger } from 'pino';
+import pino, { type Logger } from 'pino';
 import { mayBeToken } from '../invites/store.ts';
 
 const MAX_URL = 512;
@@ -37,23 +37,68 @@ function decoded(segment: string): string {
   }
 }
 
+export interface RequestLine {
+  readonly reqId: string;
+  readonly method: string;
+  /** The URL as logged (loggableUrl), already JSON-encoded: a repeated request's is encoded once. */
+  readonly urlJson: string;
+  readonly status: number;
+  readonly ms: number;
+  readonly bytes?: number;
+  readonly key?: string;
+  readonly code?: string;
+}
+
+/**
+ * Writes the request log's line (`msg: "request"`) as pino would, straight to the
+ * logger's destination: pino's generic serializer (walking an object, escaping each
+ * string, a new Date per line) cost a cached hit a quarter of its throughput. Every
+ * field but the URL is a token that needs no escaping (request ids are checked
+ * against REQUEST_ID or made here, key ids and error codes are ours), and the time
+ * text is made once per millisecond. The logger's level and bindings are honoured;
+ * `pino.symbols` is pino's interface for integrators.
+ */
+export function requestLineWriter(log: Logger): (line: RequestLine) => void {
+  const stream = (log as unknown as Record<symbol, { write(text: string): void }>)[pino.symbols.streamSym];
+  if (!stream) throw new Error('requestLineWriter needs a pino logger: it writes to its destination');
+  const bindings = (log as unknown as Record<symbol, string>)[pino.symbols.chindingsSym] ?? '';
+  let lastMs = -1;
+  let time = '';
+  return (line) => {
+    if (!log.isLevelEnabled('info')) return;
+    const now = Date.now();
+    if (now !== lastMs) {
+      lastMs = now;
+      time = new Date(now).toISOString();
+    }
+    stream.write(
+      `{"level":30,"time":"${time}"${bindings},"reqId":"${line.reqId}","method":"${line.method}","url":${line.urlJson},"status":${line.status},"ms":${line.ms}` +
+        `${line.bytes === undefined ? '' : `,"bytes":${line.bytes}`}${line.key === undefined ? '' : `,"key":"${line.key}"`}${line.code === undefined ? '' : `,"code":"${line.code}"`},"msg":"request"}\n`,
+    );
+  };
+}
+
+/** Milliseconds to two decimals, as the log writes them. */
+export const logMs = (ms: number) => Math.round(ms * 100) / 100;
+
 /** One JSON line per request, written when the response is done; `code` names an error's catalog code. */
 export function logRequests(log: Logger): Middleware {
+  const write = requestLineWriter(log);
   return async (ctx, next) => {
     const started = performance.now();
     try {
       await next();
     } finally {
-      log.info({
+      write({
         reqId: ctx.state.requestId,
         method: ctx.method,
-        url: loggableUrl(ctx.url),
+        urlJson: JSON.stringify(loggableUrl(ctx.url)),
         status: ctx.status,
-        ms: Math.round((performance.now() - started) * 100) / 100,
+        ms: logMs(performance.now() - started),
         bytes: ctx.length,
         key: ctx.state.key?.id,
         code: ctx.state.errorCode,
-      }, 'request');
+      });
     }
   };
 }

@@ -1,0 +1,123 @@
+import http from 'node:http';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { request } from 'undici';
+import { startTestService } from './helpers/service.ts';
+
+// The replay below Koa (src/http/fast-replay.ts) against the app's own replay, on a
+// real server: the same answer, headers in the same order, log line and counts; and
+// everything it must leave to the app. Which path answered is seen by counting the
+// app's request timer (Koa's countRequests starts one per request; the path below
+// does not run it).
+
+const service = await startTestService({ env: { RATE_LIMIT_PER_MINUTE: '1000', RATE_LIMIT_PER_DAY: '100000' } });
+const { metrics } = service.running.services;
+let appRequests = 0;
+const startTimer = metrics.requestSeconds.startTimer.bind(metrics.requestSeconds);
+metrics.requestSeconds.startTimer = (labels) => {
+  appRequests++;
+  return startTimer(labels);
+};
+
+const PAGE = '/v1/financials?metric=ggr&region=Europe&limit=5';
+
+/** node:http's client, for the header names in the order sent (undici gives an object). */
+function get(pathAndQuery: string, headers: Record<string, string> = {}): Promise<{ status: number; headers: http.IncomingHttpHeaders; names: string[]; body: Buffer }> {
+  return new Promise((resolve, reject) => {
+    const req = http.get(`${service.url}${pathAndQuery}`, { headers: { 'x-api-key': service.key, 'accept-encoding': 'br', ...headers } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, names: res.rawHeaders.filter((_, i) => i % 2 === 0), body: Buffer.concat(chunks) }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+  });
+}
+
+const count = async (name: string, labels: string) => {
+  const text = await metrics.registry.metrics();
+  const line = text.split('\n').find((l) => l.startsWith(`${name}{${labels}}`));
+  return line ? Number(line.split(' ').pop()) : 0;
+};
+
+test('a repeat is answered below the app: the app\'s bytes, headers in its order, its log line and counts', async () => {
+  const first = await get(PAGE);
+  assert.is(first.status, 200);
+  // If-None-Match that matches nothing: the app's own replay answers this one with a 200.
+  let before = appRequests;
+  const viaApp = await get(PAGE, { 'if-none-match': '"no-such-tag"' });
+  assert.is(appRequests - before, 1, 'the app answered the request with If-None-Match');
+
+  const counts = async () => ({
+    requests: await count('dqs_http_requests_total', 'listener="public",route="/v1/financials",status="200",code=""'),
+    replayed: await count('dqs_replayed_answers_total', 'status="200"'),
+    hits: await count('dqs_response_cache_lookups_total', 'result="hit"'),
+    timed: await count('dqs_http_request_duration_seconds_count', 'listener="public",route="/v1/financials"'),
+  });
+  const was = await counts();
+  const logged = service.logs.length;
+  before = appRequests;
+  const fast = await get(PAGE, { 'x-request-id': 'trace-42' });
+  assert.is(appRequests - before, 0, 'the app did not run');
+
+  assert.is(fast.status, 200);
+  assert.ok(fast.body.equals(first.body) && fast.body.equals(viaApp.body), 'the same bytes');
+  assert.equal(fast.names, viaApp.names, 'the same headers in the same order');
+  assert.ok(fast.names.length >= 13, `${fast.names.length} headers`);
+  for (const name of ['etag', 'cache-control', 'vary', 'content-type', 'content-encoding', 'link', 'x-ratelimit-limit', 'ratelimit-policy', 'content-length']) {
+    assert.is(fast.headers[name], viaApp.headers[name], name);
+  }
+  assert.is(fast.headers['x-request-id'], 'trace-42');
+  assert.is(Number(fast.headers['x-ratelimit-remaining']), Number(viaApp.headers['x-ratelimit-remaining']) - 1, 'charged to the key like any request');
+  assert.equal(await counts(), { requests: was.requests + 1, replayed: was.replayed + 1, hits: was.hits + 1, timed: was.timed + 1 });
+
+  await new Promise((resolve) => setTimeout(resolve, 300)); // the log writes in blocks, at most 200 ms apart
+  const lines = service.logs.slice(logged).filter((l) => l.msg === 'request');
+  assert.is(lines.length, 1);
+  const appLine = service.logs.find((l) => l.msg === 'request' && l.reqId === viaApp.headers['x-request-id']);
+  assert.equal(Object.keys(lines[0]), Object.keys(appLine), 'the same fields in the same order');
+  assert.equal({ ...lines[0], time: 0, ms: 0 }, { ...appLine, time: 0, ms: 0, reqId: 'trace-42' });
+});
+
+test('the app answers what the path below must not: other methods, no or bad keys, a revoked key, a 304, a refused limit', async () => {
+  await get(PAGE);
+  const cases: Array<[string, () => Promise<number>, number]> = [
+    ['HEAD', async () => (await request(`${service.url}${PAGE}`, { method: 'HEAD', headers: { 'x-api-key': service.key, 'accept-encoding': 'br' } })).statusCode, 200],
+    ['no key', async () => (await get(PAGE, { 'x-api-key': '' })).status, 401],
+    ['an unknown key', async () => (await get(PAGE, { 'x-api-key': `sk_live_${'0'.repeat(40)}` })).status, 401],
+    ['a 304', async () => (await get(PAGE, { 'if-none-match': (await get(PAGE)).headers.etag as string })).status, 304],
+  ];
+  for (const [name, send, status] of cases) {
+    const before = appRequests;
+    assert.is(await send(), status, name);
+    assert.ok(appRequests > before, `${name}: the app answered`);
+  }
+
+  const created = await service.admin('POST', '/keys', { client: 'revoked-later' });
+  const key: string = created.json.key;
+  assert.is((await get(PAGE, { 'x-api-key': key })).status, 200);
+  assert.is((await get(PAGE, { 'x-api-key': key })).status, 200);
+  assert.is((await service.admin('POST', `/keys/${created.json.record.id}/revoke`)).status, 200);
+  assert.is((await get(PAGE, { 'x-api-key': key })).status, 401, 'a revoked key is refused at once, recorded answer or not');
+});
+
+test('a key over its limit gets the app\'s 429, and the refusal charges nothing', async () => {
+  const limited = await startTestService({ env: { RATE_LIMIT_PER_MINUTE: '3', RATE_LIMIT_PER_DAY: '100' } });
+  try {
+    const send = () => request(`${limited.url}${PAGE}`, { headers: { 'x-api-key': limited.key } }).then(async (r) => ({ status: r.statusCode, headers: r.headers, text: await r.body.text() }));
+    const statuses = [];
+    for (let i = 0; i < 5; i++) statuses.push((await send()).status);
+    assert.equal(statuses, [200, 200, 200, 429, 429]);
+    const refused = await send();
+    assert.is(refused.headers['x-ratelimit-remaining'], '0');
+    assert.ok(Number(refused.headers['retry-after']) > 0);
+    assert.ok(JSON.parse(refused.text).error, 'the spec\'s error body');
+    const day = /"day";r=(\d+)/.exec(String(refused.headers.ratelimit))![1];
+    assert.is(day, '97', 'three requests charged to the day, none of the refused ones');
+  } finally {
+    await limited.stop();
+  }
+});
+
+test.after(() => service.stop());
+test.run();
