@@ -1,5 +1,6 @@
 import type http from 'node:http';
-import { looksLikeKey } from '../keys/key-format.ts';
+import type { Socket } from 'node:net';
+import { hashKey, looksLikeKey } from '../keys/key-format.ts';
 import type { Services } from '../services.ts';
 import { readEntry } from './cacheable.ts';
 import { limitHeaders } from './limit-headers.ts';
@@ -12,7 +13,8 @@ import { loggableUrl, logMs, requestLineWriter } from './request-log.ts';
  * The common repeat answered below Koa: a GET under /v1 with one well-formed API key
  * this replica holds, no If-None-Match, and a recorded answer whose body the response
  * cache still has. It is answered as the full path would answer it (docs/performance.md
- * "Cached hits"): the key checked and charged to its limits, the same headers in the
+ * "Cached hits below Koa"): the key checked (held by this replica, found by its hash)
+ * and charged to its limits, the same headers in the
  * same order (X-Request-Id, the limit headers, the handler's, Content-Length), the
  * same log line, and the same counts (requests, duration, cache hit, replayed answer).
  * What it skips is Koa's per-request context and middleware chain, which cost a
@@ -22,6 +24,21 @@ import { loggableUrl, logMs, requestLineWriter } from './request-log.ts';
  * then left: a key this replica does not hold, or a limit that refuses (a refused
  * request consumes nothing, so the app's own check answers the same 429).
  */
+/**
+ * The hash of the key the connection's last request carried: a keep-alive connection
+ * sends one key request after request, and its SHA-256 was the largest single cost
+ * of a hit. The key is kept only while its connection is open, as the connection's
+ * own request headers hold it.
+ */
+const lastKey = new WeakMap<Socket, { key: string; hash: string }>();
+function keyHash(socket: Socket, key: string): string {
+  const memo = lastKey.get(socket);
+  if (memo?.key === key) return memo.hash;
+  const hash = hashKey(key);
+  lastKey.set(socket, { key, hash });
+  return hash;
+}
+
 export function fastReplay(services: Pick<Services, 'cache' | 'keys' | 'limits' | 'clock' | 'log' | 'metrics'>, table: ReplayTable, app: http.RequestListener): http.RequestListener {
   const { metrics, log } = services;
   const logLine = requestLineWriter(log);
@@ -42,7 +59,7 @@ export function fastReplay(services: Pick<Services, 'cache' | 'keys' | 'limits' 
     const record = table.find(request);
     const entry = record && services.cache.get(record.answer.cacheKey);
     if (!record || !entry) return app(req, res);
-    const holder = await services.keys.verify(key, { cachedOnly: true }).catch(() => undefined);
+    const holder = services.keys.held(keyHash(req.socket, key));
     if (!holder) return app(req, res);
     services.keys.recordUse(holder.id, services.clock());
     const decision = await services.limits.consume(holder.id);

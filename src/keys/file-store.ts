@@ -48,7 +48,11 @@ export class FileKeyStore implements KeyStore {
   }
 
   async verify(key: string): Promise<KeyRecord | undefined> {
-    const record = this.byHash.get(hashKey(key));
+    return this.held(hashKey(key));
+  }
+
+  held(hash: string): KeyRecord | undefined {
+    const record = this.byHash.get(hash);
     return record && record.revoked_at === null ? record : undefined;
   }
 
