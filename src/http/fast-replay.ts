@@ -10,21 +10,6 @@ import { newRequestId, REQUEST_ID } from './request-id.ts';
 import { loggableUrl, logMs, requestLineWriter } from './request-log.ts';
 
 /**
- * The common repeat answered below Koa: a GET under /v1 with one well-formed API key
- * this replica holds, no If-None-Match, and a recorded answer whose body the response
- * cache still has. It is answered as the full path would answer it (docs/performance.md
- * "Cached hits below Koa"): the key checked (held by this replica, found by its hash)
- * and charged to its limits, the same headers in the
- * same order (X-Request-Id, the limit headers, the handler's, Content-Length), the
- * same log line, and the same counts (requests, duration, cache hit, replayed answer).
- * What it skips is Koa's per-request context and middleware chain, which cost a
- * cached hit more than the answer itself.
- *
- * Anything else goes to the app untouched, including a request this path began and
- * then left: a key this replica does not hold, or a limit that refuses (a refused
- * request consumes nothing, so the app's own check answers the same 429).
- */
-/**
  * The hash of the key the connection's last request carried: a keep-alive connection
  * sends one key request after request, and its SHA-256 was the largest single cost
  * of a hit. The key is kept only while its connection is open, as the connection's
@@ -39,6 +24,21 @@ function keyHash(socket: Socket, key: string): string {
   return hash;
 }
 
+/**
+ * The common repeat answered below Koa: a GET under /v1 with one well-formed API key
+ * this replica holds, no If-None-Match, and a recorded answer whose body the response
+ * cache still has. It is answered as the full path would answer it (docs/performance.md
+ * "Cached hits below Koa"): the key checked (held by this replica, found by its hash)
+ * and charged to its limits, the same headers in the same order (X-Request-Id, the
+ * limit headers, the handler's, Content-Length), the same log line, and the same
+ * counts (requests, duration, cache hit, replayed answer).
+ * What it skips is Koa's per-request context and middleware chain, which cost a
+ * cached hit more than the answer itself.
+ *
+ * Anything else goes to the app untouched, including a request this path began and
+ * then left: a key this replica does not hold, or a limit that refuses (a refused
+ * request consumes nothing, so the app's own check answers the same 429).
+ */
 export function fastReplay(services: Pick<Services, 'cache' | 'keys' | 'limits' | 'clock' | 'log' | 'metrics'>, table: ReplayTable, app: http.RequestListener): http.RequestListener {
   const { metrics, log } = services;
   const logLine = requestLineWriter(log);
