@@ -58,7 +58,8 @@ export function summarize(latencies: readonly number[], seconds: number, bytes: 
  * byte. Bounded in count and in time, so it always ends. Every answer is checked
  * (status, and the bytes where given); the first wrong one aborts the run. The suite
  * times with wrk (bench/wrk.ts) and checks with this; the single-purpose scripts
- * (bench/aggregate.ts, vintages.ts, formats.ts) still time with it.
+ * (bench/vintages.ts, formats.ts, memory.ts, the scale sweep) still time with it,
+ * for single-client latency or figures compared with each other.
  */
 export async function load(origin: string, requests: readonly Request[], connections: number, total: number): Promise<Run> {
   const pool = new Pool(origin, { connections, pipelining: 1 });

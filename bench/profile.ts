@@ -5,7 +5,6 @@ import { load, summarizeRuns } from './load.ts';
 import { formatTop, topFunctions } from './profile-top.ts';
 import { line, progress } from './report.ts';
 import { commit } from './result.ts';
-import type { ReleaseOnDisk } from '../src/releases/on-disk.ts';
 import { capture, PAGE } from './scenarios.ts';
 import { startServer } from './server.ts';
 import { wrk } from './wrk.ts';
@@ -38,7 +37,7 @@ export const PROFILE_SCENARIOS = Object.keys(SETUPS);
 
 const nowUs = () => Number(process.hrtime.bigint() / 1000n);
 
-export async function profileScenario(id: string, o: { release: ReleaseOnDisk; dataDir: string; work: string; results: string; seconds: number }): Promise<void> {
+export async function profileScenario(id: string, o: { dataDir: string; work: string; results: string; seconds: number }): Promise<void> {
   const setup = SETUPS[id]!;
   const dir = path.join(o.results, 'profiles');
   fs.mkdirSync(dir, { recursive: true });

@@ -76,7 +76,8 @@ async function main(): Promise<void> {
   }
   if (options.profile !== undefined) {
     if (!PROFILE_SCENARIOS.includes(options.profile)) throw new Error(`--profile takes one of ${PROFILE_SCENARIOS.join(', ')}; got ${JSON.stringify(options.profile)}`);
-    await profileScenario(options.profile, { release: await ensureRelease(dataDir(1), 1), dataDir: dataDir(1), work: WORK, results: RESULTS, seconds: 10 });
+    await ensureRelease(dataDir(1), 1);
+    await profileScenario(options.profile, { dataDir: dataDir(1), work: WORK, results: RESULTS, seconds: 10 });
     return;
   }
   const mode = options.quick ? 'quick' : 'full';
