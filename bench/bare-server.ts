@@ -1,27 +1,14 @@
-import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { readAnswers } from './replayed-answers.ts';
 
 // The HTTP ceiling, run in its own process as the service is: bare node:http sending
-// fixed answers (each the exact status, body and content-type/-encoding the service
-// gave a scenario's request, captured by the bench) with no routing, framework, key
-// check or cache lookup. GET /<n> sends answer n.
+// fixed answers (each the exact status, headers and body the service gave a
+// scenario's request, captured by the bench) with no routing, framework, key check or
+// cache lookup. GET /<n> sends answer n.
 // Usage: bare-server.ts MANIFEST.json (written by bench/bare.ts); prints {"url"} when listening.
 
-interface Answer {
-  readonly status: number;
-  readonly headers: Record<string, string>;
-  readonly offset: number;
-  readonly length: number;
-}
-
-const manifest = JSON.parse(fs.readFileSync(process.argv[2]!, 'utf8')) as { bodies: string; answers: Answer[] };
-const bodies = fs.readFileSync(manifest.bodies);
-const answers = manifest.answers.map((a) => ({
-  status: a.status,
-  headers: { ...a.headers, 'content-length': a.length },
-  body: bodies.subarray(a.offset, a.offset + a.length),
-}));
+const answers = readAnswers(process.argv[2]!).map((a) => ({ ...a, headers: { ...a.headers, 'content-length': a.body.length } }));
 
 const server = http.createServer((req, res) => {
   const answer = answers[Number((req.url ?? '').slice(1))];

@@ -1,5 +1,5 @@
-import fs from 'node:fs';
 import type { AddressInfo } from 'node:net';
+import { readAnswers } from './replayed-answers.ts';
 import Koa from 'koa';
 
 // The framework floor: a minimal Koa app sending the same answers as the bare server
@@ -8,16 +8,7 @@ import Koa from 'koa';
 // service spends beyond this on a cached hit is its own per-request work.
 // Usage: koa-floor-server.ts MANIFEST.json; prints {"url"} when listening.
 
-interface Answer {
-  readonly status: number;
-  readonly headers: Record<string, string>;
-  readonly offset: number;
-  readonly length: number;
-}
-
-const manifest = JSON.parse(fs.readFileSync(process.argv[2]!, 'utf8')) as { bodies: string; answers: Answer[] };
-const bodies = fs.readFileSync(manifest.bodies);
-const answers = manifest.answers.map((a) => ({ status: a.status, headers: a.headers, body: bodies.subarray(a.offset, a.offset + a.length) }));
+const answers = readAnswers(process.argv[2]!);
 
 const app = new Koa();
 app.use((ctx) => {
