@@ -98,7 +98,7 @@ async function main(): Promise<void> {
   line(`${mode} run on ${host.cpus}× ${host.model}, load average ${host.loadAverage.join(' ')}; release ${release.manifest.release}, ${release.manifest.datasets.ggr!.rows.toLocaleString('en')} ggr rows`);
   const ceilings = await queryCeilings(release, QUERY_SPECS, settings.duckdb, progress);
   /** DuckDB alone per scenario: the page queries', then the aggregates' as they are measured. */
-  const extraCeilings = new Map<string, { one: Stats; sixteen: Stats }>(ceilings);
+  const duckdbCeilings = new Map<string, { one: Stats; sixteen: Stats }>(ceilings);
   line(`\n${TABLE_HEADER.join('\n')}`);
   const figures: Figure[] = [];
   const record = (f: Figure) => {
@@ -132,7 +132,7 @@ async function main(): Promise<void> {
         const timed = await rounds(groups, connections, settings.timing, (text) => progress(`${connections} conn: ${text}`, false));
         for (const [i, s] of chosen.entries()) {
           const t = timed[i]!;
-          const duckdb = extraCeilings.get(s.id);
+          const duckdb = duckdbCeilings.get(s.id);
           record(figure(s.id, s.title, connections, t.service, t.halves, { ...t.ceilings, ...(duckdb && { duckdb: connections === 1 ? duckdb.one : duckdb.sixteen }) }, t.ceilingHalves));
         }
         const br = chosen.find((s) => s.id === 'cached-br');
@@ -181,7 +181,7 @@ async function main(): Promise<void> {
     uncachedPage = scenarios[0]!.answers[0]!;
     aggregate = await capture(uncached.url, AGGREGATE, uncached.headers, 200);
     progress('DuckDB alone: the aggregate\'s GROUP BY');
-    extraCeilings.set('uncached-aggregate', await aggregateAlone(release, 1, ourGroups(aggregate.body), settings.aggregateAlone));
+    duckdbCeilings.set('uncached-aggregate', await aggregateAlone(release, 1, ourGroups(aggregate.body), settings.aggregateAlone));
     scenarios.push(scenario('uncached-aggregate', 'uncached aggregate, region × year', AGGREGATE, {}, aggregate));
     progress('drawing and capturing the mixed workload');
     mixed = await mixedWorkload(release, MIXED_SEED, settings.mixed, (p) => capture(uncached.url, p, uncached.headers, 200));
@@ -255,7 +255,7 @@ async function main(): Promise<void> {
       const answer = await capture(x16.url, PAGE, x16.headers, 200);
       const grouped = await capture(x16.url, AGGREGATE, x16.headers, 200);
       progress('DuckDB alone: the aggregate\'s GROUP BY on the 16x release');
-      extraCeilings.set('x16-aggregate', await aggregateAlone(scaled.find((e) => e.scale === 16)!.release, 1, ourGroups(grouped.body), settings.aggregateAlone));
+      duckdbCeilings.set('x16-aggregate', await aggregateAlone(scaled.find((e) => e.scale === 16)!.release, 1, ourGroups(grouped.body), settings.aggregateAlone));
       line('');
       await measureAll([scenario('x16-page', 'uncached page, 16x release', PAGE, {}, answer), scenario('x16-aggregate', 'uncached aggregate, 16x release', AGGREGATE, {}, grouped)], x16);
     } finally {

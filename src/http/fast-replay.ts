@@ -4,8 +4,7 @@ import { hashKey, looksLikeKey } from '../keys/key-format.ts';
 import type { Services } from '../services.ts';
 import { readEntry } from './cacheable.ts';
 import { limitHeaders } from './limit-headers.ts';
-import type { ReplayTable } from './replay-table.ts';
-import { requestText } from './replay-table.ts';
+import { requestText, type ReplayTable } from './replay-table.ts';
 import { newRequestId, REQUEST_ID } from './request-id.ts';
 import { loggableUrl, logMs, requestLineWriter } from './request-log.ts';
 
