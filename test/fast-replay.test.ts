@@ -22,7 +22,7 @@ metrics.requestSeconds.startTimer = (labels) => {
 const PAGE = '/v1/financials?metric=ggr&region=Europe&limit=5';
 
 /** node:http's client, for the header names in the order sent (undici gives an object). */
-function get(pathAndQuery: string, headers: Record<string, string> = {}): Promise<{ status: number; headers: http.IncomingHttpHeaders; names: string[]; body: Buffer }> {
+function get(pathAndQuery: string, headers: Record<string, string | string[]> = {}): Promise<{ status: number; headers: http.IncomingHttpHeaders; names: string[]; body: Buffer }> {
   return new Promise((resolve, reject) => {
     const req = http.get(`${service.url}${pathAndQuery}`, { headers: { 'x-api-key': service.key, 'accept-encoding': 'br', ...headers } }, (res) => {
       const chunks: Buffer[] = [];
@@ -99,6 +99,29 @@ test('the app answers what the path below must not: other methods, no or bad key
   assert.is((await get(PAGE, { 'x-api-key': key })).status, 200);
   assert.is((await service.admin('POST', `/keys/${created.json.record.id}/revoke`)).status, 200);
   assert.is((await get(PAGE, { 'x-api-key': key })).status, 401, 'a revoked key is refused at once, recorded answer or not');
+});
+
+test('headers are read as node reads them: names in any case below the app, a header given twice left to the app', async () => {
+  const first = await get(PAGE);
+  let before = appRequests;
+  const shouted = await get(PAGE, { 'X-API-KEY': service.key, 'Accept-Encoding': 'br', 'X-REQUEST-ID': 'shouted-7' });
+  assert.is(appRequests - before, 0, 'names in capitals: answered below the app');
+  assert.is(shouted.status, 200);
+  assert.ok(shouted.body.equals(first.body));
+  assert.is(shouted.headers['x-request-id'], 'shouted-7');
+
+  const twice: Array<[string, Record<string, string[]>, number]> = [
+    ['Accept-Encoding twice', { 'accept-encoding': ['br', 'br'] }, 200],
+    ['X-Request-Id twice', { 'x-request-id': ['one', 'two'] }, 200],
+    ['x-api-key twice', { 'x-api-key': [service.key, service.key] }, 401],
+  ];
+  for (const [name, headers, status] of twice) {
+    before = appRequests;
+    const answer = await get(PAGE, headers);
+    assert.is(answer.status, status, name);
+    assert.is(appRequests - before, 1, `${name}: the app answered`);
+    if (name.startsWith('X-Request-Id')) assert.not.match(String(answer.headers['x-request-id']), /one|two/, 'a repeated request id is replaced, as the app replaces it');
+  }
 });
 
 test('a key over its limit gets the app\'s 429, and the refusal charges nothing', async () => {

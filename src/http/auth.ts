@@ -3,7 +3,7 @@ import { ApiError, DuplicateKeyHeaderError, InvalidKeyError, KeysUnavailableErro
 import { looksLikeKey } from '../keys/key-format.ts';
 import type { KeyRecord } from '../keys/store.ts';
 import type { Services } from '../services.ts';
-import { limitHeaders } from './limit-headers.ts';
+import { setLimitHeaders } from './limit-headers.ts';
 
 /** As case-insensitive as the router, so /V1/catalog cannot slip past the key check. */
 const isV1 = (path: string) => /^\/v1(\/|$)/i.test(path);
@@ -22,13 +22,13 @@ export function requireKey(services: Pick<Services, 'keys' | 'limits' | 'badKeys
       // Only keys this replica holds: a keyless path must not cost a shared-store lookup per request.
       const key = ctx.get('x-api-key');
       const found = key && looksLikeKey(key) ? await services.keys.verify(key, { cachedOnly: true }).catch(() => undefined) : undefined;
-      if (found) ctx.set(limitHeaders(await services.limits.peek(found.id)));
+      if (found) setLimitHeaders(ctx, await services.limits.peek(found.id));
       return next();
     }
     const found = await identify(ctx, services);
     if (found instanceof ApiError) {
       const guard = await services.badKeys.consume(ctx.ip);
-      ctx.set(limitHeaders(guard, 'bad-key-'));
+      setLimitHeaders(ctx, guard, 'bad-key-');
       if (guard.allowed) throw found;
       services.metrics.limiterRefusals.inc({ limiter: 'bad_key' });
       throw new TooManyRequestsError(guard.retryAfterSeconds);
@@ -36,7 +36,7 @@ export function requireKey(services: Pick<Services, 'keys' | 'limits' | 'badKeys
     ctx.state.key = found;
     services.keys.recordUse(found.id, services.clock());
     const decision = await services.limits.consume(found.id);
-    ctx.set(limitHeaders(decision));
+    setLimitHeaders(ctx, decision);
     if (!decision.allowed) {
       services.metrics.limiterRefusals.inc({ limiter: 'key' });
       throw new TooManyRequestsError(decision.retryAfterSeconds);

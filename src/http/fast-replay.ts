@@ -1,10 +1,12 @@
 import type http from 'node:http';
 import type { Socket } from 'node:net';
 import { hashKey, looksLikeKey } from '../keys/key-format.ts';
+import type { KeyRecord } from '../keys/store.ts';
+import type { Decision } from '../limits/limiter.ts';
 import type { Services } from '../services.ts';
 import { readEntry } from './cacheable.ts';
 import { limitHeaders } from './limit-headers.ts';
-import { requestText, type ReplayTable } from './replay-table.ts';
+import { requestText, type Recorded, type ReplayTable } from './replay-table.ts';
 import { newRequestId, REQUEST_ID } from './request-id.ts';
 import { loggableUrl, logMs, requestLineWriter } from './request-log.ts';
 
@@ -21,6 +23,38 @@ function keyHash(socket: Socket, key: string): string {
   const hash = hashKey(key);
   lastKey.set(socket, { key, hash });
   return hash;
+}
+
+/** The request headers this path reads. */
+interface Wanted {
+  key?: string;
+  accept?: string;
+  encoding?: string;
+  requestId?: string;
+  conditional?: boolean;
+}
+
+const WANTED: Record<string, keyof Wanted> = { 'x-api-key': 'key', accept: 'accept', 'accept-encoding': 'encoding', 'x-request-id': 'requestId', 'if-none-match': 'conditional' };
+const WANTED_LENGTHS = new Set(Object.keys(WANTED).map((name) => name.length));
+
+/**
+ * The headers this path reads, from the raw list node parsed: `req.headers` builds
+ * an object keyed by every name the client sent, which cost a hit more than reading
+ * these five. A request naming one of them twice is left to the app (undefined),
+ * which joins repeats as node does.
+ */
+function wantedHeaders(raw: readonly string[]): Wanted | undefined {
+  const wanted: Wanted = {};
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i]!;
+    if (!WANTED_LENGTHS.has(name.length)) continue;
+    const field = WANTED[name.toLowerCase()];
+    if (field === undefined) continue;
+    if (wanted[field] !== undefined) return undefined;
+    if (field === 'conditional') wanted.conditional = true;
+    else wanted[field] = raw[i + 1]!;
+  }
+  return wanted;
 }
 
 /**
@@ -54,23 +88,16 @@ export function fastReplay(services: Pick<Services, 'cache' | 'keys' | 'limits' 
     return bound;
   };
 
-  const answer = async (req: http.IncomingMessage, res: http.ServerResponse, key: string, request: string, started: number) => {
-    const record = table.find(request);
-    const entry = record && services.cache.get(record.answer.cacheKey);
-    if (!record || !entry) return app(req, res);
-    const holder = services.keys.held(keyHash(req.socket, key));
-    if (!holder) return app(req, res);
-    services.keys.recordUse(holder.id, services.clock());
-    const decision = await services.limits.consume(holder.id);
-    if (!decision.allowed) return app(req, res);
-
-    const given = req.headers['x-request-id'];
-    const reqId = typeof given === 'string' && REQUEST_ID.test(given) ? given : newRequestId();
+  const send = (req: http.IncomingMessage, res: http.ServerResponse, given: string | undefined, record: Recorded, entry: Buffer, holder: KeyRecord, decision: Decision, started: number) => {
+    if (!decision.allowed) return void app(req, res);
+    const reqId = given !== undefined && REQUEST_ID.test(given) ? given : newRequestId();
     const { body } = readEntry(entry);
-    const headers: Record<string, string | string[] | number> = { 'X-Request-Id': reqId, ...limitHeaders(decision) };
-    for (const [name, value] of record.headers) headers[name] = value;
-    headers['Content-Length'] = body.length;
-    res.writeHead(200, headers).end(body);
+    // Flat pairs in the app's order: node's writeHead takes them as they are.
+    const headers: (string | string[] | number)[] = limitHeaders(decision);
+    headers.unshift('X-Request-Id', reqId);
+    for (const [name, value] of record.headers) headers.push(name, value);
+    headers.push('Content-Length', body.length);
+    res.writeHead(200, headers as string[]).end(body);
 
     hits.inc();
     replayed.inc();
@@ -81,21 +108,33 @@ export function fastReplay(services: Pick<Services, 'cache' | 'keys' | 'limits' 
     logLine({ reqId, method: 'GET', urlJson: record.logUrlJson, status: 200, ms: logMs(elapsed), bytes: body.length, key: holder.id });
   };
 
+  const failed = (req: http.IncomingMessage, res: http.ServerResponse, err: unknown) => {
+    // Before the answer was written the app can still give one (nothing was charged
+    // that it would charge again: consume() is the last step that can fail).
+    log.error({ err, url: loggableUrl(req.url!) }, 'replay below the app failed');
+    if (!res.headersSent) app(req, res);
+    else res.destroy();
+  };
+
   return (req, res) => {
     const started = performance.now();
-    const { headers } = req;
-    const key = headers['x-api-key'];
-    // A repeated x-api-key arrives joined by ", ", which the key shape refuses.
-    if (req.method !== 'GET' || !req.url?.startsWith('/v1/') || headers['if-none-match'] !== undefined || typeof key !== 'string' || !looksLikeKey(key)) {
-      return void app(req, res);
+    if (req.method !== 'GET' || !req.url?.startsWith('/v1/')) return void app(req, res);
+    const headers = wantedHeaders(req.rawHeaders);
+    const key = headers?.key;
+    if (!headers || headers.conditional || key === undefined || !looksLikeKey(key)) return void app(req, res);
+    const record = table.find(requestText(req.url, headers.accept ?? '', headers.encoding ?? ''));
+    const entry = record && services.cache.get(record.answer.cacheKey);
+    if (!record || !entry) return void app(req, res);
+    const holder = services.keys.held(keyHash(req.socket, key));
+    if (!holder) return void app(req, res);
+    try {
+      services.keys.recordUse(holder.id, services.clock());
+      // A limiter in this process decides at once; one across the network later.
+      const decision = services.limits.consume(holder.id);
+      if (decision instanceof Promise) decision.then((d) => send(req, res, headers.requestId, record, entry, holder, d, started)).catch((err: unknown) => failed(req, res, err));
+      else send(req, res, headers.requestId, record, entry, holder, decision, started);
+    } catch (err) {
+      failed(req, res, err);
     }
-    const request = requestText(req.url, headers.accept ?? '', headers['accept-encoding'] ?? '');
-    answer(req, res, key, request, started).catch((err: unknown) => {
-      // Before the answer was written the app can still give one (nothing was charged
-      // that it would charge again: consume() is the last step that can fail).
-      log.error({ err, url: loggableUrl(req.url!) }, 'replay below the app failed');
-      if (!res.headersSent) app(req, res);
-      else res.destroy();
-    });
   };
 }

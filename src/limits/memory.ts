@@ -23,11 +23,11 @@ export class MemoryLimiter implements Limiter {
     this.lastSweep = clock();
   }
 
-  async consume(id: string): Promise<Decision> {
+  consume(id: string): Decision {
     return this.check(id, true);
   }
 
-  async peek(id: string): Promise<Decision> {
+  peek(id: string): Decision {
     return this.check(id, false);
   }
 

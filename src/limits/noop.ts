@@ -10,11 +10,11 @@ export class NoopLimiter implements Limiter {
     private readonly clock: Clock,
   ) {}
 
-  async consume(_id: string): Promise<Decision> {
+  consume(_id: string): Decision {
     return uncounted(this.policy, this.clock());
   }
 
-  async peek(_id: string): Promise<Decision> {
+  peek(_id: string): Decision {
     return uncounted(this.policy, this.clock());
   }
 
