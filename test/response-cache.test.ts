@@ -68,6 +68,18 @@ function contract(name: string, make: (maxBytes: number) => ResponseCache, keeps
     assert.is(cache.get('a')?.toString(), keeps ? 'small' : undefined);
   });
 
+  test('keeps says whether set would keep an entry of that size', () => {
+    const cache = make(100);
+    for (const bytes of [1, 97, 98, 99, 200]) {
+      const key = `k${bytes}`;
+      const said = cache.keeps(key, bytes);
+      cache.set(key, Buffer.alloc(bytes));
+      assert.is(said, cache.get(key) !== undefined, `${bytes} bytes under ${key}`);
+      cache.clear();
+    }
+    if (keeps) assert.ok(cache.keeps('k', 99) && !cache.keeps('k', 100), 'the bound counts the key as set does');
+  });
+
   test.run();
 }
 

@@ -5,7 +5,7 @@ import type { ResponseCache } from './store.ts';
 export class LruResponseCache implements ResponseCache {
   private readonly entries: LRUCache<string, Buffer>;
 
-  constructor(maxBytes: number) {
+  constructor(private readonly maxBytes: number) {
     this.entries = new LRUCache({ maxSize: maxBytes, sizeCalculation: (body, key) => body.length + key.length });
   }
 
@@ -15,6 +15,11 @@ export class LruResponseCache implements ResponseCache {
 
   set(key: string, body: Buffer): void {
     this.entries.set(key, body);
+  }
+
+  keeps(key: string, bytes: number): boolean {
+    // lru-cache refuses an entry larger than its whole bound (maxEntrySize defaults to maxSize).
+    return bytes + key.length <= this.maxBytes;
   }
 
   clear(): void {

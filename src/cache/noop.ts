@@ -10,5 +10,9 @@ export class NoopResponseCache implements ResponseCache {
 
   set(): void {}
 
+  keeps(): boolean {
+    return false;
+  }
+
   clear(): void {}
 }

@@ -65,12 +65,15 @@ export async function respondCacheable(
   const cacheKey = `${coding} ${key}`;
   let entry = services.cache.get(cacheKey);
   services.metrics.cacheLookups.inc({ result: entry === undefined ? 'miss' : 'hit' });
+  let sent: Rendered;
   if (entry === undefined) {
     const rendered = await render();
-    entry = cacheEntry(await encode(rendered.body, coding), rendered.next);
-    services.cache.set(cacheKey, entry);
+    sent = { body: await encode(rendered.body, coding), next: rendered.next };
+    if (services.cache.keeps(cacheKey, entryBytes(sent))) services.cache.set(cacheKey, cacheEntry(sent));
+  } else {
+    sent = readEntry(entry);
   }
-  const { body, next } = readEntry(entry);
+  const { body, next } = sent;
   ctx.state.cacheable = { cacheKey, release } satisfies CacheableAnswer;
   ctx.status = 200;
   ctx.type = contentType;
@@ -81,8 +84,11 @@ export async function respondCacheable(
 
 // A cache entry is one buffer: the next cursor's length (a byte; cursors are ASCII
 // and under 40 characters), the cursor, then the body, so a hit costs no parsing.
-function cacheEntry(body: Buffer, next = ''): Buffer {
-  const entry = Buffer.allocUnsafe(1 + next.length + body.length);
+const entryBytes = ({ body, next = '' }: Rendered) => 1 + next.length + body.length;
+
+function cacheEntry(rendered: Rendered): Buffer {
+  const { body, next = '' } = rendered;
+  const entry = Buffer.allocUnsafe(entryBytes(rendered));
   entry[0] = next.length;
   entry.write(next, 1, 'latin1');
   body.copy(entry, 1 + next.length);
