@@ -33,6 +33,7 @@ import { CursorCodec } from './query/cursor.ts';
 import { Metrics } from './metrics.ts';
 import { connectRedis } from './redis.ts';
 import type { Services } from './services.ts';
+import { keepTickObjectMaps } from './runtime/tick-maps.ts';
 import { SECRET_FILES, ensureStateDir, readOrCreateSecret } from './state/secrets.ts';
 
 export interface RunningService {
@@ -51,6 +52,8 @@ export interface RunningService {
  * release is in DuckDB, so an orchestrator can watch the start instead of guessing.
  */
 export async function startService(config: Config, log: Logger, options: { clock?: Clock } = {}): Promise<RunningService> {
+  // Before a release load's full GCs can drop them (src/runtime/tick-maps.ts).
+  await keepTickObjectMaps();
   // An empty or unmounted DATA_DIR must stop the start, not serve invented figures.
   if (!(await currentRelease(config.DATA_DIR))) {
     throw new ReleaseError(`DATA_DIR ${config.DATA_DIR} holds no release; publish one with \`npm run etl -- load FOLDER_OF_PARQUET_FILES --data-dir ${config.DATA_DIR}\` (docs/etl.md), or point DATA_DIR at the folder that holds them`);
