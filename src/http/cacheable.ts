@@ -44,7 +44,8 @@ export interface CacheableAnswer {
  * - a strong ETag from the key and the content-coding, so a 304 needs no body;
  * - 304 when If-None-Match matches, before any query runs;
  * - otherwise the body in the negotiated coding, from the response cache, or made by
- *   `render` and compressed once, then kept there with its next cursor.
+ *   `render` and compressed once, then kept there with its next cursor when the cache
+ *   would keep it (a body it would not is sent without being copied into an entry).
  * Returns the next cursor of a 200 that has one, for the caller's paging headers.
  */
 export async function respondCacheable(

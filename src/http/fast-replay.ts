@@ -93,8 +93,7 @@ export function fastReplay(services: Pick<Services, 'cache' | 'keys' | 'limits' 
     const reqId = given !== undefined && REQUEST_ID.test(given) ? given : newRequestId();
     const { body } = readEntry(entry);
     // Flat pairs in the app's order: node's writeHead takes them as they are.
-    const headers: (string | string[] | number)[] = limitHeaders(decision);
-    headers.unshift('X-Request-Id', reqId);
+    const headers: (string | string[] | number)[] = ['X-Request-Id', reqId, ...limitHeaders(decision)];
     for (const [name, value] of record.headers) headers.push(name, value);
     headers.push('Content-Length', body.length);
     res.writeHead(200, headers as string[]).end(body);
