@@ -5,12 +5,15 @@ import { whereClauses, type Filters } from '../src/query/filters.ts';
 import { readPage } from '../src/query/page.ts';
 import type { ReleaseOnDisk } from '../src/releases/on-disk.ts';
 import { loadRelease, type ServedDataset } from '../src/store/loader.ts';
-import { summarize, type Stats } from './load.ts';
+import { summarize, type Run, type Stats } from './load.ts';
+import type { LocalSide } from './measure.ts';
 
 // The query ceiling: what a page costs with no HTTP at all, in this process, on the
 // server's own code and pool settings (4 DuckDB connections, 1 thread): the keyset
-// query plus rendering the body in the scenario's format. One worker for the
-// single-client figure, 16 concurrent workers for the 16-connection one.
+// query plus rendering the body in the scenario's format. It is timed as a side of
+// the service's own rounds (bench/measure.ts), one worker per connection, so that it
+// and the service meet the same stretch of this shared machine: timed once before
+// the server started, it read 2,050 to 2,900 pages/s within one day.
 
 export interface PageSpec {
   readonly dataset: string;
@@ -21,29 +24,36 @@ export interface PageSpec {
   readonly format: Format['name'];
 }
 
-export interface QueryCeiling {
-  readonly one: Stats;
-  readonly sixteen: Stats;
+export interface RenderedPage {
   /** The page's rows rendered here (JSON: the `data` array; CSV, Arrow: the whole body), for checking the service's answer. */
   readonly rows: Buffer;
   readonly rids: readonly number[];
 }
 
+export interface QueryCeilings {
+  /** Each spec's page as rendered here. */
+  readonly pages: ReadonlyMap<string, RenderedPage>;
+  /** DuckDB alone on a spec's page, timed in the service's rounds. */
+  side(id: string): LocalSide;
+  close(): void;
+}
+
 /** Where the late page starts: 90% of the way through the walk, as a client would reach it. */
 export const LATE_SHARE = 0.9;
 
-export async function queryCeilings(
-  release: ReleaseOnDisk,
-  specs: ReadonlyMap<string, PageSpec>,
-  counts: { one: number; sixteen: number },
-  progress: (text: string) => void,
-): Promise<Map<string, QueryCeiling>> {
+/** Loads `release` in this process and renders each spec's page once; its sides run until `close`. */
+export async function openQueryCeilings(release: ReleaseOnDisk, specs: ReadonlyMap<string, PageSpec>, progress: (text: string) => void): Promise<QueryCeilings> {
   const db = await Database.open({ connections: 4, threads: 1 });
   const loader = await db.connect();
+  const close = () => {
+    loader.closeSync();
+    db.close();
+  };
   try {
     progress(`loading ${release.dir} in this process`);
     const loaded = await loadRelease(loader, release, pino({ level: 'silent' }));
-    const results = new Map<string, QueryCeiling>();
+    const pages = new Map<string, RenderedPage>();
+    const runs = new Map<string, () => Promise<Buffer>>();
     for (const [id, spec] of specs) {
       progress(`DuckDB alone: ${id}`);
       const served = loaded.datasets.get(spec.dataset)!;
@@ -55,18 +65,22 @@ export async function queryCeilings(
         meta: { dataset: spec.dataset, metric: spec.dataset, filters_applied: Object.fromEntries(spec.filters), row_count: rows, release: release.manifest.release },
         pagination: { cursor: 'x'.repeat(40), has_more: true },
       });
-      const run = async () => {
+      const render = async () => {
         const page = await readPage(db, served, clauses, spec.limit, after);
         return { rids: page.rids, body: format.render(served, page.rids, envelope(page.rids.length)) };
       };
-      const { rids, body } = await run();
-      const rows = format.name === 'json' ? served.json.render(rids, '[', ']') : body;
-      results.set(id, { one: await timed(run, 1, counts.one), sixteen: await timed(run, 16, counts.sixteen), rows, rids });
+      const { rids, body } = await render();
+      pages.set(id, { rows: format.name === 'json' ? served.json.render(rids, '[', ']') : body, rids });
+      runs.set(id, async () => (await render()).body);
     }
-    return results;
-  } finally {
-    loader.closeSync();
-    db.close();
+    return {
+      pages,
+      side: (id) => ({ local: (workers, seconds) => timedFor(runs.get(id)!, workers, seconds) }),
+      close,
+    };
+  } catch (err) {
+    close();
+    throw err;
   }
 }
 
@@ -77,6 +91,29 @@ async function lateStart(db: Database, served: ServedDataset, spec: PageSpec): P
     starts.push(page.nextAfter);
   }
   return starts[Math.floor(starts.length * LATE_SHARE)]!;
+}
+
+/**
+ * `run` by `workers` concurrent workers for `seconds`, as a run of a side: each
+ * call's latency, the body bytes, and this process's CPU share over the run.
+ */
+export async function timedFor(run: () => Promise<Buffer>, workers: number, seconds: number): Promise<Run> {
+  const latencies: number[] = [];
+  let bytes = 0;
+  const cpu = process.cpuUsage();
+  const t0 = performance.now();
+  const until = t0 + seconds * 1000;
+  const worker = async () => {
+    while (performance.now() < until) {
+      const t = performance.now();
+      bytes = (await run()).length;
+      latencies.push(performance.now() - t);
+    }
+  };
+  await Promise.all(Array.from({ length: workers }, worker));
+  const wall = (performance.now() - t0) / 1000;
+  const used = process.cpuUsage(cpu);
+  return { latencies, seconds: wall, bytes, serverCpu: (used.user + used.system) / 1e6 / wall };
 }
 
 /** `total` runs of `run` by `workers` concurrent workers, after a short warm-up. */

@@ -8,20 +8,32 @@ import { wrk } from './wrk.ts';
 // each other (late vs first page, Arrow vs JSON) come from the same stretch of time.
 // The first half of the rounds and the second are the two samples whose spread is a
 // figure's noise. Load comes from wrk (bench/wrk.ts); undici sends the warm-up, which
-// checks every answer byte for byte, and checks them all again after the rounds.
+// checks every answer byte for byte, and checks them all again after the rounds. A
+// local side (DuckDB alone) runs in this process in its turn, one worker per
+// connection; its answers were checked when it was opened.
 
-/** Where one side of a comparison sends its requests. */
-export interface Side {
+/** A server one side of a comparison sends its requests to. */
+export interface ServerSide {
   readonly url: string;
   readonly requests: readonly Request[];
   /** The process answering, for its CPU share. */
   readonly pid?: number;
 }
 
+/** Work timed in this process by `workers` concurrent workers for `seconds`. */
+export interface LocalSide {
+  readonly local: (workers: number, seconds: number) => Promise<Run>;
+}
+
+export type Side = ServerSide | LocalSide;
+
+/** A local side's warm-up, as a server side's is `timing.warmup` requests. */
+const LOCAL_WARMUP_SECONDS = 0.3;
+
 export interface Group {
   /** Each ceiling by name (bare, koa, clickhouse…). */
   readonly ceilings: Readonly<Record<string, Side>>;
-  readonly service: Side;
+  readonly service: ServerSide;
   /** The requests are a workload sent once: each round takes the next share of it. */
   readonly split?: boolean;
 }
@@ -73,13 +85,18 @@ export async function rounds(groups: readonly Group[], connections: number, timi
   const sideOf = (g: Group, name: string) => (name === 'service' ? g.service : g.ceilings[name]!);
   const runs = groups.map((g) => new Map(names(g).map((n) => [n, [] as Run[]])));
   const run = (group: Group, side: Side, k: number) => {
+    if ('local' in side) return side.local(connections, timing.seconds);
     if (!group.split) return wrk(side.url, side.requests, connections, { seconds: timing.seconds, serverPid: side.pid });
     const share = Math.ceil(side.requests.length / timing.rounds);
     return wrk(side.url, side.requests.slice(k * share, (k + 1) * share), connections, { seconds: 60, once: true, serverPid: side.pid });
   };
   // A split workload is not warmed up: its requests must meet the cache first when timed.
   for (const group of groups.filter((g) => !g.split)) {
-    for (const name of names(group)) await load(sideOf(group, name).url, sideOf(group, name).requests, connections, timing.warmup);
+    for (const name of names(group)) {
+      const side = sideOf(group, name);
+      if ('local' in side) await side.local(connections, LOCAL_WARMUP_SECONDS);
+      else await load(side.url, side.requests, connections, timing.warmup);
+    }
   }
   for (let k = 0; k < timing.rounds; k++) {
     for (const [i, group] of groups.entries()) {
@@ -92,7 +109,7 @@ export async function rounds(groups: readonly Group[], connections: number, timi
   for (const group of groups) {
     for (const name of names(group)) {
       const side = sideOf(group, name);
-      await load(side.url, side.requests, 1, side.requests.length);
+      if (!('local' in side)) await load(side.url, side.requests, 1, side.requests.length);
     }
   }
   const half = timing.rounds / 2;

@@ -6,10 +6,10 @@ import { parseArgs } from 'node:util';
 import { latestRelease, type ReleaseOnDisk } from '../src/releases/on-disk.ts';
 import { startBare, type Captured } from './bare.ts';
 import { AGGREGATE, AGGREGATE_SQL, aggregateAlone, checkGroups, ourGroups } from './aggregate-ceiling.ts';
-import { queryCeilings, type QueryCeiling } from './ceilings.ts';
+import { openQueryCeilings } from './ceilings.ts';
 import { CLICKHOUSE_BINARY, CLICKHOUSE_SKIP_REASON, startClickHouse } from './clickhouse.ts';
 import { compareResults, formatComparison } from './compare.ts';
-import { figure, rounds, type Figure, type Side, type Timing } from './measure.ts';
+import { figure, rounds, type Figure, type ServerSide, type Timing } from './measure.ts';
 import { mixedWorkload } from './mixed.ts';
 import { figureRow, line, progress, summary, sweepRow, TABLE_HEADER } from './report.ts';
 import { profileScenario, PROFILE_SCENARIOS } from './profile.ts';
@@ -37,10 +37,10 @@ const MIXED_SEED = 1;
 
 const MODES = {
   // Full: about 12-15 minutes of a busy 2-core machine once the releases exist.
-  full: { timing: { rounds: 4, seconds: 2, warmup: 200 }, mixed: { one: 800, sixteen: 4000 }, duckdb: { one: 1000, sixteen: 4000 }, aggregateAlone: { one: 100, sixteen: 200 }, scales: [1, 4, 16], blocks: { count: 8, size: 100 } },
+  full: { timing: { rounds: 4, seconds: 2, warmup: 200 }, mixed: { one: 800, sixteen: 4000 }, aggregateAlone: { one: 100, sixteen: 200 }, scales: [1, 4, 16], blocks: { count: 8, size: 100 } },
   // About 4 minutes: two rounds of 1-second runs, and no scale sweep or 16x figures
   // (loading the 16x release alone takes a minute or more, generated or not).
-  quick: { timing: { rounds: 2, seconds: 1, warmup: 30 }, mixed: { one: 120, sixteen: 400 }, duckdb: { one: 100, sixteen: 400 }, aggregateAlone: { one: 20, sixteen: 40 }, scales: [], blocks: { count: 0, size: 0 } },
+  quick: { timing: { rounds: 2, seconds: 1, warmup: 30 }, mixed: { one: 120, sixteen: 400 }, aggregateAlone: { one: 20, sixteen: 40 }, scales: [], blocks: { count: 0, size: 0 } },
 } as const satisfies Record<string, { timing: Timing } & Record<string, unknown>>;
 
 /** The release at `dir`, generated once (scale 1: ~940k ggr rows) and reused by later runs. */
@@ -96,9 +96,9 @@ async function main(): Promise<void> {
   for (const scale of settings.scales) scaled.push({ scale, release: await ensureRelease(dataDir(scale), scale) });
 
   line(`${mode} run on ${host.cpus}× ${host.model}, load average ${host.loadAverage.join(' ')}; release ${release.manifest.release}, ${release.manifest.datasets.ggr!.rows.toLocaleString('en')} ggr rows`);
-  const ceilings = await queryCeilings(release, QUERY_SPECS, settings.duckdb, progress);
-  /** DuckDB alone per scenario: the page queries', then the aggregates' as they are measured. */
-  const duckdbCeilings = new Map<string, { one: Stats; sixteen: Stats }>(ceilings);
+  const queries = await openQueryCeilings(release, QUERY_SPECS, progress);
+  /** DuckDB alone on the aggregates' GROUP BY, as they are measured (the pages' is a side of their rounds). */
+  const aggregateCeilings = new Map<string, { one: Stats; sixteen: Stats }>();
   line(`\n${TABLE_HEADER.join('\n')}`);
   const figures: Figure[] = [];
   const record = (f: Figure) => {
@@ -111,7 +111,8 @@ async function main(): Promise<void> {
   };
   /**
    * Each scenario at 1 and 16 connections beside the bare server replaying its answers,
-   * the Koa floor replaying them too (`floor`), and DuckDB alone for queries.
+   * the Koa floor replaying them too (`floor`), and DuckDB alone for queries: timed
+   * in the same rounds for pages (while `queries` is open), beforehand for aggregates.
    */
   const measureAll = async (scenarios: ReadonlyArray<Scenario | { one: Scenario; sixteen: Scenario }>, server: BenchServer, floor = false) => {
     const at = (entry: Scenario | { one: Scenario; sixteen: Scenario }, connections: number) => ('one' in entry ? (connections === 1 ? entry.one : entry.sixteen) : entry);
@@ -125,6 +126,7 @@ async function main(): Promise<void> {
           ceilings: {
             bare: { url: bare.url, requests: bare.requests(s.answers), pid: bare.pid },
             ...(koa && { koa: { url: koa.url, requests: koa.requests(s.answers), pid: koa.pid } }),
+            ...(queries.pages.has(s.id) && { duckdb: queries.side(s.id) }),
           },
           service: { url: server.url, requests: withKey(s.requests, server.headers), pid: server.pid },
           split: 'one' in scenarios[i]!,
@@ -132,7 +134,7 @@ async function main(): Promise<void> {
         const timed = await rounds(groups, connections, settings.timing, (text) => progress(`${connections} conn: ${text}`, false));
         for (const [i, s] of chosen.entries()) {
           const t = timed[i]!;
-          const duckdb = duckdbCeilings.get(s.id);
+          const duckdb = aggregateCeilings.get(s.id);
           record(figure(s.id, s.title, connections, t.service, t.halves, { ...t.ceilings, ...(duckdb && { duckdb: connections === 1 ? duckdb.one : duckdb.sixteen }) }, t.ceilingHalves));
         }
         const br = chosen.find((s) => s.id === 'cached-br');
@@ -160,7 +162,7 @@ async function main(): Promise<void> {
     return check;
   };
   /** Our side against another server answering the same request (the peer, a baseline checkout), alternated. */
-  const against = async (id: string, title: string, name: string, other: Side, ours: Side) => {
+  const against = async (id: string, title: string, name: string, other: ServerSide, ours: ServerSide) => {
     for (const connections of [1, 16] as const) {
       const [t] = await rounds([{ ceilings: { [name]: other }, service: ours }], connections, settings.timing, (text) => progress(`${title}, ${connections} conn: ${text}`, false));
       record(figure(id, title, connections, t!.service, t!.halves, t!.ceilings, t!.ceilingHalves));
@@ -176,12 +178,12 @@ async function main(): Promise<void> {
   let peer: Result['peer'] = { clickhouse: { skipped: CLICKHOUSE_SKIP_REASON } };
   try {
     progress('capturing and checking every scenario\'s answer');
-    const rows = new Map([...ceilings].map(([id, c]) => [id, c.rows]));
+    const rows = new Map([...queries.pages].map(([id, c]) => [id, c.rows]));
     const scenarios = await uncachedScenarios(uncached.url, uncached.headers, rows);
     uncachedPage = scenarios[0]!.answers[0]!;
     aggregate = await capture(uncached.url, AGGREGATE, uncached.headers, 200);
     progress('DuckDB alone: the aggregate\'s GROUP BY');
-    duckdbCeilings.set('uncached-aggregate', await aggregateAlone(release, 1, ourGroups(aggregate.body), settings.aggregateAlone));
+    aggregateCeilings.set('uncached-aggregate', await aggregateAlone(release, 1, ourGroups(aggregate.body), settings.aggregateAlone));
     scenarios.push(scenario('uncached-aggregate', 'uncached aggregate, region × year', AGGREGATE, {}, aggregate));
     progress('drawing and capturing the mixed workload');
     mixed = await mixedWorkload(release, MIXED_SEED, settings.mixed, (p) => capture(uncached.url, p, uncached.headers, 200));
@@ -205,7 +207,7 @@ async function main(): Promise<void> {
     if (CLICKHOUSE_BINARY) {
       progress('starting ClickHouse');
       const data = (JSON.parse(uncachedPage.body.toString()) as { data: [] }).data;
-      const clickhouse = await startClickHouse(release, { rids: ceilings.get('uncached-page')!.rids, data, filters: PAGE_FILTERS }, progress);
+      const clickhouse = await startClickHouse(release, { rids: queries.pages.get('uncached-page')!.rids, data, filters: PAGE_FILTERS }, progress);
       try {
         line(`ClickHouse ${clickhouse.version}: ggr loaded in ${clickhouse.loadSeconds.toFixed(1)} s; its page checked row for row against ours`);
         await against('vs-clickhouse', 'uncached page vs ClickHouse (same rows)', 'clickhouse', { url: clickhouse.url, requests: clickhouse.requests }, ours(PAGE));
@@ -221,6 +223,7 @@ async function main(): Promise<void> {
       line(`ClickHouse: ${CLICKHOUSE_SKIP_REASON}`);
     }
   } finally {
+    queries.close();
     await uncached.stop();
   }
 
@@ -255,7 +258,7 @@ async function main(): Promise<void> {
       const answer = await capture(x16.url, PAGE, x16.headers, 200);
       const grouped = await capture(x16.url, AGGREGATE, x16.headers, 200);
       progress('DuckDB alone: the aggregate\'s GROUP BY on the 16x release');
-      duckdbCeilings.set('x16-aggregate', await aggregateAlone(scaled.find((e) => e.scale === 16)!.release, 1, ourGroups(grouped.body), settings.aggregateAlone));
+      aggregateCeilings.set('x16-aggregate', await aggregateAlone(scaled.find((e) => e.scale === 16)!.release, 1, ourGroups(grouped.body), settings.aggregateAlone));
       line('');
       await measureAll([scenario('x16-page', 'uncached page, 16x release', PAGE, {}, answer), scenario('x16-aggregate', 'uncached aggregate, 16x release', AGGREGATE, {}, grouped)], x16);
     } finally {
