@@ -36,7 +36,7 @@ const RESULTS = path.join(import.meta.dirname, 'results');
 const MIXED_SEED = 1;
 
 const MODES = {
-  // Full: about 12-15 minutes of a busy 2-core machine once the releases exist.
+  // Full: about 16 minutes of a busy 2-core machine once the releases exist.
   full: { timing: { rounds: 4, seconds: 2, warmup: 200 }, mixed: { one: 800, sixteen: 4000 }, aggregateAlone: { one: 100, sixteen: 200 }, scales: [1, 4, 16], blocks: { count: 8, size: 100 } },
   // About 4 minutes: two rounds of 1-second runs, and no scale sweep or 16x figures
   // (loading the 16x release alone takes a minute or more, generated or not).
