@@ -1,10 +1,10 @@
 import pino from 'pino';
 import { Database } from '../src/duckdb/database.ts';
-import { FORMATS, type Format } from '../src/http/formats.ts';
+import type { PageFormat } from '../src/render/rows.ts';
 import { whereClauses, type Filters } from '../src/query/filters.ts';
 import { readPage } from '../src/query/page.ts';
 import type { ReleaseOnDisk } from '../src/releases/on-disk.ts';
-import { loadRelease, type ServedDataset } from '../src/store/loader.ts';
+import { loadRelease, type ServedDataset } from '../src/releases/load-release.ts';
 import { summarize, type Run, type Stats } from './load.ts';
 import type { LocalSide } from './measure.ts';
 
@@ -21,7 +21,7 @@ export interface PageSpec {
   readonly limit: number;
   /** The first page, or the page 90% of the way through the walk. */
   readonly page: 'first' | 'late';
-  readonly format: Format['name'];
+  readonly format: PageFormat;
 }
 
 export interface RenderedPage {
@@ -59,7 +59,6 @@ export async function openQueryCeilings(release: ReleaseOnDisk, specs: ReadonlyM
       const served = loaded.datasets.get(spec.dataset)!;
       const clauses = whereClauses(served, spec.filters);
       const after = spec.page === 'first' ? -1 : await lateStart(db, served, spec);
-      const format = FORMATS.find((f) => f.name === spec.format)!;
       // An envelope the size of the service's: meta and a cursor's length of text.
       const envelope = (rows: number) => ({
         meta: { dataset: spec.dataset, metric: spec.dataset, filters_applied: Object.fromEntries(spec.filters), row_count: rows, release: release.manifest.release },
@@ -67,10 +66,10 @@ export async function openQueryCeilings(release: ReleaseOnDisk, specs: ReadonlyM
       });
       const render = async () => {
         const page = await readPage(db, served, clauses, spec.limit, after);
-        return { rids: page.rids, body: format.render(served, page.rids, envelope(page.rids.length)) };
+        return { rids: page.rids, body: served.rows.page(spec.format, page.rids, envelope(page.rids.length)) };
       };
       const { rids, body } = await render();
-      pages.set(id, { rows: format.name === 'json' ? served.json.render(rids, '[', ']') : body, rids });
+      pages.set(id, { rows: spec.format === 'json' ? served.rows.json.render(rids, '[', ']') : body, rids });
       runs.set(id, async () => (await render()).body);
     }
     return {

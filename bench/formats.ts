@@ -1,11 +1,12 @@
 import path from 'node:path';
 import pino from 'pino';
 import { Database } from '../src/duckdb/database.ts';
-import { FORMATS } from '../src/http/formats.ts';
+import { FORMATS as ALL_FORMATS } from '../src/render/formats.ts';
+import { PAGE_FORMATS } from '../src/http/respond/negotiate.ts';
 import { whereClauses } from '../src/query/filters.ts';
 import { readPage } from '../src/query/page.ts';
 import { latestRelease } from '../src/releases/on-disk.ts';
-import { loadRelease } from '../src/store/loader.ts';
+import { loadRelease } from '../src/releases/load-release.ts';
 import { load, summarize, summarizeRuns, type Run, type Stats } from './load.ts';
 import { startServer } from './server.ts';
 
@@ -32,13 +33,15 @@ const clauses = whereClauses(ggr, FILTERS)!;
 const envelope = (rows: number) => ({ meta: { dataset: 'ggr', metric: 'ggr', filters_applied: Object.fromEntries(FILTERS), row_count: rows }, pagination: { cursor: 'x', has_more: true } });
 const firstPage = await readPage(db, ggr, clauses, 1000, -1);
 
-const uncached = (format: (typeof FORMATS)[number]) => async () => {
+const FORMATS = PAGE_FORMATS.map((name) => ({ ...ALL_FORMATS[name], name }));
+type PageFormat = (typeof FORMATS)[number];
+const uncached = (format: PageFormat) => async () => {
   const page = await readPage(db, ggr, clauses, 1000, -1);
-  return format.render(ggr, page.rids, envelope(page.rids.length));
+  return ggr.rows.page(format.name, page.rids, envelope(page.rids.length));
 };
-const renderOnly = (format: (typeof FORMATS)[number]) => async () => format.render(ggr, firstPage.rids, envelope(firstPage.rids.length));
+const renderOnly = (format: PageFormat) => async () => ggr.rows.page(format.name, firstPage.rids, envelope(firstPage.rids.length));
 
-async function compare(label: string, make: (format: (typeof FORMATS)[number]) => () => Promise<Buffer>): Promise<void> {
+async function compare(label: string, make: (format: PageFormat) => () => Promise<Buffer>): Promise<void> {
   const latencies = new Map(FORMATS.map((f) => [f.name, [] as number[]]));
   const bytes = new Map<string, number>();
   for (const format of FORMATS) for (let i = 0; i < PER_ROUND; i++) bytes.set(format.name, (await make(format)()).length);

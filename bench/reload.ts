@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import pino from 'pino';
 import { Database } from '../src/duckdb/database.ts';
-import { loadRelease, type ServedDataset } from '../src/store/loader.ts';
+import { loadRelease, type ServedDataset } from '../src/releases/load-release.ts';
 import { latestRelease } from '../src/releases/on-disk.ts';
 import { whereClauses } from '../src/query/filters.ts';
 import { readPage } from '../src/query/page.ts';
@@ -38,7 +38,7 @@ async function serve(db: Database, ggr: ServedDataset, until: Promise<unknown>):
     while (!done && latencies.length < MAX_REQUESTS && performance.now() < deadline) {
       const t = performance.now();
       const page = await readPage(db, ggr, clauses, 1000, -1);
-      ggr.json.render(page.rids, '[', ']');
+      ggr.rows.json.render(page.rids, '[', ']');
       latencies.push(performance.now() - t);
     }
   };

@@ -3,9 +3,9 @@ import { isDeepStrictEqual } from 'node:util';
 import pino from 'pino';
 import { ColumnStore, codeArray, type DimensionInput } from '../src/store/column-store.ts';
 import { Database } from '../src/duckdb/database.ts';
-import { formatDouble, writeDouble } from '../src/store/json-number.ts';
-import { JsonRenderer } from '../src/store/json-renderer.ts';
-import { loadRelease, type ServedDataset } from '../src/store/loader.ts';
+import { formatDouble, writeDouble } from '../src/render/json-number.ts';
+import { JsonRenderer } from '../src/render/json-renderer.ts';
+import { loadRelease, type ServedDataset } from '../src/releases/load-release.ts';
 import type { ReleaseOnDisk } from '../src/releases/on-disk.ts';
 import { quoteIdent, quoteLiteral } from '../src/duckdb/sql-text.ts';
 import { pageQuery, whereClauses } from '../src/query/filters.ts';
@@ -60,7 +60,7 @@ async function sqlBench(release: ReleaseOnDisk, filters: Map<string, string[]>, 
   const clauses = whereClauses(ggr, filters)!;
   const served = async (after: number) => {
     const page = await readPage(db, ggr, clauses, 1000, after);
-    return ggr.json.render(page.rids, '[', ']');
+    return ggr.rows.json.render(page.rids, '[', ']');
   };
   // The late page's start, found the way a client finds it: by walking the pages.
   const starts = [-1];
@@ -123,7 +123,7 @@ async function sqlBench(release: ReleaseOnDisk, filters: Map<string, string[]>, 
  */
 function renderBench(ggr: ServedDataset, rids: readonly number[]): Array<[string, Stats]> {
   const { store } = ggr;
-  const expected = ggr.json.render(rids, '[', ']');
+  const expected = ggr.rows.json.render(rids, '[', ']');
   const rows = store.rowCount;
   const inputs: DimensionInput[] = store.dimensions.map((column, d) => {
     const codes = codeArray(column.dictionary.values.length, rows);
@@ -141,7 +141,7 @@ function renderBench(ggr: ServedDataset, rids: readonly number[]): Array<[string
   };
   // The served renderer first: timed before the variants add code-array types for
   // the same render loop to meet.
-  layout('as served (fused up to 65,536 combinations)', store, ggr.json as JsonRenderer);
+  layout('as served (fused up to 65,536 combinations)', store, ggr.rows.json as JsonRenderer);
   for (const [label, max] of [['every dimension apart', 1], ['fused up to 256 combinations', 0x100]] as const) {
     const variant = ColumnStore.build(rows, inputs, store.metrics, max);
     layout(label, variant, new JsonRenderer(variant, 'financial'));
@@ -160,7 +160,7 @@ function renderBench(ggr: ServedDataset, rids: readonly number[]): Array<[string
   numbers('numbers: pre-rendered text copied, ~10 B text + 4 B offset/row', () => text.reduce((at, t) => (out.set(t, at), at + t.length), 0));
 
   // What the previous commit served from: each row's finished JSON, one copy per row.
-  const finished = rids.map((rid) => ggr.json.render([rid], '', ''));
+  const finished = rids.map((rid) => ggr.rows.json.render([rid], '', ''));
   const heap = Buffer.concat(finished);
   const offsets = finished.reduce((o, f) => (o.push(o.at(-1)! + f.length), o), [0]);
   check(`render: previous row store (finished JSON), 1 copy/row, ${(heap.length / finished.length + 8).toFixed(0)} B/row`, () => {

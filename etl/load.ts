@@ -4,12 +4,12 @@ import path from 'node:path';
 import pino from 'pino';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { DATASETS, INTEGER_DIMENSIONS, type DatasetDef } from '../src/registry.ts';
-import { columnProblems, describeParquet, exampleRows, parquetSource, valueProblems, type Problem } from '../src/releases/checks.ts';
+import { columnProblems, describeParquet, exampleRows, parquetSource, valueProblems, type Problem } from '../src/store/parquet-checks.ts';
 import { RELEASE_ID, ReleaseError, writeManifest, type Manifest } from '../src/releases/manifest.ts';
 import { datasetEntry } from './dataset-entry.ts';
 import { currentRelease, syncPath, type ReleaseOnDisk, writePointer } from '../src/releases/on-disk.ts';
 import { Database } from '../src/duckdb/database.ts';
-import { loadRelease } from '../src/store/loader.ts';
+import { loadRelease } from '../src/releases/load-release.ts';
 import { quoteIdent, quoteLiteral } from '../src/duckdb/sql-text.ts';
 import { diffReleases } from './diff.ts';
 

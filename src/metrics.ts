@@ -1,7 +1,6 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { ResponseCache } from './cache/store.ts';
 import type { Clock } from './limits/limiter.ts';
-import type { ResidentReleases } from './store/resident-releases.ts';
 
 // Everything /metrics exposes (docs/deploy.md "Metrics"). One registry per running
 // service, not prom-client's global one, so two services in one process (tests)
@@ -106,7 +105,7 @@ export class Metrics {
   }
 
   /** Gauges read at scrape time from what the service holds. */
-  observe(sources: { cache: ResponseCache; release: ResidentReleases; clock: Clock }): void {
+  observe(sources: { cache: ResponseCache; releases: { readonly loadedCount: number; current(): { readonly id: string } | undefined }; clock: Clock }): void {
     new Gauge({
       name: 'dqs_response_cache_bytes',
       help: 'Bytes held by the response cache (bodies and keys)',
@@ -122,7 +121,7 @@ export class Metrics {
       registers: [this.registry],
       collect() {
         this.reset();
-        const id = sources.release.get()?.id;
+        const id = sources.releases.current()?.id;
         if (id) this.set({ release: id }, 1);
       },
     });
@@ -131,7 +130,7 @@ export class Metrics {
       help: 'Releases loaded in DuckDB, the current one included (at most RELEASES_IN_MEMORY, more only while a release chosen for unloading is still read)',
       registers: [this.registry],
       collect() {
-        this.set(sources.release.size);
+        this.set(sources.releases.loadedCount);
       },
     });
     new Gauge({
@@ -140,7 +139,7 @@ export class Metrics {
       registers: [this.registry],
       collect() {
         this.reset();
-        const id = sources.release.get()?.id;
+        const id = sources.releases.current()?.id;
         if (id) this.set((sources.clock() - Date.parse(`${id}-01T00:00:00Z`)) / 1000);
       },
     });

@@ -4,36 +4,30 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import { createAdminApp } from './admin/app.ts';
-import { createPublicHandler } from './app.ts';
+import { createApp } from './app.ts';
 import { LruResponseCache } from './cache/lru.ts';
 import { NoopResponseCache } from './cache/noop.ts';
 import type { Config } from './config.ts';
 import { Database } from './duckdb/database.ts';
-import type { LoadedRelease } from './store/loader.ts';
-import { LoadQueue } from './store/load-queue.ts';
-import { ReleaseSwitcher, type SwitchResult } from './store/release-switcher.ts';
-import { ResidentReleases } from './store/resident-releases.ts';
-import { Vintages } from './store/vintages.ts';
-import { PublishedReleases } from './releases/published.ts';
-import { currentRelease } from './releases/on-disk.ts';
-import { ReleaseError } from './releases/manifest.ts';
-import { FileKeyStore } from './keys/file-store.ts';
 import { createHttpServer } from './http/node-server.ts';
-import { RedisKeyStore } from './keys/redis-store.ts';
 import { FileInviteStore } from './invites/file-store.ts';
 import { RedisInviteStore } from './invites/redis-store.ts';
+import { FileKeyStore } from './keys/file-store.ts';
+import { RedisKeyStore } from './keys/redis-store.ts';
 import type { Clock, LimitPolicy, Limiter } from './limits/limiter.ts';
 import { MemoryLimiter } from './limits/memory.ts';
 import { NoopLimiter } from './limits/noop.ts';
 import { RedisLimiter } from './limits/redis.ts';
+import { Metrics } from './metrics.ts';
 import { resultBytes } from './query/aggregate.ts';
+import { CursorCodec } from './query/cursor.ts';
 import { KeptResults } from './query/kept-results.ts';
 import { revisionBytes } from './query/revisions.ts';
-import { CursorCodec } from './query/cursor.ts';
-import { Metrics } from './metrics.ts';
 import { connectRedis } from './redis.ts';
+import { ReleaseError } from './releases/manifest.ts';
+import { currentRelease } from './releases/on-disk.ts';
+import { Releases, type LoadedRelease, type SwitchResult } from './releases/releases.ts';
 import type { Services } from './services.ts';
-import { keepTickObjectMaps } from './runtime/tick-maps.ts';
 import { SECRET_FILES, ensureStateDir, readOrCreateSecret } from './state/secrets.ts';
 
 export interface RunningService {
@@ -52,8 +46,6 @@ export interface RunningService {
  * release is in DuckDB, so an orchestrator can watch the start instead of guessing.
  */
 export async function startService(config: Config, log: Logger, options: { clock?: Clock } = {}): Promise<RunningService> {
-  // Before a release load's full GCs can drop them (src/runtime/tick-maps.ts).
-  await keepTickObjectMaps();
   // An empty or unmounted DATA_DIR must stop the start, not serve invented figures.
   if (!(await currentRelease(config.DATA_DIR))) {
     throw new ReleaseError(`DATA_DIR ${config.DATA_DIR} holds no release; publish one with \`npm run etl -- load FOLDER_OF_PARQUET_FILES --data-dir ${config.DATA_DIR}\` (docs/etl.md), or point DATA_DIR at the folder that holds them`);
@@ -72,12 +64,14 @@ export async function startService(config: Config, log: Logger, options: { clock
     // Without an injected clock Redis keeps the time, so replicas agree on it.
     return redis ? new RedisLimiter(policy, { redis, prefix, log, clock: options.clock, onError: redisError }) : new MemoryLimiter(policy, clock);
   };
-  const limits = limiter({ perMinute: config.RATE_LIMIT_PER_MINUTE, perDay: config.RATE_LIMIT_PER_DAY }, 'dqs:limit:key:');
-  const badKeys = limiter({ perMinute: config.BAD_KEY_LIMIT_PER_MINUTE }, 'dqs:limit:address:');
-  // A day budget: its minute window is as large, so it never binds first.
-  const exportBudget = limiter({ perMinute: config.EXPORT_LIMIT_PER_DAY, perDay: config.EXPORT_LIMIT_PER_DAY }, 'dqs:limit:export:');
+  const limits = {
+    requests: limiter({ perMinute: config.RATE_LIMIT_PER_MINUTE, perDay: config.RATE_LIMIT_PER_DAY }, 'dqs:limit:key:'),
+    badKeys: limiter({ perMinute: config.BAD_KEY_LIMIT_PER_MINUTE }, 'dqs:limit:address:'),
+    // A day budget: its minute window is as large, so it never binds first.
+    exports: limiter({ perMinute: config.EXPORT_LIMIT_PER_DAY, perDay: config.EXPORT_LIMIT_PER_DAY }, 'dqs:limit:export:'),
+    claims: limiter({ perMinute: config.CLAIM_GUARD_PER_MINUTE }, 'dqs:limit:claim:'),
+  };
   const invites = redis ? await RedisInviteStore.open(redis, log, { onDataLost: dataLost('invites') }) : await FileInviteStore.open(config.STATE_DIR);
-  const claimGuard = limiter({ perMinute: config.CLAIM_GUARD_PER_MINUTE }, 'dqs:limit:claim:');
   if (config.BENCH_DISABLE_LIMITS) log.warn('BENCH_DISABLE_LIMITS=true: no request is counted against any limit (bench-only)');
   const db = await Database.open({
     connections: config.DUCKDB_CONNECTIONS,
@@ -86,67 +80,42 @@ export async function startService(config: Config, log: Logger, options: { clock
     tempDirectory: config.DUCKDB_TEMP_DIR ?? path.join(os.tmpdir(), `dqs-duckdb-${process.pid}`),
     timings: { waited: (s) => metrics.poolWaitSeconds.observe(s), held: (s) => metrics.querySeconds.observe(s) },
   });
+  const cursors = new CursorCodec(Buffer.from(cursorSecret, 'hex'));
+  const releases = new Releases({
+    dataDir: config.DATA_DIR,
+    db,
+    log,
+    clock,
+    metrics,
+    graceMs: config.RELEASE_GRACE_SECONDS * 1000,
+    capacity: config.RELEASES_IN_MEMORY,
+    loadWaitMs: config.RELEASE_LOAD_WAIT_MS,
+    pollMs: config.RELEASE_POLL_MS,
+    currentCacheControl: `private, max-age=${config.CACHE_MAX_AGE_SECONDS}`,
+    releaseOfCursor: (cursor) => cursors.releaseOf(cursor),
+  });
   const cache = config.CACHE_MAX_BYTES > 0 ? new LruResponseCache(config.CACHE_MAX_BYTES) : new NoopResponseCache();
-  const release = new ResidentReleases(clock, { idleMs: config.RELEASE_GRACE_SECONDS * 1000, capacity: config.RELEASES_IN_MEMORY });
-  const published = new PublishedReleases(config.DATA_DIR);
-  // Cache keys name the release, and a release's answers never change while it is
-  // published: emptied at a switch (the old current's bodies are rarely asked for
-  // again), and when a release is withdrawn or removed.
-  release.onChange(() => cache.clear());
-  published.onChange(() => cache.clear());
-  metrics.observe({ cache, release, clock });
   const aggregates = new KeptResults({ maxBytes: config.AGGREGATE_KEEP_BYTES, sizeOf: resultBytes, counted: () => metrics.aggregateComputations.inc() });
   const revisions = new KeptResults({ maxBytes: config.REVISIONS_KEEP_BYTES, sizeOf: revisionBytes, counted: () => metrics.revisionComputations.inc() });
-  published.onChange(() => {
-    aggregates.forgetUnless((id) => published.has(id));
-    revisions.forgetUnless((id) => published.has(id));
+  // Cache keys name the release, and a release's answers never change while it is
+  // published: emptied when another release becomes current (the old current's bodies
+  // are rarely asked for again), and when one is published, withdrawn or removed.
+  releases.onChange(() => {
+    cache.clear();
+    aggregates.forgetUnless((id) => releases.isPublished(id));
+    revisions.forgetUnless((id) => releases.isPublished(id));
   });
-  const queue = new LoadQueue(db);
-  const vintages = new Vintages({ queue, resident: release, published, log, clock, loaded: (s) => metrics.releaseLoadSeconds.observe(s) });
-  const switcher = new ReleaseSwitcher({
-    dataDir: config.DATA_DIR,
-    queue,
-    current: release,
-    log,
-    pollMs: config.RELEASE_POLL_MS,
-    onFailure: () => metrics.releaseSwitchFailures.inc(),
-    afterPoll: async () => {
-      const current = release.get();
-      if (current) await published.refresh(current.id);
-      await vintages.trim();
-    },
-  });
-  const services: Services = {
-    db,
-    release,
-    published,
-    vintages,
-    releaseWaitMs: config.RELEASE_LOAD_WAIT_MS,
-    cursors: new CursorCodec(Buffer.from(cursorSecret, 'hex')),
-    aggregates,
-    aggregateMaxGroups: config.AGGREGATE_MAX_GROUPS,
-    revisions,
-    cache,
-    cacheControl: `private, max-age=${config.CACHE_MAX_AGE_SECONDS}`,
-    keys,
-    limits,
-    badKeys,
-    exportBudget,
-    invites,
-    claimGuard,
-    clock,
-    log,
-    metrics,
-  };
+  metrics.observe({ cache, releases, clock });
+  const services: Services = { db, releases, cursors, aggregates, aggregateMaxGroups: config.AGGREGATE_MAX_GROUPS, revisions, cache, keys, limits, invites, clock, log, metrics };
 
   const timeouts = { headersMs: config.HTTP_HEADERS_TIMEOUT_MS, requestMs: config.HTTP_REQUEST_TIMEOUT_MS, keepAliveMs: config.HTTP_KEEP_ALIVE_TIMEOUT_MS };
-  const server = createHttpServer(createPublicHandler(services, { trustProxy: config.TRUST_PROXY, replayMaxBytes: config.REPLAY_MAX_BYTES }), timeouts, log);
+  const server = createHttpServer(createApp(services, { trustProxy: config.TRUST_PROXY, replayMaxBytes: config.REPLAY_MAX_BYTES }).callback(), timeouts, log);
   await listen(server, config.PORT, config.HOST);
   const url = `http://${hostForUrl(config.HOST)}:${(server.address() as AddressInfo).port}`;
   const adminApp = createAdminApp({
     keys,
     invites,
-    releases: { reload: () => switcher.reload('admin request'), retained: () => release.otherIds() },
+    releases: { reload: () => releases.reload('admin request'), retained: () => releases.retained() },
     publicUrl: config.PUBLIC_URL ?? url,
     clock,
     token: adminToken,
@@ -159,10 +128,10 @@ export async function startService(config: Config, log: Logger, options: { clock
   log.info({ url, adminUrl }, 'listening');
 
   const ready = (async () => {
-    await switcher.reload('start');
-    const loaded = services.release.get()!;
+    await releases.reload('start');
+    const loaded = releases.current()!;
     log.info({ release: loaded.id }, 'ready');
-    switcher.start();
+    releases.start();
     if ((await keys.list()).every((k) => k.revoked_at !== null)) {
       log.warn('No active API key exists yet. Create one with: npm run --silent admin -- key create --client NAME');
     }
@@ -175,13 +144,13 @@ export async function startService(config: Config, log: Logger, options: { clock
     adminUrl,
     services,
     ready,
-    reload: (reason) => switcher.reload(reason),
+    reload: (reason) => releases.reload(reason),
     async close() {
       await Promise.all([stop(server), stop(admin)]);
       await ready.catch(() => {});
-      await switcher.close();
+      await releases.close();
       db.close();
-      await Promise.all([keys.close(), invites.close(), limits.close(), badKeys.close(), exportBudget.close(), claimGuard.close()]);
+      await Promise.all([keys.close(), invites.close(), ...Object.values(limits).map((limiter) => limiter.close())]);
       redis?.disconnect();
     },
   };

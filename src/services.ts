@@ -1,29 +1,33 @@
 import type { Logger } from 'pino';
 import type { ResponseCache } from './cache/store.ts';
-import type { PublishedReleases } from './releases/published.ts';
-import type { ResidentReleases } from './store/resident-releases.ts';
-import type { Vintages } from './store/vintages.ts';
 import type { Database } from './duckdb/database.ts';
 import type { InviteStore } from './invites/store.ts';
 import type { KeyStore } from './keys/store.ts';
 import type { Clock, Limiter } from './limits/limiter.ts';
 import type { Metrics } from './metrics.ts';
 import type { AggregateResult } from './query/aggregate.ts';
+import type { CursorCodec } from './query/cursor.ts';
 import type { KeptResults } from './query/kept-results.ts';
 import type { RevisionResult } from './query/revisions.ts';
-import type { CursorCodec } from './query/cursor.ts';
+import type { Releases } from './releases/releases.ts';
+
+/** The limiters requests are counted against (docs/api.md "Rate limits"). */
+export interface Limits {
+  /** Per API key: RATE_LIMIT_PER_MINUTE and RATE_LIMIT_PER_DAY. */
+  readonly requests: Limiter;
+  /** Per client address: missing or invalid keys (BAD_KEY_LIMIT_PER_MINUTE). */
+  readonly badKeys: Limiter;
+  /** Per API key: bulk exports a UTC day (EXPORT_LIMIT_PER_DAY), besides the request limits. */
+  readonly exports: Limiter;
+  /** Per client address: unknown invite tokens on the claim page (CLAIM_GUARD_PER_MINUTE). */
+  readonly claims: Limiter;
+}
 
 /** What request handlers depend on, built once at start and passed down. */
 export interface Services {
   readonly db: Database;
-  /** The loaded releases: the current one, and others kept for cursors and `release=`. */
-  readonly release: ResidentReleases;
-  /** The releases `release=` may name, and their manifests. */
-  readonly published: PublishedReleases;
-  /** Loads a published release on demand. */
-  readonly vintages: Vintages;
-  /** Longest a request waits for a release to load (RELEASE_LOAD_WAIT_MS). */
-  readonly releaseWaitMs: number;
+  /** Every release: the current one, the published ones a request may name, holding and loading them. */
+  readonly releases: Releases;
   readonly cursors: CursorCodec;
   /** Aggregate results kept whole for paging. */
   readonly aggregates: KeptResults<AggregateResult>;
@@ -31,20 +35,11 @@ export interface Services {
   readonly aggregateMaxGroups: number;
   /** Revisions diffs kept whole for paging. */
   readonly revisions: KeptResults<RevisionResult>;
-  /** Finished bodies of successful responses, emptied when the release changes. */
+  /** Finished bodies of successful responses, emptied when the releases change. */
   readonly cache: ResponseCache;
-  /** Cache-Control of successful responses: `private, max-age=<CACHE_MAX_AGE_SECONDS>`. */
-  readonly cacheControl: string;
   readonly keys: KeyStore;
-  /** Per API key: RATE_LIMIT_PER_MINUTE and RATE_LIMIT_PER_DAY. */
-  readonly limits: Limiter;
-  /** Per client address: missing or invalid keys (BAD_KEY_LIMIT_PER_MINUTE). */
-  readonly badKeys: Limiter;
-  /** Per API key: bulk exports a UTC day (EXPORT_LIMIT_PER_DAY), besides the request limits. */
-  readonly exportBudget: Limiter;
+  readonly limits: Limits;
   readonly invites: InviteStore;
-  /** Per client address: unknown invite tokens on the claim page (CLAIM_GUARD_PER_MINUTE). */
-  readonly claimGuard: Limiter;
   readonly clock: Clock;
   readonly log: Logger;
   readonly metrics: Metrics;

@@ -5,18 +5,18 @@ import * as assert from 'uvu/assert';
 import { timedFor } from '../bench/ceilings.ts';
 import { rounds } from '../bench/measure.ts';
 import { WRK_BINARY, WRK_SKIP_REASON } from '../bench/wrk.ts';
+import { requiring } from './helpers/skip.ts';
 
 // A ceiling run in the bench's own process (DuckDB alone) must be timed in the
 // service's rounds, in its turn, with one worker per connection: timed once before
 // the server started, it met another stretch of the shared machine than the service
 // did, and the ratio between them swung with it.
 
-if (!WRK_BINARY) console.log(`bench-rounds.test.ts: skipped: ${WRK_SKIP_REASON}`);
+const withWrk = requiring(test, WRK_BINARY ? undefined : WRK_SKIP_REASON, 'bench-rounds.test.ts');
 
 const BODY = Buffer.from('{"data":[]}');
 
-test('a local side is timed in its turn in every round, one worker per connection, and gets a figure like a server side', async () => {
-  if (!WRK_BINARY) return;
+withWrk('a local side is timed in its turn in every round, one worker per connection, and gets a figure like a server side', async () => {
   let answered = 0;
   const server = http.createServer((_req, res) => {
     answered++;

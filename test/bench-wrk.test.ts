@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { cpuSeconds, wrk, WRK_BINARY, WRK_SKIP_REASON, wrkScript } from '../bench/wrk.ts';
+import { requiring } from './helpers/skip.ts';
 
 // The bench's load client (bench/wrk.ts) against a real node:http server on loopback:
 // what it reports must be what the server saw, and a wrong status must stop a run.
@@ -12,7 +13,7 @@ async function rejects(promise: Promise<unknown>, pattern: RegExp): Promise<void
   assert.ok(error && pattern.test(error.message), `expected a rejection matching ${pattern}, got ${error?.message ?? 'success'}`);
 }
 
-if (!WRK_BINARY) console.log(`bench-wrk.test.ts: runs skipped: ${WRK_SKIP_REASON}`);
+const withWrk = requiring(test, WRK_BINARY ? undefined : WRK_SKIP_REASON, 'bench-wrk.test.ts');
 
 async function serve(handler: http.RequestListener) {
   const server = http.createServer(handler);
@@ -35,8 +36,7 @@ test('cpuSeconds reads utime and stime past a command name with spaces', () => {
   assert.is(cpuSeconds(stat), 3);
 });
 
-test('every request of a list is sent, each once with `once`, with its own headers; the run stops when all are answered', async () => {
-  if (!WRK_BINARY) return;
+withWrk('every request of a list is sent, each once with `once`, with its own headers; the run stops when all are answered', async () => {
   const seen: string[] = [];
   // Each answer spins 2 ms, so the server's share stands for at least 80 ms of CPU: a run
   // of bare answers takes a few ms and can read 0 in /proc's 10 ms ticks (it did in one CI run).
@@ -65,8 +65,7 @@ test('every request of a list is sent, each once with `once`, with its own heade
   }
 });
 
-test('a status on the wrong side of 400 fails the run; refusals expected as refusals pass', async () => {
-  if (!WRK_BINARY) return;
+withWrk('a status on the wrong side of 400 fails the run; refusals expected as refusals pass', async () => {
   const server = await serve((req, res) => {
     res.statusCode = req.url === '/refused' ? 429 : 200;
     res.end();

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { DATASETS } from '../src/registry.ts';
-import { metricsTable } from '../src/http/openapi.ts';
+import { metricsTable } from '../src/http/routes/aggregate.ts';
 
 // docs/api.md's dataset table is derived from the registry; this keeps it so.
 

@@ -1,7 +1,7 @@
 import net from 'node:net';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { QUERY_LIMITS } from '../src/http/query-guard.ts';
+import { QUERY_LIMITS } from '../src/http/middleware/query-guard.ts';
 import { startTestService, type TestService } from './helpers/service.ts';
 
 // The request edge: oversized query strings, parser-level errors and slow clients

@@ -6,10 +6,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { DATASETS } from '../src/registry.ts';
 import { createApp } from '../src/app.ts';
-import { ResidentReleases } from '../src/store/resident-releases.ts';
-import { PublishedReleases } from '../src/releases/published.ts';
-import { LoadQueue } from '../src/store/load-queue.ts';
-import { Vintages } from '../src/store/vintages.ts';
+import { Releases } from '../src/releases/releases.ts';
 import { Database } from '../src/duckdb/database.ts';
 import { FileInviteStore } from '../src/invites/file-store.ts';
 import { FileKeyStore } from '../src/keys/file-store.ts';
@@ -190,7 +187,7 @@ errors('an unexpected failure is a generic JSON 500 and a log line, nothing leak
   try {
     // Take the table away beneath the running server: DuckDB fails the query.
     const connection = await broken.running.services.db.connect();
-    const table = broken.running.services.release.get()!.datasets.get('turnover')!.table;
+    const table = broken.running.services.releases.current()!.datasets.get('turnover')!.table;
     await connection.run(`DROP TABLE ${table}`);
     connection.closeSync();
     const res = await broken.get('/v1/financials?metric=turnover');
@@ -228,18 +225,25 @@ loading('data routes answer 503 with Retry-After; catalog and key checks still w
   const keys = await FileKeyStore.open(stateDir);
   const { key } = await keys.create('early');
   const db = await Database.open({ connections: 1, threads: 1 });
-  const limits = new MemoryLimiter({ perMinute: 100, perDay: 10_000 }, Date.now);
-  const badKeys = new MemoryLimiter({ perMinute: 30 }, Date.now);
-  const release = new ResidentReleases();
-  const published = new PublishedReleases(stateDir);
+  const limits = {
+    requests: new MemoryLimiter({ perMinute: 100, perDay: 10_000 }, Date.now),
+    badKeys: new MemoryLimiter({ perMinute: 30 }, Date.now),
+    exports: new MemoryLimiter({ perMinute: 50, perDay: 50 }, Date.now),
+    claims: new MemoryLimiter({ perMinute: 10 }, Date.now),
+  };
   const log = createLogger('silent');
+  const metrics = new Metrics();
+  const cursors = new CursorCodec(Buffer.alloc(32));
+  // Never reloaded: the first release is still loading for as long as this test runs.
+  const releases = new Releases({
+    dataDir: stateDir, db, log, clock: Date.now, metrics, graceMs: 60_000, capacity: 3, loadWaitMs: 1000, pollMs: 1000,
+    currentCacheControl: 'private, max-age=60', releaseOfCursor: (cursor) => cursors.releaseOf(cursor),
+  });
   const services = {
-    db, release, published, releaseWaitMs: 1000, vintages: new Vintages({ queue: new LoadQueue(db), resident: release, published, log, clock: Date.now }),
-    cursors: new CursorCodec(Buffer.alloc(32)), cache: new NoopResponseCache(), cacheControl: 'private, max-age=60',
+    db, releases, cursors, cache: new NoopResponseCache(),
     aggregates: new KeptResults<AggregateResult>({ maxBytes: 1 << 20, sizeOf: () => 1, counted: () => {} }), aggregateMaxGroups: 1000,
     revisions: new KeptResults<RevisionResult>({ maxBytes: 1 << 20, sizeOf: () => 1, counted: () => {} }),
-    keys, limits, badKeys, exportBudget: new MemoryLimiter({ perMinute: 50, perDay: 50 }, Date.now), clock: Date.now, log, metrics: new Metrics(),
-    invites: await FileInviteStore.open(stateDir), claimGuard: new MemoryLimiter({ perMinute: 10 }, Date.now),
+    keys, limits, clock: Date.now, log, metrics, invites: await FileInviteStore.open(stateDir),
   };
   const server = http.createServer(createApp(services).callback()).listen(0, '127.0.0.1');
   await once(server, 'listening');

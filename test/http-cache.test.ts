@@ -1,6 +1,8 @@
 import { once } from 'node:events';
+import fs from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import path from 'node:path';
 import zlib from 'node:zlib';
 import Koa from 'koa';
 import { suite } from 'uvu';
@@ -8,9 +10,10 @@ import * as assert from 'uvu/assert';
 import { request } from 'undici';
 import type { Database } from '../src/duckdb/database.ts';
 import { InvalidParametersError } from '../src/errors.ts';
-import { renderErrors } from '../src/http/errors.ts';
+import { renderErrors } from '../src/http/middleware/errors.ts';
 import { createLogger } from '../src/log.ts';
-import { startTestService, type TestService } from './helpers/service.ts';
+import { FIXTURE_RELEASE, fixtureDataDir, startTestService, tempDir, type TestService } from './helpers/service.ts';
+import { writePointer } from '../src/releases/on-disk.ts';
 
 // Response cache, content-coding and HTTP caching over real HTTP, on real DuckDB.
 // Whether DuckDB ran is observed by counting the pool's leases: a cache hit or a
@@ -363,23 +366,32 @@ Errors.run();
 
 const Release = suite('cache: a new release empties it');
 
-Release('bodies and ETags of the old release are gone', async () => {
-  const { release, cache } = service.running.services;
-  const current = release.get()!;
-  const path = '/v1/financials?metric=ggr&channel=Land&limit=20';
-  const old = await raw(service, path);
-  assert.ok(cache.bytes > 0);
+Release('bodies and ETags of the old release are gone once another release is served', async () => {
+  // Two releases side by side in a DATA_DIR of this test's own; the pointer names the first.
+  const dataDir = await tempDir('dqs-cache-data-');
+  for (const release of [FIXTURE_RELEASE, '2026-12']) {
+    await fs.cp(path.join(await fixtureDataDir({ release }), release), path.join(dataDir, release), { recursive: true });
+  }
+  await writePointer(dataDir, FIXTURE_RELEASE);
+  const switching = await startTestService({ dataDir });
   try {
-    release.set({ ...current, id: '2099-01' });
+    const { cache, db } = switching.running.services;
+    const queriesRun = countQueries(db);
+    const page = '/v1/financials?metric=ggr&channel=Land&limit=20';
+    const old = await raw(switching, page);
+    assert.ok(cache.bytes > 0);
+    await writePointer(dataDir, '2026-12');
+    await switching.running.reload('test');
     assert.is(cache.bytes, 0, 'emptied on the change');
-    const before = queries();
-    const fresh = await raw(service, path);
-    assert.is(queries() - before, 1, 'rendered again');
+    const before = queriesRun();
+    const fresh = await raw(switching, page);
+    assert.is(queriesRun() - before, 1, 'rendered again');
     assert.is.not(fresh.headers.etag, old.headers.etag, 'the ETag names the release');
-    const stale = await raw(service, path, { 'if-none-match': String(old.headers.etag) });
+    const stale = await raw(switching, page, { 'if-none-match': String(old.headers.etag) });
     assert.is(stale.status, 200, 'an old-release ETag no longer validates');
   } finally {
-    release.set(current);
+    await switching.stop();
+    await fs.rm(dataDir, { recursive: true, force: true });
   }
 });
 

@@ -5,7 +5,6 @@ import type { Redis } from 'ioredis';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { FileKeyStore } from '../src/keys/file-store.ts';
-import { hashKey } from '../src/keys/key-format.ts';
 import { RedisKeyStore } from '../src/keys/redis-store.ts';
 import type { KeyStore } from '../src/keys/store.ts';
 import { createLogger } from '../src/log.ts';
@@ -38,16 +37,6 @@ function keyStoreContract(name: string, backend: Backend) {
     const listed = await store.list();
     assert.equal(listed, [{ ...record, last_used_at: null }]);
     assert.not.ok(JSON.stringify(listed).includes(key.slice(8)));
-  });
-
-  test('held(hash) answers as verify does for a key this store holds, without the key', async () => {
-    const store = await open();
-    const { key, record } = await store.create('held');
-    await store.verify(key);
-    assert.equal(store.held(hashKey(key)), record);
-    assert.is(store.held(hashKey('sk_live_' + 'c'.repeat(40))), undefined);
-    await store.revoke(record.id);
-    assert.is(store.held(hashKey(key)), undefined, 'a revoked key is not held');
   });
 
   test('unknown keys verify to undefined', async () => {

@@ -5,10 +5,11 @@ import pino from 'pino';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Database } from '../src/duckdb/database.ts';
-import { loadRelease } from '../src/store/loader.ts';
+import { loadRelease } from '../src/releases/load-release.ts';
 import { latestRelease } from '../src/releases/on-disk.ts';
 import { quoteLiteral } from '../src/duckdb/sql-text.ts';
-import { MANIFEST_FILE, ReleaseError, sha256File, type Manifest } from '../src/releases/manifest.ts';
+import { MANIFEST_FILE, sha256File, type Manifest } from '../src/releases/manifest.ts';
+import { DatasetError } from '../src/store/dataset-error.ts';
 import { DATASETS } from '../src/registry.ts';
 import { FIXTURE_RELEASE, fixtureDataDir, send, startTestService, tempDir, type TestService } from './helpers/service.ts';
 
@@ -180,7 +181,7 @@ for (const c of CASES) {
       await service?.stop();
     }
     assert.ok(error, 'the broken release was served');
-    assert.instance(error, ReleaseError);
+    assert.instance(error, DatasetError);
     const message = (error as Error).message;
     assert.ok(message.startsWith(`${file}:`), `message does not start with the file ${file}: ${message}`);
     assert.match(message, c.field);
@@ -205,7 +206,7 @@ broken('the sha256 message names the manifest field and both digests', async () 
     },
     (err: unknown) => err,
   );
-  assert.instance(error, ReleaseError);
+  assert.instance(error, DatasetError);
   const message = (error as Error).message;
   assert.ok(message.includes(target), message);
   assert.ok(message.includes('sha256'), message);
@@ -314,13 +315,13 @@ catalog('a load that fails halfway leaves the catalog as it was, beside a loaded
   try {
     const empty = await servingCatalog(connection);
     const error = await loadRelease(connection, broken, silent).then(() => undefined, (err: unknown) => err);
-    assert.instance(error, ReleaseError);
+    assert.instance(error, DatasetError);
     assert.match((error as Error).message, new RegExp(`${last}\\.parquet: 1 row repeats the dimension values of another row`));
     assert.equal(await servingCatalog(connection), empty);
 
     await loadRelease(connection, await release(await fixtureDataDir()), silent);
     const served = await servingCatalog(connection);
-    assert.instance(await loadRelease(connection, broken, silent).then(() => undefined, (err: unknown) => err), ReleaseError);
+    assert.instance(await loadRelease(connection, broken, silent).then(() => undefined, (err: unknown) => err), DatasetError);
     assert.equal(await servingCatalog(connection), served);
   } finally {
     connection.closeSync();

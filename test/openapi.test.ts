@@ -6,7 +6,8 @@ import { promisify } from 'node:util';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import * as errors from '../src/errors.ts';
-import { openApiText } from '../src/http/docs.ts';
+import { openApiText } from '../src/http/routes/index.ts';
+import { requiring } from './helpers/skip.ts';
 import { DATASETS } from '../src/registry.ts';
 import { openApi, validateResponse } from './helpers/openapi.ts';
 import { send, startTestService, tempDir, type TestService } from './helpers/service.ts';
@@ -136,11 +137,9 @@ Page('GET /docs: HTML with a self-only CSP, no key needed; its assets come from 
   }
 });
 
-Page('Chromium renders every operation from /openapi.json, loading nothing from elsewhere and breaking no CSP rule', async () => {
-  if (!existsSync(CHROMIUM)) {
-    console.log(`  skipped: no Chromium at ${CHROMIUM} (apt-get install chromium; .ci/run installs it)`);
-    return;
-  }
+const withChromium = requiring(Page, existsSync(CHROMIUM) ? undefined : `no Chromium at ${CHROMIUM} (apt-get install chromium; .ci/run installs it)`, 'the /docs page in headless Chromium');
+
+withChromium('Chromium renders every operation from /openapi.json, loading nothing from elsewhere and breaking no CSP rule', async () => {
   const { chromium } = await import('playwright-core');
   // A fresh profile (--user-data-dir) per run: playwright takes it as launchPersistentContext's first argument.
   const browser = await chromium.launchPersistentContext(profile, {

@@ -117,7 +117,7 @@ ops("a user's 500 is found in the logs by the id in its response", async () => {
   try {
     // Take the table away beneath the running server: DuckDB fails the query.
     const connection = await broken.running.services.db.connect();
-    await connection.run(`DROP TABLE ${broken.running.services.release.get()!.datasets.get('country')!.table}`);
+    await connection.run(`DROP TABLE ${broken.running.services.releases.current()!.datasets.get('country')!.table}`);
     connection.closeSync();
     const res = await broken.get('/v1/financials?metric=country');
     assert.is(res.status, 500);

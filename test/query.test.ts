@@ -3,10 +3,8 @@ import * as assert from 'uvu/assert';
 import { DATASETS } from '../src/registry.ts';
 import { ColumnStore } from '../src/store/column-store.ts';
 import { buildAggregateTables } from '../src/store/aggregate-tables.ts';
-import { ArrowRenderer } from '../src/store/arrow-renderer.ts';
-import { CsvRenderer } from '../src/store/csv-renderer.ts';
-import { JsonRenderer } from '../src/store/json-renderer.ts';
-import type { ServedDataset } from '../src/store/loader.ts';
+import { JsonRenderer } from '../src/render/json-renderer.ts';
+import type { StoredDataset } from '../src/store/loader.ts';
 import { CursorCodec } from '../src/query/cursor.ts';
 import { fileConditions, pageQuery, whereClauses, type YearRange } from '../src/query/filters.ts';
 
@@ -15,13 +13,11 @@ import { fileConditions, pageQuery, whereClauses, type YearRange } from '../src/
 
 const empty = ColumnStore.build(0, [], [], 1);
 const ggrDef = DATASETS.find((d) => d.name === 'ggr')!;
-const ggr: ServedDataset = {
+const ggr: StoredDataset = {
   def: ggrDef,
   table: '"r2026_11"."ggr"',
   store: empty,
-  json: new JsonRenderer(empty, 'financial'),
-  csv: new CsvRenderer(empty),
-  arrow: new ArrowRenderer(empty),
+  samples: [],
   codes: new Map([
     ['country', new Map([['France', 0], ['Spain', 1], ["Cote d'Ivoire", 2]])],
     ['channel', new Map([['Land', 0], ['Online', 1]])],

@@ -5,12 +5,12 @@ import pino from 'pino';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Database } from '../src/duckdb/database.ts';
-import { ArrowRenderer } from '../src/store/arrow-renderer.ts';
+import { ArrowRenderer } from '../src/render/arrow-renderer.ts';
 import { ColumnStore } from '../src/store/column-store.ts';
-import { CsvRenderer } from '../src/store/csv-renderer.ts';
-import { formatDouble, MAX_DOUBLE_LENGTH, writeDouble } from '../src/store/json-number.ts';
-import { JsonRenderer } from '../src/store/json-renderer.ts';
-import { loadRelease, type LoadedRelease } from '../src/store/loader.ts';
+import { CsvRenderer } from '../src/render/csv-renderer.ts';
+import { formatDouble, MAX_DOUBLE_LENGTH, writeDouble } from '../src/render/json-number.ts';
+import { JsonRenderer } from '../src/render/json-renderer.ts';
+import { loadRelease, type LoadedRelease } from '../src/releases/load-release.ts';
 import { DATASETS, INTEGER_DIMENSIONS } from '../src/registry.ts';
 import { latestRelease } from '../src/releases/on-disk.ts';
 import { quoteIdent, quoteLiteral } from '../src/duckdb/sql-text.ts';
@@ -213,7 +213,7 @@ for (const def of DATASETS) {
         .getRows()
         .map(([json]) => String(json)),
     );
-    const { json, store } = release.datasets.get(def.name)!;
+    const { rows: { json }, store } = release.datasets.get(def.name)!;
     assert.is(store.rowCount, expected.length);
     assert.ok(expected.length > 100, `fixture too small: ${expected.length}`);
     for (let rid = 0; rid < expected.length; rid++) {
@@ -234,7 +234,7 @@ const arrow = suite('Arrow pages: the bytes apache-arrow writes, the values the 
 
 for (const def of DATASETS) {
   arrow(`${def.name}: pages of 0, 1, 7, 1000 and every row`, () => {
-    const { arrow: renderer, json, store } = release.datasets.get(def.name)!;
+    const { rows: { arrow: renderer, json }, store } = release.datasets.get(def.name)!;
     const every = Array.from({ length: store.rowCount }, (_, rid) => rid);
     const pages = [[], [0], every.slice(5, 12), every.filter((rid) => rid % 3 === 1).slice(0, 1000), every];
     for (const rids of pages) {

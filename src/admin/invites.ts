@@ -1,7 +1,7 @@
 import type Router from '@koa/router';
 import * as v from 'valibot';
 import { ConflictError, InvalidParametersError, NotFoundError } from '../errors.ts';
-import { invalidParameters } from '../http/params.ts';
+import { invalidParameters } from '../http/params/params.ts';
 import { inviteStatus, looksLikeInviteId, mayBeToken, type InviteRecord, type InviteStore } from '../invites/store.ts';
 import type { KeyStore } from '../keys/store.ts';
 import type { Clock } from '../limits/limiter.ts';

@@ -34,13 +34,13 @@ const ASSETS = new Map(
 
 const parseForm = bodyParser({ enableTypes: ['form'], formLimit: '2kb', onError: () => {} });
 
-export function claimRoutes(services: Pick<Services, 'invites' | 'keys' | 'claimGuard' | 'clock' | 'log'>): Middleware {
+export function claimRoutes(services: Pick<Services, 'invites' | 'keys' | 'limits' | 'clock' | 'log'>): Middleware {
   const refuse = async (ctx: Context, reason: Refusal) => {
     // Only unknown tokens count against the address: guessing is what the guard stops. A real
     // token that is spent or expired (a double click, a race, an old email) is no guess, and
     // a valid invite is never slowed down.
     if (reason === 'unknown') {
-      const guard = await services.claimGuard.consume(ctx.ip);
+      const guard = await services.limits.claims.consume(ctx.ip);
       if (!guard.allowed) {
         ctx.set('Retry-After', String(guard.retryAfterSeconds));
         reason = 'too-many';

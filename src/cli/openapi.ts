@@ -1,6 +1,6 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { openApiText } from '../http/docs.ts';
+import { openApiText } from '../http/routes/index.ts';
 
 // `npm run openapi`: writes the OpenAPI document the service serves to docs/openapi.json
 // (test/openapi.test.ts fails until the committed copy equals it).

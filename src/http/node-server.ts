@@ -1,7 +1,7 @@
 import http from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
-import { newRequestId } from './request-id.ts';
+import { newRequestId } from './middleware/request-id.ts';
 import { HeadersTooLargeError, MalformedRequestError, RequestTimeoutError, type ApiError } from '../errors.ts';
 
 export interface ConnectionTimeouts {

@@ -48,11 +48,7 @@ export class FileKeyStore implements KeyStore {
   }
 
   async verify(key: string): Promise<KeyRecord | undefined> {
-    return this.held(hashKey(key));
-  }
-
-  held(hash: string): KeyRecord | undefined {
-    const record = this.byHash.get(hash);
+    const record = this.byHash.get(hashKey(key));
     return record && record.revoked_at === null ? record : undefined;
   }
 

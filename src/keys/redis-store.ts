@@ -72,11 +72,6 @@ export class RedisKeyStore implements KeyStore {
     return record.revoked_at === null ? record : undefined;
   }
 
-  held(hash: string): KeyRecord | undefined {
-    const record = this.byHash.get(hash);
-    return record?.revoked_at === null ? record : undefined;
-  }
-
   async create(client: string, origin?: { inviteId: string }): Promise<{ key: string; record: KeyRecord }> {
     const { key, record } = issueKey(client, origin);
     try {

@@ -19,11 +19,6 @@ export interface KeyStore {
    * (for a client address that is already refused for bad keys).
    */
   verify(key: string, options?: { cachedOnly?: boolean }): Promise<KeyRecord | undefined>;
-  /**
-   * The active record this replica holds for a key's hash (hashKey), without asking a
-   * shared store: verify's cachedOnly answer for a caller that already has the hash.
-   */
-  held(hash: string): KeyRecord | undefined;
   /** Issues a key; the plain key is returned here once and never stored. */
   create(client: string, origin?: { inviteId: string }): Promise<{ key: string; record: KeyRecord }>;
   /** Every record, with last_used_at. */

@@ -30,19 +30,13 @@ export interface Decision {
   readonly windows: readonly WindowState[];
 }
 
-/**
- * A decision known at once (a limiter in this process) or later (one across the
- * network): a cached hit answered below Koa goes on without a promise when it can.
- */
-export type Decided = Decision | Promise<Decision>;
-
 /** Counts requests per id (an API key's id, a client address) against one policy. */
 export interface Limiter {
   readonly policy: LimitPolicy;
   /** Admits and counts, or refuses without counting. Never rejects: a backend that cannot answer fails open. */
-  consume(id: string): Decided;
+  consume(id: string): Promise<Decision>;
   /** What consume would decide now, counting nothing (limit headers on requests that are not charged). */
-  peek(id: string): Decided;
+  peek(id: string): Promise<Decision>;
   close(): Promise<void>;
 }
 

@@ -23,11 +23,11 @@ export class MemoryLimiter implements Limiter {
     this.lastSweep = clock();
   }
 
-  consume(id: string): Decision {
+  async consume(id: string): Promise<Decision> {
     return this.check(id, true);
   }
 
-  peek(id: string): Decision {
+  async peek(id: string): Promise<Decision> {
     return this.check(id, false);
   }
 

@@ -10,11 +10,11 @@ export class NoopLimiter implements Limiter {
     private readonly clock: Clock,
   ) {}
 
-  consume(_id: string): Decision {
+  async consume(_id: string): Promise<Decision> {
     return uncounted(this.policy, this.clock());
   }
 
-  peek(_id: string): Decision {
+  async peek(_id: string): Promise<Decision> {
     return uncounted(this.policy, this.clock());
   }
 

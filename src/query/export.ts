@@ -1,7 +1,7 @@
 import type { Database } from '../duckdb/database.ts';
 import { quoteIdent, quoteLiteral } from '../duckdb/sql-text.ts';
 import { INTEGER_DIMENSIONS, type DatasetDef } from '../registry.ts';
-import type { ServedDataset } from '../store/loader.ts';
+import type { StoredDataset } from '../store/loader.ts';
 import { fileConditions, type Clause, type Filters, type YearRange } from './filters.ts';
 import { readPage } from './page.ts';
 
@@ -12,7 +12,7 @@ import { readPage } from './page.ts';
  * page of its own (a short query on a pooled connection), so a slow client never
  * holds a DuckDB connection while it reads, and stopping the walk stops the work.
  */
-export async function* matchingRids(db: Database, served: ServedDataset, clauses: readonly Clause[] | null, batch: number): AsyncGenerator<readonly number[]> {
+export async function* matchingRids(db: Database, served: StoredDataset, clauses: readonly Clause[] | null, batch: number): AsyncGenerator<readonly number[]> {
   let after = -1;
   for (;;) {
     const page = await readPage(db, served, clauses, batch, after);

@@ -1,4 +1,4 @@
-import type { ServedDataset } from '../store/loader.ts';
+import type { StoredDataset } from '../store/loader.ts';
 import { quoteIdent } from '../duckdb/sql-text.ts';
 import { INTEGER_DIMENSIONS } from '../registry.ts';
 
@@ -35,7 +35,7 @@ function clauseIn(column: string, params: number[]): Clause {
  * The WHERE clauses for a request, AND-ed together (values within one dimension
  * are OR-ed). Returns null when some filter can match no row of this release.
  */
-export function whereClauses(dataset: ServedDataset, filters: Filters, period?: YearRange): Clause[] | null {
+export function whereClauses(dataset: StoredDataset, filters: Filters, period?: YearRange): Clause[] | null {
   const clauses: Clause[] = [];
   for (const [dimension, values] of filters) {
     const clause = clauseFor(dimension, values, dataset.codes.get(dimension) ?? new Map());

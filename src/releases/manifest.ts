@@ -3,6 +3,7 @@ import { createReadStream } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import * as v from 'valibot';
+import { DatasetError } from '../store/dataset-error.ts';
 
 // A release is a folder of Parquet files plus manifest.json, which is written last:
 // a folder without a valid manifest is not a release (a crash mid-write publishes nothing).
@@ -49,8 +50,12 @@ const manifestSchema = v.object({
 
 export type Manifest = v.InferOutput<typeof manifestSchema>;
 
-/** A release that cannot be served; the message names the file, the field and the fix. */
-export class ReleaseError extends Error {}
+/**
+ * A release that cannot be served: its manifest, its pointer or a file's checksum; the
+ * message names the file, the field and the fix. A DatasetError, as a file the store
+ * cannot load is.
+ */
+export class ReleaseError extends DatasetError {}
 
 export async function readManifest(dir: string): Promise<Manifest> {
   const file = path.join(dir, MANIFEST_FILE);

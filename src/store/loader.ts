@@ -1,29 +1,20 @@
-import path from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { Logger } from 'pino';
 import { ColumnStore, codeArray, type CodeArray, type DimensionInput, type Dictionary, type MetricColumn } from './column-store.ts';
 import { SERVING_CATALOG } from '../duckdb/database.ts';
 import { buildAggregateTables, type AggregateTables } from './aggregate-tables.ts';
-import { ArrowRenderer } from './arrow-renderer.ts';
-import { CsvRenderer } from './csv-renderer.ts';
-import { JsonRenderer, type PageRenderer } from './json-renderer.ts';
-import { DATASETS, INTEGER_DIMENSIONS, type DatasetDef } from '../registry.ts';
-import { ReleaseError, type Manifest } from '../releases/manifest.ts';
-import { columnProblems, describeParquet, refuseProblems, valueProblems } from '../releases/checks.ts';
-import type { ReleaseOnDisk } from '../releases/on-disk.ts';
+import { DatasetError } from './dataset-error.ts';
+import { INTEGER_DIMENSIONS, type DatasetDef } from '../registry.ts';
+import { columnProblems, describeParquet, refuseProblems, valueProblems } from './parquet-checks.ts';
 import { quoteIdent, quoteLiteral } from '../duckdb/sql-text.ts';
 
-export interface ServedDataset {
+/** A dataset of a release as the store holds it: its DuckDB table and its columns. */
+export interface StoredDataset {
   readonly def: DatasetDef;
   /** Quoted, schema-qualified table name; comes from the registry, never from a request. */
   readonly table: string;
   /** Every row's dimension codes and metrics, by `rid`: what each output format reads. */
   readonly store: ColumnStore;
-  /** The response rows as JSON, rendered from `store`. */
-  readonly json: PageRenderer;
-  /** The rows as CSV and as an Arrow stream (src/http/formats.ts), from the same `store`. */
-  readonly csv: CsvRenderer;
-  readonly arrow: ArrowRenderer;
   /**
    * For each dimension, a value as requested (canonical text) → what its column holds
    * for it: the code of a text value, the integer itself for `year`. Values the release
@@ -32,12 +23,15 @@ export interface ServedDataset {
   readonly codes: ReadonlyMap<string, ReadonlyMap<string, number>>;
   /** The rows and their rollups as aggregates read them. */
   readonly aggregates: AggregateTables;
+  /** A sample of rows as DuckDB's to_json writes them, for the caller to check what it renders from `store` against. */
+  readonly samples: ReadonlyArray<readonly [rid: number, json: string]>;
 }
 
-export interface LoadedRelease {
-  readonly id: string;
-  readonly manifest: Manifest;
-  readonly datasets: ReadonlyMap<string, ServedDataset>;
+/** One dataset's file of a release, and the row count its manifest gives. */
+export interface DatasetFile {
+  readonly def: DatasetDef;
+  readonly file: string;
+  readonly rows: number;
 }
 
 /** Fits a fused code in 16 bits; docs/performance.md has the alternatives measured. */
@@ -52,47 +46,42 @@ const releaseSchema = (id: string) => `${SERVING_CATALOG}.${quoteIdent(`r${id.re
  * Copies a release's Parquet files into native DuckDB tables laid out for serving
  * (rows sorted in serving order and numbered by `rid`, the keyset; string
  * dimensions stored as small integer codes, which filters compare) and reads them
- * back, in `rid` order, into a ColumnStore that renders the response rows.
+ * back, in `rid` order, into a ColumnStore per dataset.
  *
  * The release's schema is dropped first and again on failure, so loading an id
  * that is already loaded replaces it and a failed load leaves nothing behind. The
  * connection's settings are left alone: DuckDB's are instance-wide, and serving
  * connections share them.
  */
-export async function loadRelease(
-  connection: DuckDBConnection,
-  release: ReleaseOnDisk,
-  log: Logger,
-): Promise<LoadedRelease> {
-  const schema = releaseSchema(release.manifest.release);
+export async function loadTables(connection: DuckDBConnection, id: string, files: readonly DatasetFile[], log: Logger): Promise<ReadonlyMap<string, StoredDataset>> {
+  const schema = releaseSchema(id);
   await connection.run(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
   await connection.run(`CREATE SCHEMA ${schema}`);
   try {
-    const datasets = new Map<string, ServedDataset>();
-    for (const def of DATASETS) {
+    const datasets = new Map<string, StoredDataset>();
+    for (const { def, file, rows } of files) {
       const started = performance.now();
-      const entry = release.manifest.datasets[def.name]!;
-      const served = await loadDataset(connection, schema, def, path.join(release.dir, entry.file), entry.rows);
-      datasets.set(def.name, served);
+      const stored = await loadDataset(connection, schema, def, file, rows);
+      datasets.set(def.name, stored);
       // Each dataset's tables compressed before the next one is written, so the
       // uncompressed copies never add up.
       await compress(connection, log);
-      const { store } = served;
+      const { store } = stored;
       log.info(
         { dataset: def.name, rows: store.rowCount, segments: store.segments.map((s) => s.combinations), bytesPerRow: store.bytesPerRow, ms: Math.round(performance.now() - started) },
         'dataset loaded',
       );
     }
-    return { id: release.manifest.release, manifest: release.manifest, datasets };
+    return datasets;
   } catch (err) {
     // The load's own error is the one to report; a failed clean-up is logged beside it.
-    await connection.run(`DROP SCHEMA IF EXISTS ${schema} CASCADE`).catch((dropErr: Error) => log.error({ err: dropErr, schema }, 'cannot drop the failed load\'s schema'));
+    await dropTables(connection, id).catch((dropErr: Error) => log.error({ err: dropErr, schema }, 'cannot drop the failed load\'s schema'));
     throw err;
   }
 }
 
 /** Drops a release's tables; the caller makes sure no request can still read them. */
-export async function dropRelease(connection: DuckDBConnection, id: string): Promise<void> {
+export async function dropTables(connection: DuckDBConnection, id: string): Promise<void> {
   await connection.run(`DROP SCHEMA IF EXISTS ${releaseSchema(id)} CASCADE`);
 }
 
@@ -109,12 +98,12 @@ async function loadDataset(
   def: DatasetDef,
   file: string,
   expectedRows: number,
-): Promise<ServedDataset> {
+): Promise<StoredDataset> {
   const source = `read_parquet(${quoteLiteral(file)})`;
   refuseProblems(columnProblems(def, await describeParquet(connection, file), file));
   const { rows, problems } = await valueProblems(connection, def, file);
   if (rows !== expectedRows) {
-    throw new ReleaseError(`${file}: has ${rows} rows but the manifest says ${expectedRows}; the file and manifest.json disagree, so regenerate the release`);
+    throw new DatasetError(`${file}: has ${rows} rows but the manifest says ${expectedRows}; the file and manifest.json disagree, so regenerate the release`);
   }
   refuseProblems(problems);
 
@@ -164,19 +153,12 @@ async function loadDataset(
   await connection.run(`ALTER TABLE ${table} DROP COLUMN self_check`);
   for (const metric of def.metrics) await connection.run(`ALTER TABLE ${table} DROP COLUMN ${quoteIdent(metric)}`);
 
-  const json = new JsonRenderer(store, def.kind);
-  for (const [rid, expected] of samples) {
-    const rendered = json.render([rid], '', '').toString();
-    if (rendered !== expected) {
-      throw new ReleaseError(`${file}: row ${rid} renders as ${rendered} but DuckDB's to_json gives ${expected}; the serving store has a bug, so keep serving the previous release and report this file`);
-    }
-  }
   // Integer columns hold the value itself, text columns its code.
   const codes = new Map(def.dimensions.map((dim) => [
     dim,
     new Map(dictionaries.get(dim)!.values.map((value, code) => [String(value), INTEGER_DIMENSIONS.has(dim) ? Number(value) : code])),
   ]));
-  return { def, table, store, json, csv: new CsvRenderer(store), arrow: new ArrowRenderer(store), codes, aggregates: await buildAggregateTables(def, store) };
+  return { def, table, store, codes, aggregates: await buildAggregateTables(def, store), samples };
 }
 
 /**
@@ -237,7 +219,7 @@ async function readColumns(
   if (row !== rows) throw new Error(`${table}: read ${row} rows, expected ${rows}`);
   if (example) {
     const key = dims.map((dim, d) => `${dim}=${JSON.stringify(dictionaries.get(dim)!.values[codes[d]![example!.rid]!])}`).join(', ');
-    throw new ReleaseError(
+    throw new DatasetError(
       `${file}: ${duplicates === 1 ? '1 row repeats' : `${duplicates} rows repeat`} the dimension values of another row (for example ${key} appears ${example.count} times); each row needs its own combination of ${dims.join(', ')}, so merge or remove the duplicates and regenerate the file`,
     );
   }

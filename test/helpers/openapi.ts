@@ -1,6 +1,6 @@
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
-import { openApiText } from '../../src/http/docs.ts';
+import { openApiText } from '../../src/http/routes/index.ts';
 
 // Every response a test receives through service.get is checked against the OpenAPI
 // document the service serves: its status must be documented for the operation, its

@@ -1,0 +1,64 @@
+import type { Context, Middleware } from 'koa';
+import type { Services } from '../../services.ts';
+import { noneMatch, readEntry, type CacheableAnswer } from '../respond/cacheable.ts';
+import { requestText, type Recorded, type ReplayTable } from './replay-table.ts';
+
+/** What RFC 9110 15.4.5 has a 304 repeat of the 200 it stands for (the limit headers are set before). */
+const NOT_MODIFIED_HEADERS = new Set(['etag', 'cache-control', 'vary']);
+
+/**
+ * Answers a repeated request for a cached body without running its handler.
+ *
+ * A cacheable 200 is fully determined by the raw request (URL, Accept,
+ * Accept-Encoding) while the served and retained releases stay the same, so the
+ * first answer is recorded: raw request → its response cache key and the headers
+ * its handler set. Only requests with a valid key are recorded (and replayed): a
+ * keyless URL (/docs, /openapi.json, the claim pages) must not let anyone grow this
+ * table by inventing URLs and headers. The table is bounded in bytes (REPLAY_MAX_BYTES). A repeat then costs one lookup here and one in the response
+ * cache instead of parsing, validating, canonicalizing and hashing again
+ * (docs/performance.md, "Cached hits"). It sits after the key check and limiter,
+ * so a replayed answer is counted and carries limit headers like any other.
+ *
+ * Records and their epochs are src/http/middleware/replay-table.ts. A body the
+ * response cache has evicted sends the request down the full path.
+ */
+export function replayCachedAnswers(services: Pick<Services, 'cache' | 'metrics'>, table: ReplayTable): Middleware {
+  // Bound once: a labelled inc() would look its child up on every hit.
+  const counted = { 200: services.metrics.replayed.labels('200'), 304: services.metrics.replayed.labels('304') };
+
+  return async (ctx, next) => {
+    if (ctx.method !== 'GET' || ctx.state.key === undefined) return next();
+    const request = requestText(ctx.url, ctx.get('accept'), ctx.get('accept-encoding'));
+    const record = table.find(request);
+    if (record && replay(ctx, services, record)) return void counted[ctx.status as 200 | 304].inc();
+    const began = table.epoch;
+    const setBefore = new Set(Object.keys(ctx.response.headers));
+    await next();
+    const answer = ctx.state.cacheable as CacheableAnswer | undefined;
+    // Nothing to replay from a cache that kept nothing (caching off, or a body over its bound).
+    if (answer && ctx.status === 200 && typeof ctx._matchedRoute === 'string' && services.cache.get(answer.cacheKey)) {
+      const headers = Object.entries(ctx.response.headers)
+        .filter(([name]) => !setBefore.has(name) && name !== 'content-length')
+        .map(([name, value]) => [name, value as string | string[]] as const);
+      table.record(request, began, { answer, etag: ctx.response.get('etag'), headers, route: ctx._matchedRoute });
+    }
+  };
+}
+
+function replay(ctx: Context, services: Pick<Services, 'cache' | 'metrics'>, record: Recorded): boolean {
+  const { cacheKey } = record.answer;
+  if (noneMatch(ctx.get('if-none-match'), record.etag)) {
+    for (const [name, value] of record.headers) if (NOT_MODIFIED_HEADERS.has(name)) ctx.set(name, value);
+    ctx.status = 304;
+    return true;
+  }
+  const entry = services.cache.get(cacheKey);
+  if (entry === undefined) return false;
+  services.metrics.cacheLookups.inc({ result: 'hit' });
+  // The route label of the request metrics, which the router would have set.
+  ctx._matchedRoute = record.route;
+  for (const [name, value] of record.headers) ctx.set(name, value);
+  ctx.status = 200;
+  ctx.body = readEntry(entry).body;
+  return true;
+}

@@ -1,0 +1,83 @@
+import type { Middleware } from 'koa';
+import type { Logger } from 'pino';
+import { mayBeToken } from '../../invites/store.ts';
+
+const MAX_URL = 512;
+
+// Keys belong in the x-api-key header, but a client may paste one into the URL;
+// it must not reach the logs in plain or percent-encoded form.
+const KEY_IN_URL = /sk(?:_|%5f)live(?:_|%5f)[^&/#;]*/gi;
+// Invite tokens travel in claim URLs (/claim/<token>): a log reader must not be able to claim one.
+const TOKEN_IN_URL = /\/claim\/(?!assets\/)[^/?#]+/gi;
+
+/** The URL as logged: keys and invite tokens redacted, then cut to a bounded length. */
+export function loggableUrl(url: string): string {
+  const redacted = redactTokenSegments(url).replace(KEY_IN_URL, 'sk_live_[redacted]').replace(TOKEN_IN_URL, '/claim/[redacted]');
+  return redacted.length > MAX_URL ? `${redacted.slice(0, MAX_URL)}…` : redacted;
+}
+
+/**
+ * A token pasted where an id belongs (`admin invite revoke <token>` puts it in the
+ * path), plain or percent-encoded: each path segment that may hold one is replaced.
+ */
+function redactTokenSegments(url: string): string {
+  const end = url.search(/[?#]/);
+  const path = end < 0 ? url : url.slice(0, end);
+  // Most paths hold neither, and need no splitting.
+  if (!/inv|%/.test(path)) return url;
+  const segments = path.split('/').map((segment) => (mayBeToken(decoded(segment)) ? '[redacted]' : segment));
+  return segments.join('/') + (end < 0 ? '' : url.slice(end));
+}
+
+function decoded(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}
+
+/** What the request log says of one answered request (`msg: "request"`). */
+export interface RequestLine {
+  readonly reqId: string;
+  readonly method: string;
+  /** The URL as logged (loggableUrl). */
+  readonly url: string;
+  readonly status: number;
+  /** Milliseconds, to two decimals. */
+  readonly ms: number;
+  readonly bytes?: number;
+  /** The API key's id, when the request had a valid one. */
+  readonly key?: string;
+  /** The error catalog's code, when the answer is an error. */
+  readonly code?: string;
+}
+
+/** Writes the request log's line for one answered request. */
+export function logRequest(log: Logger, line: RequestLine): void {
+  log.info(line, 'request');
+}
+
+/** Milliseconds to two decimals, as the log writes them. */
+export const logMs = (ms: number) => Math.round(ms * 100) / 100;
+
+/** One JSON line per request, written when the response is done; `code` names an error's catalog code. */
+export function logRequests(log: Logger): Middleware {
+  return async (ctx, next) => {
+    const started = performance.now();
+    try {
+      await next();
+    } finally {
+      logRequest(log, {
+        reqId: ctx.state.requestId,
+        method: ctx.method,
+        url: loggableUrl(ctx.url),
+        status: ctx.status,
+        ms: logMs(performance.now() - started),
+        bytes: ctx.length,
+        key: ctx.state.key?.id,
+        code: ctx.state.errorCode,
+      });
+    }
+  };
+}

@@ -1,0 +1,48 @@
+import type Router from '@koa/router';
+import type { Context, Middleware } from 'koa';
+import type { Metrics } from '../../metrics.ts';
+
+type Listener = 'public' | 'admin';
+
+/**
+ * Counts one answered request and its duration, labelled by the route pattern (never
+ * the raw path, whose variety would grow the label set without bound), the status and
+ * the error catalog's code (empty for a success). The labelled children are looked up
+ * once per label set: prom-client hashes the labels of every labelled call.
+ */
+export function requestCounter(metrics: Metrics, listener: Listener): (route: string, status: number, code: string, seconds: number) => void {
+  const counts = new Map<string, { inc(): void }>();
+  const durations = new Map<string, { observe(value: number): void }>();
+  return (route, status, code, seconds) => {
+    const key = `${route} ${status} ${code}`;
+    let count = counts.get(key);
+    if (!count) counts.set(key, (count = metrics.requests.labels(listener, route, String(status), code)));
+    let duration = durations.get(route);
+    if (!duration) durations.set(route, (duration = metrics.requestSeconds.labels(listener, route)));
+    count.inc();
+    duration.observe(seconds);
+  };
+}
+
+/**
+ * Counts and times every request a listener answers. A request refused before routing
+ * (key check, limiter, query guard) is labelled with the route it asked for, looked up
+ * in `router`; `unmatched` when there is none.
+ */
+export function countRequests(metrics: Metrics, listener: Listener, router: Router): Middleware {
+  const count = requestCounter(metrics, listener);
+  return async (ctx, next) => {
+    const started = performance.now();
+    try {
+      await next();
+    } finally {
+      count(routeOf(ctx, router), ctx.status, ctx.state.errorCode ?? '', (performance.now() - started) / 1000);
+    }
+  };
+}
+
+function routeOf(ctx: Context, router: Router): string {
+  if (typeof ctx._matchedRoute === 'string') return ctx._matchedRoute;
+  const layer = router.match(ctx.path, ctx.method).pathAndMethod.find((l) => typeof l.path === 'string');
+  return typeof layer?.path === 'string' ? layer.path : 'unmatched';
+}

@@ -1,0 +1,73 @@
+import { DATASETS, INTEGER_DIMENSIONS, type DatasetDef } from '../../registry.ts';
+import type { Json } from './json.ts';
+import { ref } from './responses.ts';
+
+// Schemas more than one route's responses name: the error body, pagination, and each
+// dataset's row, derived from the registry.
+
+/** The id of a monthly release, as the serving release's manifest names it. */
+export const releaseId: Json = { type: 'string', pattern: '^\\d{4}-(0[1-9]|1[0-2])$' };
+
+export const rowName = (def: DatasetDef) => `${def.name}Row`;
+
+function rowSchema(def: DatasetDef): Json {
+  const dimensions = {
+    type: 'object',
+    additionalProperties: false,
+    required: [...def.dimensions],
+    properties: Object.fromEntries(def.dimensions.map((d) => [d, { type: INTEGER_DIMENSIONS.has(d) ? 'integer' : 'string' }])),
+  };
+  if (def.kind === 'reference') return { ...dimensions, description: `A ${def.name} row.` };
+  return {
+    type: 'object',
+    description: `A ${def.name} row.`,
+    additionalProperties: false,
+    required: ['dimensions', 'values'],
+    properties: {
+      dimensions,
+      values: { type: 'object', additionalProperties: false, required: [...def.metrics], properties: Object.fromEntries(def.metrics.map((m) => [m, { type: 'number' }])) },
+    },
+  };
+}
+
+/** A page's JSON envelope (spec 2.6): `meta` with exactly these fields, rows of `sets`, pagination. */
+export function envelope(sets: readonly DatasetDef[], meta: Record<string, Json>): Json {
+  return {
+    type: 'object',
+    additionalProperties: false,
+    required: ['meta', 'data', 'pagination'],
+    properties: {
+      meta: { type: 'object', additionalProperties: false, required: Object.keys(meta), properties: meta },
+      data: { type: 'array', items: { anyOf: sets.map((d) => ref(rowName(d))) } },
+      pagination: ref('Pagination'),
+    },
+  };
+}
+
+export const SHARED_SCHEMAS: Readonly<Record<string, Json>> = {
+  Error: {
+    type: 'object',
+    required: ['error'],
+    additionalProperties: false,
+    properties: {
+      error: { type: 'string' },
+      details: {
+        type: 'object',
+        required: ['formErrors', 'fieldErrors'],
+        additionalProperties: false,
+        properties: {
+          formErrors: { type: 'array', items: { type: 'string' } },
+          fieldErrors: { type: 'object', additionalProperties: { type: 'array', items: { type: 'string' } } },
+        },
+      },
+      retryAfterSeconds: { type: 'integer', minimum: 1, description: '429 only: equals Retry-After.' },
+    },
+  },
+  ...Object.fromEntries(DATASETS.map((d) => [rowName(d), rowSchema(d)])),
+  Pagination: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['cursor', 'has_more'],
+    properties: { cursor: { type: 'string', description: '`""` on the last page.' }, has_more: { type: 'boolean' } },
+  },
+};

@@ -1,0 +1,32 @@
+import Negotiator from 'negotiator';
+import { NotAcceptableError } from '../../errors.ts';
+import { FORMATS, type Format, type FormatName } from '../../render/formats.ts';
+
+/** A page of rows or of a computed result: JSON (the default), CSV or Arrow. */
+export const PAGE_FORMATS = ['json', 'csv', 'arrow'] as const;
+/** A bulk export: Parquet (the default, the format meant for bulk data), CSV, Arrow or NDJSON. */
+export const EXPORT_FORMATS = ['parquet', 'csv', 'arrow', 'ndjson'] as const;
+
+// Clients send a handful of distinct Accept values, so each is parsed once per list of
+// formats; the bound keeps hostile variety from growing memory.
+const chosen = new Map<string, FormatName | null>();
+const MAX_REMEMBERED = 256;
+
+/**
+ * The format of `offered` an Accept header asks for (RFC 9110 12.5.1, q-values
+ * honoured): the first one offered when there is none, it is empty, or it ranks them
+ * equally; NotAcceptableError when it rules out every one.
+ */
+export function negotiate<N extends FormatName>(accept: string, offered: readonly N[]): Format & { readonly name: N } {
+  const memo = `${offered.join()}\n${accept}`;
+  let name = chosen.get(memo);
+  if (name === undefined) {
+    const types = offered.map((n) => FORMATS[n].mediaType);
+    const type = accept.trim() ? new Negotiator({ headers: { accept } }).mediaType(types) : types[0];
+    name = offered.find((n) => FORMATS[n].mediaType === type) ?? null;
+    if (chosen.size >= MAX_REMEMBERED) chosen.clear();
+    chosen.set(memo, name);
+  }
+  if (!name) throw new NotAcceptableError(offered.map((n) => FORMATS[n].mediaType));
+  return FORMATS[name] as Format & { readonly name: N };
+}

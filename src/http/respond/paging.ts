@@ -1,0 +1,87 @@
+import type { Context } from 'koa';
+import { whereClauses, type Filters } from '../../query/filters.ts';
+import { readPage } from '../../query/page.ts';
+import { canonicalScope, type QueryScope } from '../../query/scope.ts';
+import type { Services } from '../../services.ts';
+import { respondCacheable } from './cacheable.ts';
+import { negotiate, PAGE_FORMATS } from './negotiate.ts';
+
+export interface PageRequest {
+  readonly dataset: string;
+  readonly filters: Filters;
+  readonly period?: { readonly text: string; readonly years: { from: number; to: number } };
+  readonly limit: number;
+  readonly cursor?: string;
+  /** The `release=` asked for; the current one when absent. */
+  readonly release?: string;
+  /** The envelope's `meta` for a page of `rowCount` rows. */
+  readonly meta: (rowCount: number) => Record<string, unknown>;
+}
+
+/**
+ * Answers with one keyset page of a dataset's rows in the format `Accept` asks for
+ * (JSON: the spec's envelope). The page is the same for every request with the same
+ * release, canonical scope, limit, cursor position and format, so that is its cache
+ * key. On a miss DuckDB picks the rows and the release's renderers write them.
+ */
+export async function respondWithPage(ctx: Context, services: Services, request: PageRequest): Promise<void> {
+  const format = negotiate(ctx.get('accept'), PAGE_FORMATS);
+  ctx.vary('Accept');
+  const hold = await services.releases.hold(request);
+  try {
+    const release = hold.release;
+    const served = release.datasets.get(request.dataset)!;
+    const scope: QueryScope = { release: release.id, dataset: request.dataset, filters: request.filters, period: request.period?.text };
+    const after = request.cursor === undefined ? -1 : services.cursors.decode(request.cursor, scope);
+    const key = JSON.stringify([format.name, ...canonicalScope(scope), request.limit, after]);
+    const render = async () => {
+      const clauses = whereClauses(served, request.filters, request.period?.years);
+      const page = await readPage(services.db, served, clauses, request.limit, after);
+      const cursor = page.nextAfter === undefined ? '' : services.cursors.encode(scope, page.nextAfter);
+      const envelope = { meta: { ...request.meta(page.rids.length), release: release.id }, pagination: { cursor, has_more: cursor !== '' } };
+      return { body: served.rows.page(format.name, page.rids, envelope), next: cursor || undefined };
+    };
+    const next = await respondCacheable(ctx, services, { key, contentType: format.contentType, render, release: release.id });
+    setNextPage(ctx, format.name, next);
+  } finally {
+    hold.letGo();
+  }
+}
+
+/** Where a page of a kept result (an aggregate's groups, a revisions diff) starts and ends, and the next page's cursor. */
+export interface Slice {
+  readonly start: number;
+  readonly end: number;
+  /** The envelope's pagination. */
+  readonly pagination: { readonly cursor: string; readonly has_more: boolean };
+}
+
+/**
+ * The page of a kept result of `count` rows that follows position `after` (-1 for the
+ * first page): `limit` rows at most, and while more follow, the cursor to the next
+ * one, encoding the position of this page's last row in `scope`.
+ */
+export function slicePage(services: Pick<Services, 'cursors'>, scope: QueryScope, count: number, after: number, limit: number): Slice {
+  const start = after + 1;
+  const end = Math.min(start + limit, count);
+  const cursor = end < count ? services.cursors.encode(scope, end - 1) : '';
+  return { start, end: Math.max(start, end), pagination: { cursor, has_more: cursor !== '' } };
+}
+
+/**
+ * While more pages follow: `Link: rel="next"` pointing at the next one, and for bodies
+ * with no room for the cursor (CSV, Arrow) the cursor itself as `X-Next-Cursor`.
+ */
+export function setNextPage(ctx: Context, format: string, next: string | undefined): void {
+  if (next === undefined) return;
+  ctx.set('Link', `<${nextPage(ctx, next)}>; rel="next"`);
+  if (format !== 'json') ctx.set('X-Next-Cursor', next);
+}
+
+/** This request's path and query, root-relative, with `cursor` replaced by the next one. */
+function nextPage(ctx: Context, cursor: string): string {
+  const query = new URLSearchParams(ctx.querystring);
+  query.delete('cursor');
+  query.append('cursor', cursor);
+  return `${ctx.path}?${query}`;
+}

@@ -1,0 +1,205 @@
+import * as v from 'valibot';
+import {
+  InvalidCursorError,
+  InvalidFilterDimensionError,
+  InvalidGroupByError,
+  InvalidMeasureError,
+  InvalidOrderError,
+  InvalidParametersError,
+  MixedTotalsError,
+  MixedUnitsError,
+  RateSumError,
+  TooManyGroupsError,
+  UnknownMetricError,
+} from '../../errors.ts';
+import { computeAggregate, defaultFunction, FUNCTIONS, MAX_GROUP_BY, planAggregate, planShape } from '../../query/aggregate.ts';
+import { canonicalScope, type QueryScope } from '../../query/scope.ts';
+import { findDataset, metricDef } from '../../registry.ts';
+import { aggregateTable } from '../../render/aggregates.ts';
+import { renderTable } from '../../render/table.ts';
+import { releaseId } from '../openapi/components.ts';
+import { financialParameters, financialSets } from '../openapi/parameters.ts';
+import { keyedErrors, pageResponses, ref, unknownRelease } from '../openapi/responses.ts';
+import { dimensionFilters, filterParams, filtersApplied, yearParam } from '../params/dimension-filters.ts';
+import { cursorParam, limitParam, parseQuery, periodParam, releaseParam, repeatable, single } from '../params/params.ts';
+import { respondCacheable } from '../respond/cacheable.ts';
+import { negotiate, PAGE_FORMATS } from '../respond/negotiate.ts';
+import { setNextPage, slicePage } from '../respond/paging.ts';
+import type { Route } from './route.ts';
+
+// GET /v1/aggregate: totals, averages, minima and maxima of a financial dataset's
+// metrics over any filter, grouped by up to six dimensions (docs/api.md "Aggregates").
+
+const groupByParam = v.optional(
+  v.pipe(
+    // Repeated (`group_by=region&group_by=year`) or comma-separated (`group_by=region,year`).
+    repeatable(v.string()),
+    v.transform((values) => values.flatMap((value) => value.split(','))),
+    v.check((names) => names.every((name) => name !== ''), 'Expected dimension names, without empty ones'),
+    v.check((names) => new Set(names).size === names.length, 'Each dimension may be grouped by once'),
+    v.check((names) => names.length <= MAX_GROUP_BY, `At most ${MAX_GROUP_BY} dimensions`),
+  ),
+  [],
+);
+
+export const schema = v.objectWithRest(
+  {
+    metric: single(v.pipe(v.string(), v.minLength(1))),
+    period: periodParam,
+    limit: limitParam(1000),
+    cursor: cursorParam,
+    release: releaseParam,
+    group_by: groupByParam,
+    measure: v.optional(repeatable(v.pipe(v.string(), v.minLength(1, 'Expected <metric> or <metric>:<fn>')))),
+    order: v.optional(single(v.pipe(v.string(), v.minLength(1, 'Expected a group_by dimension or a measure key')))),
+    rollup: v.pipe(v.optional(single(v.picklist(['true', 'false'], 'Expected true or false')), 'false'), v.transform((text) => text === 'true')),
+    year: yearParam,
+  },
+  filterParams,
+);
+
+const CONTROL_PARAMS = new Set(['metric', 'period', 'limit', 'cursor', 'release', 'group_by', 'measure', 'order', 'rollup']);
+
+/** Each metric's kind, unit, default function and what combining it needs (the registry's METRICS); docs/api.md holds it too. */
+export function metricsTable(): string {
+  const rows = financialSets.flatMap((d) =>
+    d.metrics.map((m) => {
+      const def = metricDef(m);
+      const needs = [def.kind === 'rate' ? 'no sum (a rate)' : '', def.unitFrom ? `one ${def.unitFrom.dimension}, filtered or grouped` : ''].filter(Boolean).join('; ');
+      return `| ${m} | ${d.name} | ${def.kind} | ${def.unit} | ${defaultFunction(m)} | ${needs || '—'} |`;
+    }),
+  );
+  return ['| metric | dataset | kind | unit | default | to combine rows |', '|---|---|---|---|---|---|', ...rows].join('\n');
+}
+
+const DESCRIPTIONS = {
+  limit: 'Groups per page. Given once.',
+  group_by: `Dimensions to group by, repeated or comma-separated, at most ${MAX_GROUP_BY}: their order is the column order and the default sort order.`,
+  measure: `\`<metric>:<fn>\` with fn one of ${FUNCTIONS.join(', ')}, or \`<metric>\` for its default (sum, or avg for a rate); repeat for several. Without it: every metric of the dataset with its default, less those that cannot be combined here (named in \`meta.omitted\`).`,
+  order: 'A group_by dimension, a measure key (`ggr_sum`) or `rows`; a leading `-` sorts descending. Ties, and the default, follow the group_by values in order. Given once.',
+  rollup: '`true` adds subtotal rows (GROUP BY ROLLUP over group_by, in order) and a grand total; a rolled-up dimension is null. Given once.',
+};
+
+function operation() {
+  const fx = findDataset('fx', 'financial')!;
+  return {
+    operationId: 'getAggregate',
+    tags: ['data'],
+    summary: 'Totals, averages, minima and maxima of a financial dataset, grouped',
+    description: `Groups the rows of one financial dataset that pass the filters by up to ${MAX_GROUP_BY} dimensions and computes each measure per group: sums are exact (the double nearest the true sum), averages divide that sum by \`rows\`. Takes every filter of /v1/financials. What each metric may be combined with:\n\n${metricsTable()}\n\nWithout a filter or a grouping on \`state\`, only national rows (\`state\` "") are read, since a country's national row already totals its states' rows.`,
+    parameters: financialParameters(schema, DESCRIPTIONS),
+    responses: {
+      ...pageResponses('AggregateResponse', {
+        csv: 'RFC 4180 CSV with a header row: the group_by dimensions, the measure keys, then `rows`; a rolled-up dimension is an empty field (an empty string value is `""`).',
+        arrow: 'Arrow IPC stream: text dimensions Utf8, `year` Int32, measures Float64, `rows` Int32; a rolled-up dimension is null.',
+      }),
+      ...keyedErrors({
+        missingMetric: new InvalidParametersError({ metric: ['Invalid type: Expected string but received undefined'] }),
+        unknownMetric: new UnknownMetricError('revenue'),
+        invalidFilterDimension: new InvalidFilterDimensionError('product', 'fx', fx.dimensions),
+        invalidGroupBy: new InvalidGroupByError('product', 'fx', fx.dimensions),
+        invalidMeasure: new InvalidMeasureError('ggr:median', 'ggr', ['ggr']),
+        invalidOrder: new InvalidOrderError('-revenue', ['region', 'ggr_sum', 'rows']),
+        mixedCurrencies: new MixedUnitsError('Cannot combine ggr values in different currencies: filter fx to one currency or add fx to group_by'),
+        rateSum: new RateSumError('Cannot sum inflation, a rate: use avg, min or max'),
+        mixedTotals: new MixedTotalsError('Cannot add national totals (state "") to the rows they total: filter state to "" alone or leave "" out, or add state to group_by'),
+        tooManyGroups: new TooManyGroupsError(250_000, 100_000),
+        invalidCursor: new InvalidCursorError(),
+      }),
+      ...unknownRelease(),
+    },
+  };
+}
+
+export const aggregate: Route = {
+  path: '/v1/aggregate',
+  async handle(ctx, services) {
+    const { metric, period, limit, cursor, release, group_by, measure, order, rollup, ...params } = parseQuery(schema, ctx.query);
+    const def = findDataset(metric, 'financial');
+    if (!def) throw new UnknownMetricError(metric);
+    const filters = dimensionFilters(ctx.query, def, CONTROL_PARAMS, params);
+    const plan = planAggregate(def, { groupBy: group_by, measures: measure, order, rollup, filters });
+    const format = negotiate(ctx.get('accept'), PAGE_FORMATS);
+    ctx.vary('Accept');
+    // Held while answering: the kept result needs no tables, but the rows are read from this release's store.
+    const hold = await services.releases.hold({ cursor, release });
+    try {
+      const { id, datasets } = hold.release;
+      const served = datasets.get(def.name)!;
+      const scope: QueryScope = { release: id, dataset: def.name, filters: plan.filters, period: period?.text, shape: planShape(plan) };
+      const after = cursor === undefined ? -1 : services.cursors.decode(cursor, scope);
+      const whole = JSON.stringify(['aggregate', ...canonicalScope(scope)]);
+      const render = async () => {
+        const result = await services.aggregates.get(whole, [id], () => computeAggregate(def, served.aggregates, plan, period?.years, services.aggregateMaxGroups));
+        const { start, end, pagination } = slicePage(services, scope, result.count, after, limit);
+        const meta = {
+          dataset: def.name,
+          metric: def.name,
+          group_by: plan.groupBy,
+          measures: plan.measures.map((m) => m.key),
+          filters_applied: filtersApplied(plan.filters, period),
+          ...(plan.omitted.length > 0 && { omitted: plan.omitted }),
+          row_count: end - start,
+          release: id,
+        };
+        const dictionaries = plan.groupBy.map((d) => served.aggregates.dictionaries[def.dimensions.indexOf(d)]!);
+        return { body: renderTable(format.name, aggregateTable({ plan, result, dictionaries, start, end }), { meta, pagination }), next: pagination.cursor || undefined };
+      };
+      const key = JSON.stringify([format.name, whole, limit, after]);
+      const next = await respondCacheable(ctx, services, { key, contentType: format.contentType, render, release: id });
+      setNextPage(ctx, format.name, next);
+    } finally {
+      hold.letGo();
+    }
+  },
+  operation: operation(),
+  schemas: {
+    AggregateRow: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['dimensions', 'values'],
+      properties: {
+        dimensions: {
+          type: 'object',
+          description: 'The group: each group_by dimension\'s value; null where a rollup row totals that dimension.',
+          additionalProperties: { type: ['string', 'integer', 'null'] },
+        },
+        values: {
+          type: 'object',
+          description: 'Each measure as `<metric>_<fn>` (null only for a sum beyond the largest double), and `rows`: the rows added up.',
+          required: ['rows'],
+          properties: { rows: { type: 'integer', minimum: 0 } },
+          additionalProperties: { type: ['number', 'null'] },
+        },
+      },
+    },
+    AggregateResponse: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['meta', 'data', 'pagination'],
+      properties: {
+        meta: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['dataset', 'metric', 'group_by', 'measures', 'filters_applied', 'row_count', 'release'],
+          properties: {
+            dataset: { enum: financialSets.map((d) => d.name) },
+            metric: { enum: financialSets.map((d) => d.name) },
+            group_by: { type: 'array', items: { type: 'string' } },
+            measures: { type: 'array', items: { type: 'string' }, description: 'The measure keys, in column order.' },
+            filters_applied: { type: 'object', additionalProperties: { type: 'array', items: { type: 'string' } }, description: 'The filters used, including `state: [""]` when only national rows were read.' },
+            omitted: {
+              type: 'array',
+              description: 'Without `measure`: default measures left out because they cannot be combined here, and why.',
+              items: { type: 'object', additionalProperties: false, required: ['measure', 'reason'], properties: { measure: { type: 'string' }, reason: { type: 'string' } } },
+            },
+            row_count: { type: 'integer', minimum: 0, description: 'Groups in this page.' },
+            release: releaseId,
+          },
+        },
+        data: { type: 'array', items: ref('AggregateRow') },
+        pagination: ref('Pagination'),
+      },
+    },
+  },
+};

@@ -1,0 +1,122 @@
+import { createHash } from 'node:crypto';
+import type { Context } from 'koa';
+import * as v from 'valibot';
+import { InvalidParametersError } from '../../errors.ts';
+import { DATASETS } from '../../registry.ts';
+import type { LoadedRelease } from '../../releases/releases.ts';
+import type { Services } from '../../services.ts';
+import { releaseId } from '../openapi/components.ts';
+import { queryParameters } from '../openapi/parameters.ts';
+import { headerRefs, keyedErrors, LIMIT_HEADERS, ref, unknownRelease } from '../openapi/responses.ts';
+import { parseQuery, releaseParam } from '../params/params.ts';
+import { respondCacheable } from '../respond/cacheable.ts';
+import type { Route } from './route.ts';
+
+// GET /v1/catalog. The catalog changes with the code and with the served release, so
+// its body is rendered once per release, and its cache key (hence ETag) is the body's
+// hash. It lists `year` among every financial dataset's dimensions (see docs/api.md).
+// While the first release loads it lists the datasets without release metadata.
+// `release=` describes a published release instead of the current one.
+
+/** Other parameters are ignored, as they always were. */
+export const schema = v.looseObject({ release: releaseParam });
+
+interface Rendered {
+  readonly body: Buffer;
+  readonly key: string;
+}
+
+function render(release: LoadedRelease | undefined): Rendered {
+  const datasets = DATASETS.map(({ name, description, dimensions, metrics }) => {
+    const store = release?.datasets.get(name)?.store;
+    const years = store?.dimensions.find((d) => d.name === 'year')?.dictionary.values;
+    return {
+      name, description, dimensions, metrics,
+      ...(store && { row_count: store.rowCount }),
+      ...(years && { first_year: years[0], last_year: years.at(-1) }),
+    };
+  });
+  const meta = release && {
+    release: {
+      id: release.id,
+      published_at: release.manifest.published_at ?? release.manifest.created_at,
+      synthetic: release.manifest.synthetic ?? false,
+    },
+  };
+  const body = Buffer.from(JSON.stringify({ ...meta, datasets }));
+  return { body, key: `catalog ${createHash('sha256').update(body).digest('base64url')}` };
+}
+
+const rendered = new WeakMap<LoadedRelease, Rendered>();
+const loading = render(undefined);
+
+async function respond(ctx: Context, services: Services, release: LoadedRelease | undefined): Promise<void> {
+  let catalog = release ? rendered.get(release) : loading;
+  if (!catalog) rendered.set(release!, (catalog = render(release)));
+  const { body, key } = catalog;
+  await respondCacheable(ctx, services, { key, contentType: 'application/json; charset=utf-8', render: async () => ({ body }), release: release?.id });
+}
+
+export const catalog: Route = {
+  path: '/v1/catalog',
+  async handle(ctx, services) {
+    const { release } = parseQuery(schema, ctx.query);
+    if (release === undefined && !services.releases.current()) return respond(ctx, services, undefined);
+    const hold = await services.releases.hold({ release });
+    try {
+      await respond(ctx, services, hold.release);
+    } finally {
+      hold.letGo();
+    }
+  },
+  operation: {
+    operationId: 'getCatalog',
+    tags: ['data'],
+    summary: 'List every dataset',
+    description: 'Every dataset with its name, description, dimensions and metrics (spec 2.1), and, once a release is loaded, the release served (or the one `release` names) and each dataset\'s row count and first and last year. Other parameters are ignored.',
+    parameters: queryParameters(schema),
+    responses: {
+      200: {
+        description: 'The catalog (JSON only; Accept is not negotiated here).',
+        headers: headerRefs([...LIMIT_HEADERS, 'ETag']),
+        content: { 'application/json': { schema: ref('CatalogResponse') } },
+      },
+      304: { description: 'If-None-Match holds the ETag.', headers: headerRefs(LIMIT_HEADERS) },
+      ...keyedErrors({ badRelease: new InvalidParametersError({ release: ['Expected a release id like 2026-11'] }) }),
+      ...unknownRelease(),
+    },
+  },
+  schemas: {
+    CatalogResponse: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['datasets'],
+      properties: {
+        // Absent only while the first release loads.
+        release: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['id', 'published_at', 'synthetic'],
+          properties: { id: releaseId, published_at: { type: 'string', format: 'date-time' }, synthetic: { type: 'boolean' } },
+        },
+        datasets: {
+          type: 'array',
+          items: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['name', 'description', 'dimensions', 'metrics'],
+            properties: {
+              name: { type: 'string' },
+              description: { type: 'string' },
+              dimensions: { type: 'array', items: { type: 'string' } },
+              metrics: { type: 'array', items: { type: 'string' } },
+              row_count: { type: 'integer', minimum: 0 },
+              first_year: { type: 'integer' },
+              last_year: { type: 'integer' },
+            },
+          },
+        },
+      },
+    },
+  },
+};

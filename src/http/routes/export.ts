@@ -1,0 +1,167 @@
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import type { Context } from 'koa';
+import * as v from 'valibot';
+import {
+  ExportLimitError,
+  InvalidFilterDimensionError,
+  InvalidParametersError,
+  NotAcceptableError,
+  RangeNotSatisfiableError,
+  TooManyRequestsError,
+  UnknownMetricError,
+} from '../../errors.ts';
+import type { Decision, WindowState } from '../../limits/limiter.ts';
+import { copyParquet, matchingRids } from '../../query/export.ts';
+import { whereClauses, type Filters, type YearRange } from '../../query/filters.ts';
+import { findDataset, type DatasetDef } from '../../registry.ts';
+import type { ReleaseHold } from '../../releases/releases.ts';
+import { FORMATS } from '../../render/formats.ts';
+import type { Services } from '../../services.ts';
+import { financialParameters } from '../openapi/parameters.ts';
+import { errorResponse, headerRefs, keyedErrors, LIMIT_HEADERS, unknownRelease } from '../openapi/responses.ts';
+import { dimensionFilters, filterParams, yearParam } from '../params/dimension-filters.ts';
+import { parseQuery, periodParam, releaseParam, single } from '../params/params.ts';
+import { EXPORT_FORMATS, negotiate } from '../respond/negotiate.ts';
+import { sendFile } from '../respond/send-file.ts';
+import type { Route } from './route.ts';
+
+// GET /v1/export: every row of a financial dataset that the filters match, in one
+// response, as Parquet, CSV, Arrow or NDJSON (docs/api.md "Bulk export").
+
+export const schema = v.objectWithRest(
+  {
+    metric: single(v.pipe(v.string(), v.minLength(1))),
+    period: periodParam,
+    release: releaseParam,
+    year: yearParam,
+  },
+  filterParams,
+);
+
+const CONTROL_PARAMS = new Set(['metric', 'period', 'release']);
+
+/** Rows per batch read and written: a few MB of text, so memory stays flat whatever the export's size. */
+const BATCH = 16_384;
+
+async function handle(ctx: Context, services: Services): Promise<void> {
+  const { metric, period, release: asked, ...params } = parseQuery(schema, ctx.query);
+  const def = findDataset(metric, 'financial');
+  if (!def) throw new UnknownMetricError(metric);
+  const filters = dimensionFilters(ctx.query, def, CONTROL_PARAMS, params);
+  const format = negotiate(ctx.get('accept'), EXPORT_FORMATS);
+  ctx.vary('Accept');
+  const hold = await services.releases.hold({ release: asked });
+  let streaming = false;
+  try {
+    const release = hold.release;
+    const served = release.datasets.get(def.name)!;
+    const cacheControl = services.releases.cacheControlFor(release.id);
+    const filename = `${def.name}-${release.id}.${format.extension}`;
+    const source = services.releases.fileOf(release.id, def.name);
+    // The release's own file is the export when nothing is filtered, if `etl load`
+    // wrote it (normalized and in serving order; generated samples are not sorted).
+    if (format.name === 'parquet' && filters.size === 0 && !period && release.manifest.published_at !== undefined) {
+      const sha256 = release.manifest.datasets[def.name]!.sha256;
+      const etag = `"${Buffer.from(sha256, 'hex').toString('base64url').slice(0, 22)}-parquet"`;
+      // Only a whole 200 spends the export budget: a 304 or a resumed range does not.
+      const range = ctx.get('range') !== '' || ctx.get('if-none-match') !== '';
+      const decision = await budget(ctx, services, !range);
+      if (!decision.allowed) throw new ExportLimitError(services.limits.exports.policy.perMinute, decision.retryAfterSeconds);
+      ctx.set('Content-Disposition', `attachment; filename="${filename}"`);
+      await sendFile(ctx, { path: source, etag, contentType: format.contentType, cacheControl });
+      return;
+    }
+    const decision = await budget(ctx, services, true);
+    if (!decision.allowed) throw new ExportLimitError(services.limits.exports.policy.perMinute, decision.retryAfterSeconds);
+    ctx.set('Content-Disposition', `attachment; filename="${filename}"`);
+    ctx.set('Cache-Control', cacheControl);
+    ctx.type = format.contentType;
+    const parts =
+      format.name === 'parquet'
+        ? parquetFile(services, def, source, filters, period?.years)
+        : served.rows.stream(format.name, matchingRids(services.db, served, whereClauses(served, filters, period?.years), BATCH));
+    // The stream owns the hold from here: it lets go when it ends, finished or cut off.
+    ctx.body = Readable.from(held(parts, hold), { objectMode: false, highWaterMark: 1 });
+    streaming = true;
+  } finally {
+    if (!streaming) hold.letGo();
+  }
+}
+
+/** Counts this export against the key's daily export budget (`charge` false: reads it only) and shows it in headers. */
+async function budget(ctx: Context, services: Services, charge: boolean): Promise<Decision> {
+  const id = (ctx.state.key as { id: string }).id;
+  const decision = charge ? await services.limits.exports.consume(id) : await services.limits.exports.peek(id);
+  const day = decision.windows.find((w: WindowState) => w.name === 'day') ?? decision.windows[0]!;
+  ctx.set('X-Export-Limit', String(day.limit));
+  ctx.set('X-Export-Remaining', String(day.remaining));
+  ctx.set('X-Export-Reset', String(day.resetSeconds));
+  return decision;
+}
+
+async function* held(parts: AsyncGenerator<Buffer>, hold: ReleaseHold): AsyncGenerator<Buffer> {
+  try {
+    yield* parts;
+  } finally {
+    hold.letGo();
+  }
+}
+
+/** Parquet of the matching rows, written by DuckDB to a scratch file, then sent and removed. */
+async function* parquetFile(services: Services, def: DatasetDef, source: string, filters: Filters, period: YearRange | undefined): AsyncGenerator<Buffer> {
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'dqs-export-'));
+  try {
+    const out = path.join(dir, `${def.name}.parquet`);
+    await copyParquet(services.db, def, source, filters, period, out);
+    const handle = await fs.open(out, 'r');
+    try {
+      for await (const chunk of handle.createReadStream({ highWaterMark: 1 << 20, autoClose: false })) yield chunk as Buffer;
+    } finally {
+      await handle.close();
+    }
+  } finally {
+    await fs.rm(dir, { recursive: true, force: true });
+  }
+}
+
+const mediaTypes = EXPORT_FORMATS.map((f) => FORMATS[f].mediaType);
+
+export const exporter: Route = {
+  path: '/v1/export',
+  handle,
+  operation: {
+    operationId: 'getExport',
+    tags: ['data'],
+    summary: 'Every matching row of a financial dataset in one file',
+    description: `The rows /v1/financials would page for the same filters and release, in the same order, as flat columns (the dimensions, then the metrics; \`year\` INTEGER, metrics DOUBLE), in one response. \`Accept\` picks the file: ${mediaTypes.map((t) => `\`${t}\``).join(', ')}; none or \`*/*\` is Parquet. Counts one request and one export of the key's daily export budget. Unfiltered Parquet is the release's own published file: ETag, 304, and \`Range\` for resumable downloads.`,
+    parameters: financialParameters(schema),
+    responses: {
+      200: {
+        description: 'The whole export.',
+        headers: headerRefs([...LIMIT_HEADERS, 'X-Export-Limit', 'X-Export-Remaining', 'X-Export-Reset', 'Content-Disposition', 'Cache-Control']),
+        content: Object.fromEntries(mediaTypes.map((t) => [t, { schema: { type: 'string', contentMediaType: t } }])),
+      },
+      206: {
+        description: 'The byte range asked for of the release\'s own Parquet file (unfiltered Parquet only).',
+        headers: headerRefs([...LIMIT_HEADERS, 'Content-Range', 'Accept-Ranges', 'ETag', 'Content-Disposition']),
+        content: { 'application/vnd.apache.parquet': { schema: { type: 'string', contentMediaType: 'application/vnd.apache.parquet' } } },
+      },
+      304: { description: 'If-None-Match holds the whole file\'s ETag.', headers: headerRefs([...LIMIT_HEADERS, 'ETag']) },
+      406: errorResponse('`Accept` names no export format.', { notAcceptable: new NotAcceptableError(mediaTypes) }, headerRefs(LIMIT_HEADERS)),
+      416: errorResponse('`Range` starts past the end of the file.', { rangeNotSatisfiable: new RangeNotSatisfiableError(1234) }, headerRefs(LIMIT_HEADERS)),
+      ...keyedErrors({
+        missingMetric: new InvalidParametersError({ metric: ['Invalid type: Expected string but received undefined'] }),
+        unknownMetric: new UnknownMetricError('revenue'),
+        invalidFilterDimension: new InvalidFilterDimensionError('product', 'fx', findDataset('fx', 'financial')!.dimensions),
+      }),
+      429: errorResponse('A rate limit (spec 8) or the key\'s daily export budget is spent; retry after `Retry-After` seconds.', {
+        limited: new TooManyRequestsError(42),
+        exportLimited: new ExportLimitError(50, 3600),
+      }, headerRefs([...LIMIT_HEADERS, 'Retry-After'])),
+      ...unknownRelease(),
+    },
+  },
+};

@@ -1,0 +1,58 @@
+import * as v from 'valibot';
+import { InvalidCursorError, InvalidParametersError, UnknownDatasetError } from '../../errors.ts';
+import { findDataset } from '../../registry.ts';
+import { envelope, releaseId } from '../openapi/components.ts';
+import { queryParameters, referenceSets } from '../openapi/parameters.ts';
+import { keyedErrors, pageResponses, unknownRelease } from '../openapi/responses.ts';
+import { cursorParam, limitParam, parseQuery, releaseParam, single, unknownKeys } from '../params/params.ts';
+import { respondWithPage } from '../respond/paging.ts';
+import type { Route } from './route.ts';
+
+// GET /v1/reference: one keyset page of a reference dataset's rows (spec 2.3).
+
+export const schema = v.object({
+  dataset: single(v.pipe(v.string(), v.minLength(1))),
+  limit: limitParam(100),
+  cursor: cursorParam,
+  release: releaseParam,
+});
+
+const UNKNOWN_PARAMETER = 'Unknown parameter: /v1/reference accepts dataset, limit, cursor and release';
+
+export const reference: Route = {
+  path: '/v1/reference',
+  async handle(ctx, services) {
+    const unknown = unknownKeys(ctx.query, (key) => Object.hasOwn(schema.entries, key));
+    if (unknown.length) throw new InvalidParametersError(Object.fromEntries(unknown.map((key) => [key, [UNKNOWN_PARAMETER]])));
+    const { dataset, limit, cursor, release } = parseQuery(schema, ctx.query);
+    const def = findDataset(dataset, 'reference');
+    if (!def) throw new UnknownDatasetError(dataset);
+    await respondWithPage(ctx, services, {
+      dataset: def.name,
+      filters: new Map(),
+      limit,
+      cursor,
+      release,
+      meta: (rowCount) => ({ dataset: def.name, row_count: rowCount }),
+    });
+  },
+  operation: {
+    operationId: 'getReference',
+    tags: ['data'],
+    summary: 'Query a reference dataset',
+    description: 'Flat rows of a reference dataset. Any parameter other than dataset, limit and cursor is refused.',
+    parameters: queryParameters(schema),
+    responses: {
+      ...pageResponses('ReferenceResponse'),
+      ...keyedErrors({
+        unknownDataset: new UnknownDatasetError('countries'),
+        unknownParameter: new InvalidParametersError({ country: [UNKNOWN_PARAMETER] }),
+        invalidCursor: new InvalidCursorError(),
+      }),
+      ...unknownRelease(),
+    },
+  },
+  schemas: {
+    ReferenceResponse: envelope(referenceSets, { dataset: { enum: referenceSets.map((d) => d.name) }, row_count: { type: 'integer', minimum: 0 }, release: releaseId }),
+  },
+};

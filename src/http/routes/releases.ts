@@ -1,0 +1,112 @@
+import { createHash } from 'node:crypto';
+import { InvalidParametersError, NotReadyError } from '../../errors.ts';
+import { DATASETS } from '../../registry.ts';
+import type { Releases } from '../../releases/releases.ts';
+import { releaseId } from '../openapi/components.ts';
+import { headerRefs, keyedErrors, LIMIT_HEADERS, ref } from '../openapi/responses.ts';
+import { unknownKeys } from '../params/params.ts';
+import { respondCacheable } from '../respond/cacheable.ts';
+import type { Route } from './route.ts';
+
+// GET /v1/releases: the published releases, newest first, each described from its
+// manifest (docs/api.md "Releases"): nothing is loaded or counted per request.
+
+const UNKNOWN_PARAMETER = 'Unknown parameter: /v1/releases takes none';
+
+function render(releases: Releases, current: string): { body: Buffer; key: string } {
+  const list = releases.list().map((id) => {
+    const manifest = releases.manifest(id)!;
+    const datasets = Object.fromEntries(
+      DATASETS.flatMap(({ name }) => {
+        const entry = manifest.datasets[name];
+        return entry ? [[name, { row_count: entry.rows, ...(entry.first_year !== undefined && { first_year: entry.first_year, last_year: entry.last_year }) }]] : [];
+      }),
+    );
+    return {
+      id,
+      published_at: manifest.published_at ?? manifest.created_at,
+      current: id === current,
+      synthetic: manifest.synthetic ?? false,
+      datasets,
+      ...(manifest.changes && { changes: manifest.changes.datasets, changes_against: manifest.changes.against }),
+    };
+  });
+  const body = Buffer.from(JSON.stringify({ releases: list }));
+  return { body, key: `releases ${createHash('sha256').update(body).digest('base64url')}` };
+}
+
+// Per service, rendered again only when the list or the current release changed.
+const rendered = new WeakMap<Releases, { of: string; answer: { body: Buffer; key: string } }>();
+
+export const releases: Route = {
+  path: '/v1/releases',
+  async handle(ctx, services) {
+    const unknown = unknownKeys(ctx.query, () => false);
+    if (unknown.length) throw new InvalidParametersError(Object.fromEntries(unknown.map((key) => [key, [UNKNOWN_PARAMETER]])));
+    const current = services.releases.current()?.id;
+    if (!current) throw new NotReadyError();
+    const of = `${current} ${services.releases.list().join()}`;
+    let last = rendered.get(services.releases);
+    if (last?.of !== of) rendered.set(services.releases, (last = { of, answer: render(services.releases, current) }));
+    const { body, key } = last.answer;
+    await respondCacheable(ctx, services, { key, contentType: 'application/json; charset=utf-8', render: async () => ({ body }) });
+  },
+  operation: {
+    operationId: 'getReleases',
+    tags: ['data'],
+    summary: 'The published releases, newest first',
+    description: 'Each release a request may name with `release=`: when it was published, whether it is current, each dataset\'s row count and years, and, against the release that was current when it was published (`changes_against`), the rows added, removed and changed per dataset (computed once by `etl load`).',
+    responses: {
+      200: {
+        description: 'The releases (JSON only).',
+        headers: headerRefs([...LIMIT_HEADERS, 'ETag', 'Cache-Control']),
+        content: { 'application/json': { schema: ref('ReleasesResponse') } },
+      },
+      304: { description: 'If-None-Match holds the ETag.', headers: headerRefs(LIMIT_HEADERS) },
+      ...keyedErrors({ unknownParameter: new InvalidParametersError({ limit: [UNKNOWN_PARAMETER] }) }),
+    },
+  },
+  schemas: {
+    ReleasesResponse: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['releases'],
+      properties: {
+        releases: {
+          type: 'array',
+          items: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['id', 'published_at', 'current', 'synthetic', 'datasets'],
+            properties: {
+              id: releaseId,
+              published_at: { type: 'string', format: 'date-time' },
+              current: { type: 'boolean' },
+              synthetic: { type: 'boolean' },
+              datasets: {
+                type: 'object',
+                additionalProperties: {
+                  type: 'object',
+                  additionalProperties: false,
+                  required: ['row_count'],
+                  properties: { row_count: { type: 'integer', minimum: 0 }, first_year: { type: 'integer' }, last_year: { type: 'integer' } },
+                },
+              },
+              changes: {
+                type: 'object',
+                description: 'Rows added, removed and changed per dataset against `changes_against`; absent for the first release and for generated ones.',
+                additionalProperties: {
+                  type: 'object',
+                  additionalProperties: false,
+                  required: ['added', 'removed', 'changed'],
+                  properties: { added: { type: 'integer', minimum: 0 }, removed: { type: 'integer', minimum: 0 }, changed: { type: 'integer', minimum: 0 } },
+                },
+              },
+              changes_against: releaseId,
+            },
+          },
+        },
+      },
+    },
+  },
+};

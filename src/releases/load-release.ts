@@ -1,0 +1,59 @@
+import path from 'node:path';
+import type { DuckDBConnection } from '@duckdb/node-api';
+import type { Logger } from 'pino';
+import { DATASETS } from '../registry.ts';
+import { RowRenderers } from '../render/rows.ts';
+import { DatasetError } from '../store/dataset-error.ts';
+import { dropTables, loadTables, type StoredDataset } from '../store/loader.ts';
+import type { Manifest } from './manifest.ts';
+import type { ReleaseOnDisk } from './on-disk.ts';
+
+/** A dataset of a loaded release: what the store holds of it, and its rows in every format. */
+export interface ServedDataset extends StoredDataset {
+  readonly rows: RowRenderers;
+}
+
+/** A release loaded in DuckDB, ready to serve. */
+export interface LoadedRelease {
+  readonly id: string;
+  /** The release folder it was loaded from. */
+  readonly dir: string;
+  readonly manifest: Manifest;
+  readonly datasets: ReadonlyMap<string, ServedDataset>;
+}
+
+/**
+ * Loads every dataset of a release (src/store/loader.ts) and builds the renderers of
+ * its rows, after checking them: a sample of rows rendered from the store must be
+ * byte for byte what DuckDB's to_json makes of the same rows. A release that fails
+ * leaves no tables behind.
+ */
+export async function loadRelease(connection: DuckDBConnection, { dir, manifest }: ReleaseOnDisk, log: Logger): Promise<LoadedRelease> {
+  const id = manifest.release;
+  const files = DATASETS.map((def) => {
+    const entry = manifest.datasets[def.name]!;
+    return { def, file: path.join(dir, entry.file), rows: entry.rows };
+  });
+  const stored = await loadTables(connection, id, files, log);
+  try {
+    const datasets = new Map<string, ServedDataset>();
+    for (const { def, file } of files) {
+      const dataset = stored.get(def.name)!;
+      const rows = new RowRenderers(dataset.store, def.kind);
+      for (const [rid, expected] of dataset.samples) {
+        const rendered = rows.json.render([rid], '', '').toString();
+        if (rendered !== expected) {
+          throw new DatasetError(`${file}: row ${rid} renders as ${rendered} but DuckDB's to_json gives ${expected}; the serving store has a bug, so keep serving the previous release and report this file`);
+        }
+      }
+      datasets.set(def.name, { ...dataset, rows });
+    }
+    return { id, dir, manifest, datasets };
+  } catch (err) {
+    await dropTables(connection, id).catch((dropErr: Error) => log.error({ err: dropErr, release: id }, 'cannot drop the failed load\'s tables'));
+    throw err;
+  }
+}
+
+/** Drops a release's tables; the caller makes sure no request can still read them. */
+export const dropRelease = (connection: DuckDBConnection, id: string) => dropTables(connection, id);

@@ -1,0 +1,146 @@
+import { watch, type FSWatcher } from 'node:fs';
+import type { Logger } from 'pino';
+import { POINTER_FILE, currentRelease, readPointer, verifyRelease } from './on-disk.ts';
+import { ReleaseError } from './manifest.ts';
+import type { LoadQueue } from './load-queue.ts';
+import { loadRelease } from './load-release.ts';
+import type { PublishedReleases } from './published.ts';
+import type { ResidentReleases } from './resident.ts';
+
+export interface SwitchResult {
+  readonly serving: string;
+  readonly changed: boolean;
+}
+
+/**
+ * Serves the release DATA_DIR's pointer names, and follows the pointer while running:
+ * a new release is loaded beside the served one and swapped in at once (requests in
+ * flight finish on the release they read). The previous one stays loaded like any
+ * other release (src/releases/resident.ts), so cursors issued on it keep
+ * paging and switching back to it loads nothing. A release that fails to load
+ * leaves the served one serving.
+ */
+export class ReleaseSwitcher {
+  /** The pointer's release whose load failed: retried only when asked (SIGHUP, admin), not every poll. */
+  private failed: string | undefined;
+  private watcher: FSWatcher | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  /** The last failure logged (pointer and reason): polls that meet it again stay quiet. */
+  private lastFailure: string | undefined;
+
+  constructor(
+    private readonly options: {
+      dataDir: string;
+      queue: LoadQueue;
+      current: ResidentReleases;
+      /** Listed again before a new release is announced, so the releases it makes readable are published with it. */
+      published: PublishedReleases;
+      log: Logger;
+      /** How often the pointer is read besides file-watch events (which some filesystems never send). */
+      pollMs?: number;
+      /** Called once per distinct failure (the metric). */
+      onFailure?: () => void;
+      /** Called after every poll and switch, outside the queue: the list of published releases is read again, idle ones unloaded. */
+      afterPoll?: () => Promise<void>;
+    },
+  ) {}
+
+  /** Loads what the pointer names now; rejects (and logs why) when it cannot be served. */
+  async reload(reason: string): Promise<SwitchResult> {
+    const result = await this.options.queue.run(() => this.switchTo(reason, true));
+    await this.afterPoll();
+    return result;
+  }
+
+  /** Watches the pointer: a change is noticed within `pollMs` (1 s by default). */
+  start(): void {
+    const check = () => {
+      if (this.options.queue.busy) return;
+      void this.options.queue.run(async () => {
+        let id: string | undefined;
+        try {
+          id = await readPointer(this.options.dataDir);
+        } catch (err) {
+          return this.failure(undefined, err as Error);
+        }
+        if (id !== undefined && id === this.options.current.get()?.id && this.lastFailure !== undefined) {
+          this.lastFailure = undefined;
+          this.options.log.info({ release: id }, 'the release pointer is served again');
+        }
+        if (id !== undefined && id !== this.options.current.get()?.id && id !== this.failed) await this.switchTo('pointer changed', false);
+      })
+        .catch(() => {}) // switchTo has logged it
+        .then(() => this.afterPoll());
+    };
+    try {
+      this.watcher = watch(this.options.dataDir, (_event, file) => {
+        if (file === POINTER_FILE) check();
+      });
+      this.watcher.on('error', (err) => this.options.log.warn({ err }, 'cannot watch DATA_DIR; polling the pointer only'));
+    } catch (err) {
+      this.options.log.warn({ err }, 'cannot watch DATA_DIR; polling the pointer only');
+    }
+    this.timer = setInterval(check, this.options.pollMs ?? 1000);
+    this.timer.unref();
+  }
+
+  async close(): Promise<void> {
+    this.watcher?.close();
+    clearInterval(this.timer);
+    await this.options.queue.drained();
+  }
+
+  private afterPoll(): Promise<void> {
+    return (this.options.afterPoll?.() ?? Promise.resolve()).catch((err: Error) => this.options.log.error({ err }, `cannot list the published releases: ${err.message}`));
+  }
+
+  private async switchTo(reason: string, retry: boolean): Promise<SwitchResult> {
+    const { current, log, dataDir } = this.options;
+    const serving = current.get();
+    let id: string | undefined;
+    try {
+      // Named before anything else is read, so a missing folder or bad manifest is this pointer's failure.
+      id = await readPointer(dataDir);
+      const onDisk = await currentRelease(dataDir);
+      if (!onDisk) throw new ReleaseError(`DATA_DIR ${dataDir} holds no release; publish one with \`npm run etl -- load\``);
+      id = onDisk.manifest.release;
+      if (serving?.id === id) return { serving: id, changed: false };
+      if (!retry && this.failed === id) return { serving: serving!.id, changed: false };
+      const started = performance.now();
+      let next = current.find(id);
+      if (next) {
+        log.info({ release: id, from: serving?.id, reason }, 'switching to a loaded release');
+      } else {
+        log.info({ release: id, dir: onDisk.dir, from: serving?.id, reason }, 'loading release');
+        await verifyRelease(onDisk);
+        next = await this.options.queue.withConnection((connection) => loadRelease(connection, onDisk, log));
+      }
+      await this.options.published.refresh(id).catch((err: Error) => log.error({ err }, `cannot list the published releases: ${err.message}`));
+      current.set(next);
+      this.failed = undefined;
+      if (this.lastFailure !== undefined) log.info({ release: id }, 'the release pointer is served again');
+      this.lastFailure = undefined;
+      log.info({ release: id, from: serving?.id, retained: current.otherIds(), ms: Math.round(performance.now() - started) }, 'serving release');
+      return { serving: id, changed: true };
+    } catch (err) {
+      this.failed = id;
+      this.failure(id, err as Error, retry);
+      throw err;
+    }
+  }
+
+  /**
+   * Logs a failure to serve what the pointer names, once: polls meeting the same
+   * failure again (same pointer, same reason) log nothing and count nothing; an
+   * explicit reload (start, SIGHUP, admin) always logs.
+   */
+  private failure(id: string | undefined, err: Error, asked = false): void {
+    const { log, current } = this.options;
+    const serving = current.get();
+    const key = `${id}\n${err.message}`;
+    if (!asked && key === this.lastFailure) return;
+    if (key !== this.lastFailure) this.options.onFailure?.();
+    this.lastFailure = key;
+    log.error({ err, release: id, serving: serving?.id }, serving ? `cannot switch releases, still serving ${serving.id}: ${err.message}` : `cannot load the release: ${err.message}`);
+  }
+}
