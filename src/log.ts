@@ -3,6 +3,12 @@ import pino, { type Logger } from 'pino';
 /** The longest a log line waits in the buffer. */
 const FLUSH_MS = 200;
 
+/** Fields of a line written by an infoWriter, in order: texts and finite numbers; undefined ones are left out, as pino leaves them. */
+export type LineFields = Readonly<Record<string, string | number | undefined>>;
+
+/** The destination of each logger made here, for its infoWriter. */
+const destinations = new WeakMap<Logger, pino.DestinationStream>();
+
 /**
  * Structured JSON lines on stdout; `base` drops pid/hostname noise, `time` stays ISO.
  * Written asynchronously and in blocks of at least 4 kB, or every 200 ms when fewer
@@ -12,8 +18,39 @@ const FLUSH_MS = 200;
  * the last 200 ms of lines.
  */
 export function createLogger(level: string, destination?: pino.DestinationStream): Logger {
-  return pino(
-    { level, base: undefined, timestamp: pino.stdTimeFunctions.isoTime },
-    destination ?? pino.destination({ dest: 1, sync: false, minLength: 4096, periodicFlush: FLUSH_MS }),
-  );
+  const stream = destination ?? pino.destination({ dest: 1, sync: false, minLength: 4096, periodicFlush: FLUSH_MS });
+  const log = pino({ level, base: undefined, timestamp: pino.stdTimeFunctions.isoTime }, stream);
+  destinations.set(log, stream);
+  return log;
+}
+
+/**
+ * Writes info lines with message `msg` to `log`'s destination, each the line
+ * `log.info(fields, msg)` would write (test/log.test.ts holds the two equal). It is
+ * for the request log's one line per request: pino's generic serializer, which walks
+ * each object and escapes each string, was a fifth of a cached hit's CPU. A logger not
+ * made by createLogger (a child, with bindings of its own) is written through pino.
+ */
+export function infoWriter(log: Logger, msg: string): (fields: LineFields) => void {
+  const stream = destinations.get(log);
+  if (!stream) return (fields) => log.info(fields, msg);
+  const level = log.levels.values.info!;
+  const end = `,"msg":${JSON.stringify(msg)}}\n`;
+  // The time text changes once a millisecond; lines come faster than that.
+  let lastMs = -1;
+  let time = '';
+  return (fields) => {
+    if (!log.isLevelEnabled('info')) return;
+    const now = Date.now();
+    if (now !== lastMs) {
+      lastMs = now;
+      time = new Date(now).toISOString();
+    }
+    let line = `{"level":${level},"time":"${time}"`;
+    for (const name in fields) {
+      const value = fields[name];
+      if (value !== undefined) line += `,"${name}":${typeof value === 'number' ? value : JSON.stringify(value)}`;
+    }
+    stream.write(line + end);
+  };
 }

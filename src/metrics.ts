@@ -100,6 +100,12 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  /** Children bound once for what every cached hit counts: a labelled call looks its child up each time. */
+  readonly cacheHits = this.cacheLookups.labels('hit');
+  readonly cacheMisses = this.cacheLookups.labels('miss');
+  readonly replayed200 = this.replayed.labels('200');
+  readonly replayed304 = this.replayed.labels('304');
+
   constructor() {
     collectDefaultMetrics({ register: this.registry, prefix: 'dqs_' });
   }

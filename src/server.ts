@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import { createAdminApp } from './admin/app.ts';
-import { createApp } from './app.ts';
+import { createPublicHandler } from './app.ts';
 import { LruResponseCache } from './cache/lru.ts';
 import { NoopResponseCache } from './cache/noop.ts';
 import type { Config } from './config.ts';
@@ -45,7 +45,14 @@ export interface RunningService {
  * Starts both listeners at once, then loads data: /healthz answers 503 until the
  * release is in DuckDB, so an orchestrator can watch the start instead of guessing.
  */
-export async function startService(config: Config, log: Logger, options: { clock?: Clock } = {}): Promise<RunningService> {
+export interface StartOptions {
+  /** Time for the limiters, key uses and release residency (tests move it). */
+  readonly clock?: Clock;
+  /** Whether repeats are answered below Koa (src/http/below-koa.ts); the test suite runs both ways. */
+  readonly belowKoa?: boolean;
+}
+
+export async function startService(config: Config, log: Logger, options: StartOptions = {}): Promise<RunningService> {
   // An empty or unmounted DATA_DIR must stop the start, not serve invented figures.
   if (!(await currentRelease(config.DATA_DIR))) {
     throw new ReleaseError(`DATA_DIR ${config.DATA_DIR} holds no release; publish one with \`npm run etl -- load FOLDER_OF_PARQUET_FILES --data-dir ${config.DATA_DIR}\` (docs/etl.md), or point DATA_DIR at the folder that holds them`);
@@ -109,7 +116,7 @@ export async function startService(config: Config, log: Logger, options: { clock
   const services: Services = { db, releases, cursors, aggregates, aggregateMaxGroups: config.AGGREGATE_MAX_GROUPS, revisions, cache, keys, limits, invites, clock, log, metrics };
 
   const timeouts = { headersMs: config.HTTP_HEADERS_TIMEOUT_MS, requestMs: config.HTTP_REQUEST_TIMEOUT_MS, keepAliveMs: config.HTTP_KEEP_ALIVE_TIMEOUT_MS };
-  const server = createHttpServer(createApp(services, { trustProxy: config.TRUST_PROXY, replayMaxBytes: config.REPLAY_MAX_BYTES }).callback(), timeouts, log);
+  const server = createHttpServer(createPublicHandler(services, { trustProxy: config.TRUST_PROXY, replayMaxBytes: config.REPLAY_MAX_BYTES, belowKoa: options.belowKoa }), timeouts, log);
   await listen(server, config.PORT, config.HOST);
   const url = `http://${hostForUrl(config.HOST)}:${(server.address() as AddressInfo).port}`;
   const adminApp = createAdminApp({

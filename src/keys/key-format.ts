@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 import type { KeyRecord } from './store.ts';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
@@ -18,7 +18,7 @@ export function generateKey(): string {
 }
 
 /** Keys are stored only as this digest; a 238-bit random secret needs no slow hash. */
-export const hashKey = (key: string) => createHash('sha256').update(key).digest('hex');
+export const hashKey = (key: string) => hash('sha256', key, 'hex');
 
 /** Enough of the key for an operator to tell keys apart, far too little to use one. */
 export const displayPrefix = (key: string) => key.slice(0, KEY_PREFIX.length + 4);

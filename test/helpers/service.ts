@@ -86,6 +86,13 @@ export async function send(url: string, init: { method?: string; headers?: Recor
 }
 
 /**
+ * Whether repeats are answered below Koa (src/http/below-koa.ts), as they are in
+ * production: `npm test` runs the suites that start a service a second time with
+ * DQS_TEST_BELOW_KOA=off, so the app's own pipeline answers every request.
+ */
+export const BELOW_KOA = process.env.DQS_TEST_BELOW_KOA !== 'off';
+
+/**
  * Limits far above what any suite sends, so suites that make hundreds of requests on
  * one key test what they are about; limit tests pass the spec's values in `env`.
  */
@@ -106,7 +113,7 @@ export async function startTestService(
       done();
     },
   });
-  const running = await startService(config, createLogger('info', sink), { clock: options.clock });
+  const running = await startService(config, createLogger('info', sink), { clock: options.clock, belowKoa: BELOW_KOA });
   const stop = async () => {
     await running.close();
     if (ownsStateDir) await fs.rm(stateDir, { recursive: true, force: true });

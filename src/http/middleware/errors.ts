@@ -1,4 +1,4 @@
-import type { Middleware } from 'koa';
+import type { Context, Middleware } from 'koa';
 import type { Logger } from 'pino';
 import { ApiError, InternalError } from '../../errors.ts';
 import { loggableUrl } from './request-log.ts';
@@ -6,28 +6,33 @@ import { loggableUrl } from './request-log.ts';
 const KEPT_ON_ERROR = /^(?:x-ratelimit-|ratelimit|retry-after$|x-request-id$)/i;
 
 /**
- * Renders every error as the spec's JSON body. Errors from the catalog carry their
- * own status and text; anything else is a bug: logged in full, answered with a
- * generic 500 that leaks nothing.
+ * Renders an error as the spec's JSON body. Errors from the catalog carry their own
+ * status and text; anything else is a bug: logged in full, answered with a generic
+ * 500 that leaks nothing.
  */
+export function renderError(ctx: Context, err: unknown, log: Logger): void {
+  const known = err instanceof ApiError ? err : new InternalError();
+  if (!(err instanceof ApiError)) log.error({ err, reqId: ctx.state.requestId, method: ctx.method, path: loggableUrl(ctx.path) }, 'unhandled error');
+  ctx.state.errorCode = known.code;
+  ctx.status = known.status;
+  // Like koa's own error handler, drop what the failed handler had set (ETag,
+  // Cache-Control, Vary, Content-Encoding…), but keep the rate-limit headers set
+  // before it ran: a client needs them most on an error. Errors are never cached.
+  for (const name of Object.keys(ctx.response.headers)) {
+    if (!KEPT_ON_ERROR.test(name)) ctx.remove(name);
+  }
+  ctx.set('Cache-Control', 'no-store');
+  ctx.set(known.headers);
+  ctx.body = known.body;
+}
+
+/** renderError for whatever the rest of the chain throws (the admin listener's). */
 export function renderErrors(log: Logger): Middleware {
   return async (ctx, next) => {
     try {
       await next();
     } catch (err) {
-      const known = err instanceof ApiError ? err : new InternalError();
-      if (!(err instanceof ApiError)) log.error({ err, reqId: ctx.state.requestId, method: ctx.method, path: loggableUrl(ctx.path) }, 'unhandled error');
-      ctx.state.errorCode = known.code;
-      ctx.status = known.status;
-      // Like koa's own error handler, drop what the failed handler had set (ETag,
-      // Cache-Control, Vary, Content-Encoding…), but keep the rate-limit headers set
-      // before it ran: a client needs them most on an error. Errors are never cached.
-      for (const name of Object.keys(ctx.response.headers)) {
-        if (!KEPT_ON_ERROR.test(name)) ctx.remove(name);
-      }
-      ctx.set('Cache-Control', 'no-store');
-      ctx.set(known.headers);
-      ctx.body = known.body;
+      renderError(ctx, err, log);
     }
   };
 }

@@ -1,4 +1,4 @@
-import type { Context, Middleware } from 'koa';
+import type { Context, Next } from 'koa';
 import type { Services } from '../../services.ts';
 import { noneMatch, readEntry, type CacheableAnswer } from '../respond/cacheable.ts';
 import { requestText, type Recorded, type ReplayTable } from './replay-table.ts';
@@ -7,58 +7,65 @@ import { requestText, type Recorded, type ReplayTable } from './replay-table.ts'
 const NOT_MODIFIED_HEADERS = new Set(['etag', 'cache-control', 'vary']);
 
 /**
- * Answers a repeated request for a cached body without running its handler.
+ * Answers a repeated request for a cached body without running its handler (`next`),
+ * or runs it and records its answer.
  *
  * A cacheable 200 is fully determined by the raw request (URL, Accept,
  * Accept-Encoding) while the served and retained releases stay the same, so the
  * first answer is recorded: raw request → its response cache key and the headers
  * its handler set. Only requests with a valid key are recorded (and replayed): a
  * keyless URL (/docs, /openapi.json, the claim pages) must not let anyone grow this
- * table by inventing URLs and headers. The table is bounded in bytes (REPLAY_MAX_BYTES). A repeat then costs one lookup here and one in the response
- * cache instead of parsing, validating, canonicalizing and hashing again
- * (docs/performance.md, "Cached hits"). It sits after the key check and limiter,
- * so a replayed answer is counted and carries limit headers like any other.
+ * table by inventing URLs and headers. The table is bounded in bytes
+ * (REPLAY_MAX_BYTES). A repeat then costs one lookup here and one in the response
+ * cache instead of parsing, validating, canonicalizing and hashing again. It comes
+ * after the key check and limiter, so a replayed answer is counted and carries limit
+ * headers like any other.
  *
  * Records and their epochs are src/http/middleware/replay-table.ts. A body the
  * response cache has evicted sends the request down the full path.
  */
-export function replayCachedAnswers(services: Pick<Services, 'cache' | 'metrics'>, table: ReplayTable): Middleware {
-  // Bound once: a labelled inc() would look its child up on every hit.
-  const counted = { 200: services.metrics.replayed.labels('200'), 304: services.metrics.replayed.labels('304') };
-
-  return async (ctx, next) => {
-    if (ctx.method !== 'GET' || ctx.state.key === undefined) return next();
-    const request = requestText(ctx.url, ctx.get('accept'), ctx.get('accept-encoding'));
-    const record = table.find(request);
-    if (record && replay(ctx, services, record)) return void counted[ctx.status as 200 | 304].inc();
-    const began = table.epoch;
-    const setBefore = new Set(Object.keys(ctx.response.headers));
-    await next();
-    const answer = ctx.state.cacheable as CacheableAnswer | undefined;
-    // Nothing to replay from a cache that kept nothing (caching off, or a body over its bound).
-    if (answer && ctx.status === 200 && typeof ctx._matchedRoute === 'string' && services.cache.get(answer.cacheKey)) {
-      const headers = Object.entries(ctx.response.headers)
-        .filter(([name]) => !setBefore.has(name) && name !== 'content-length')
-        .map(([name, value]) => [name, value as string | string[]] as const);
-      table.record(request, began, { answer, etag: ctx.response.get('etag'), headers, route: ctx._matchedRoute });
-    }
-  };
+export async function replayOrRecord(ctx: Context, services: Pick<Services, 'cache' | 'metrics'>, table: ReplayTable, next: Next): Promise<void> {
+  if (ctx.method !== 'GET' || ctx.state.key === undefined) return next();
+  const request = requestText(ctx.url, ctx.get('accept'), ctx.get('accept-encoding'));
+  const record = table.find(request);
+  if (record && replay(ctx, services, record)) return;
+  const began = table.epoch;
+  const setBefore = new Set(Object.keys(ctx.response.headers));
+  await next();
+  const answer = ctx.state.cacheable as CacheableAnswer | undefined;
+  // Nothing to replay from a cache that kept nothing (caching off, or a body over its bound).
+  if (answer && ctx.status === 200 && typeof ctx._matchedRoute === 'string' && services.cache.get(answer.cacheKey)) {
+    const headers = Object.entries(ctx.response.headers)
+      .filter(([name]) => !setBefore.has(name) && name !== 'content-length')
+      .map(([name, value]) => [name, value as string | string[]] as const);
+    table.record(request, began, { answer, etag: ctx.response.get('etag'), headers, route: ctx._matchedRoute });
+  }
 }
 
 function replay(ctx: Context, services: Pick<Services, 'cache' | 'metrics'>, record: Recorded): boolean {
-  const { cacheKey } = record.answer;
   if (noneMatch(ctx.get('if-none-match'), record.etag)) {
     for (const [name, value] of record.headers) if (NOT_MODIFIED_HEADERS.has(name)) ctx.set(name, value);
     ctx.status = 304;
+    services.metrics.replayed304.inc();
     return true;
   }
-  const entry = services.cache.get(cacheKey);
+  const entry = recordedEntry(services, record);
   if (entry === undefined) return false;
-  services.metrics.cacheLookups.inc({ result: 'hit' });
+  const body = replayedBody(services, entry);
   // The route label of the request metrics, which the router would have set.
   ctx._matchedRoute = record.route;
   for (const [name, value] of record.headers) ctx.set(name, value);
   ctx.status = 200;
-  ctx.body = readEntry(entry).body;
+  ctx.body = body;
   return true;
+}
+
+/** The response cache's entry of a record's answer, if it still has it. */
+export const recordedEntry = (services: Pick<Services, 'cache'>, record: Recorded): Buffer | undefined => services.cache.get(record.answer.cacheKey);
+
+/** The body to replay from a recorded answer's entry, the hit counted; it goes out with `record.headers`. */
+export function replayedBody(services: Pick<Services, 'metrics'>, entry: Buffer): Buffer {
+  services.metrics.cacheHits.inc();
+  services.metrics.replayed200.inc();
+  return readEntry(entry).body;
 }

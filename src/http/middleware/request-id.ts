@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Middleware } from 'koa';
+import type { Context, Middleware } from 'koa';
 
 /**
  * The accepted form of a client's own X-Request-Id (docs/api.md "Request ids"):
@@ -11,13 +11,20 @@ export const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 export const newRequestId = (): string => randomUUID();
 
+/** A request's id: the client's own X-Request-Id when it has the accepted form, else a new one. */
+export const requestIdFor = (given: string | undefined): string => (given !== undefined && REQUEST_ID.test(given) ? given : newRequestId());
+
 /** Names the request in `ctx.state.requestId` and in the X-Request-Id response header. */
+export function nameRequest(ctx: Context): void {
+  const id = requestIdFor(ctx.get('x-request-id'));
+  ctx.state.requestId = id;
+  ctx.set('X-Request-Id', id);
+}
+
+/** nameRequest for every request (the admin listener's). */
 export function assignRequestId(): Middleware {
   return async (ctx, next) => {
-    const given = ctx.get('x-request-id');
-    const id = REQUEST_ID.test(given) ? given : newRequestId();
-    ctx.state.requestId = id;
-    ctx.set('X-Request-Id', id);
+    nameRequest(ctx);
     await next();
   };
 }

@@ -1,6 +1,7 @@
-import type { Middleware } from 'koa';
+import type { Context, Middleware } from 'koa';
 import type { Logger } from 'pino';
 import { mayBeToken } from '../../invites/store.ts';
+import { infoWriter } from '../../log.ts';
 
 const MAX_URL = 512;
 
@@ -38,7 +39,8 @@ function decoded(segment: string): string {
 }
 
 /** What the request log says of one answered request (`msg: "request"`). */
-export interface RequestLine {
+// A type, not an interface: infoWriter takes any record of texts and numbers.
+export type RequestLine = {
   readonly reqId: string;
   readonly method: string;
   /** The URL as logged (loggableUrl). */
@@ -51,33 +53,34 @@ export interface RequestLine {
   readonly key?: string;
   /** The error catalog's code, when the answer is an error. */
   readonly code?: string;
+};
+
+/** Writes the request log's line for one answered request (`msg: "request"`). */
+export const requestLogger = (log: Logger): ((line: RequestLine) => void) => infoWriter(log, 'request');
+
+/** What the request log says of the request `ctx` answered in `ms` milliseconds. */
+export function requestLine(ctx: Context, ms: number): RequestLine {
+  return {
+    reqId: ctx.state.requestId,
+    method: ctx.method,
+    url: loggableUrl(ctx.url),
+    status: ctx.status,
+    ms: Math.round(ms * 100) / 100,
+    bytes: ctx.length,
+    key: ctx.state.key?.id,
+    code: ctx.state.errorCode,
+  };
 }
 
-/** Writes the request log's line for one answered request. */
-export function logRequest(log: Logger, line: RequestLine): void {
-  log.info(line, 'request');
-}
-
-/** Milliseconds to two decimals, as the log writes them. */
-export const logMs = (ms: number) => Math.round(ms * 100) / 100;
-
-/** One JSON line per request, written when the response is done; `code` names an error's catalog code. */
+/** One JSON line per request, written when the response is done (the admin listener's; the public one's pipeline logs its own). */
 export function logRequests(log: Logger): Middleware {
+  const logRequest = requestLogger(log);
   return async (ctx, next) => {
     const started = performance.now();
     try {
       await next();
     } finally {
-      logRequest(log, {
-        reqId: ctx.state.requestId,
-        method: ctx.method,
-        url: loggableUrl(ctx.url),
-        status: ctx.status,
-        ms: logMs(performance.now() - started),
-        bytes: ctx.length,
-        key: ctx.state.key?.id,
-        code: ctx.state.errorCode,
-      });
+      logRequest(requestLine(ctx, performance.now() - started));
     }
   };
 }

@@ -5,10 +5,9 @@ import type { Metrics } from '../../metrics.ts';
 type Listener = 'public' | 'admin';
 
 /**
- * Counts one answered request and its duration, labelled by the route pattern (never
- * the raw path, whose variety would grow the label set without bound), the status and
- * the error catalog's code (empty for a success). The labelled children are looked up
- * once per label set: prom-client hashes the labels of every labelled call.
+ * Counts one answered request and its duration, labelled by its route pattern, the
+ * status and the error catalog's code (empty for a success). The labelled children
+ * are made once per label set.
  */
 export function requestCounter(metrics: Metrics, listener: Listener): (route: string, status: number, code: string, seconds: number) => void {
   const counts = new Map<string, { inc(): void }>();
@@ -24,11 +23,7 @@ export function requestCounter(metrics: Metrics, listener: Listener): (route: st
   };
 }
 
-/**
- * Counts and times every request a listener answers. A request refused before routing
- * (key check, limiter, query guard) is labelled with the route it asked for, looked up
- * in `router`; `unmatched` when there is none.
- */
+/** Counts and times every request a listener answers (the admin listener's; the public one's pipeline counts its own). */
 export function countRequests(metrics: Metrics, listener: Listener, router: Router): Middleware {
   const count = requestCounter(metrics, listener);
   return async (ctx, next) => {
@@ -41,7 +36,12 @@ export function countRequests(metrics: Metrics, listener: Listener, router: Rout
   };
 }
 
-function routeOf(ctx: Context, router: Router): string {
+/**
+ * The route pattern a request matched, for the request metrics' label (never the raw
+ * path, whose variety would grow the label set without bound); a request refused
+ * before routing is labelled with the route it asked for, `unmatched` when none.
+ */
+export function routeOf(ctx: Context, router: Router): string {
   if (typeof ctx._matchedRoute === 'string') return ctx._matchedRoute;
   const layer = router.match(ctx.path, ctx.method).pathAndMethod.find((l) => typeof l.path === 'string');
   return typeof layer?.path === 'string' ? layer.path : 'unmatched';

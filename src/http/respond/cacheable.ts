@@ -62,7 +62,7 @@ export async function respondCacheable(
   }
   const cacheKey = `${coding} ${key}`;
   let entry = services.cache.get(cacheKey);
-  services.metrics.cacheLookups.inc({ result: entry === undefined ? 'miss' : 'hit' });
+  (entry === undefined ? services.metrics.cacheMisses : services.metrics.cacheHits).inc();
   let sent: Rendered;
   if (entry === undefined) {
     const rendered = await render();

@@ -1,0 +1,93 @@
+import type http from 'node:http';
+import type { Services } from '../services.ts';
+import { chargeKey, heldKey, isV1 } from './middleware/api-key.ts';
+import { limitHeaders } from './middleware/limit-headers.ts';
+import { recordedEntry, replayedBody } from './middleware/replay.ts';
+import { requestText, type Recorded, type ReplayTable } from './middleware/replay-table.ts';
+import { requestIdFor } from './middleware/request-id.ts';
+import { loggableUrl, requestLogger } from './middleware/request-log.ts';
+import { requestCounter } from './middleware/request-metrics.ts';
+
+/**
+ * The public listener's request handler: a repeated request with a recorded answer is
+ * answered here, below Koa, by the same steps the app's pipeline takes
+ * (src/http/middleware/pipeline.ts), in the same order; everything else goes to `app`.
+ *
+ * What it skips is Koa's per-request context and middleware chain, which cost a
+ * cached hit more than the answer itself (docs/performance.md). It answers a GET
+ * under /v1 with one well-formed key this replica holds, no If-None-Match, and a
+ * recorded answer whose body the response cache still has: its request id, the key
+ * charged to its limits, the answer's headers and body, its count and its log line.
+ * Anything else (a 304, a key only the shared store knows, a limit that refuses, which
+ * charges nothing) is left to the app untouched, which answers it in full.
+ */
+export function answerRepeatsBelowKoa(services: Services, table: ReplayTable, app: http.RequestListener): http.RequestListener {
+  const count = requestCounter(services.metrics, 'public');
+  const { log } = services;
+  const logRequest = requestLogger(log);
+
+  const answer = async (req: http.IncomingMessage, res: http.ServerResponse, wanted: Wanted, record: Recorded, entry: Buffer, started: number) => {
+    const holder = await heldKey(services, wanted.key!);
+    if (!holder) return app(req, res);
+    const decision = await chargeKey(services, holder);
+    if (!decision.allowed) return app(req, res);
+    const requestId = requestIdFor(wanted.requestId);
+    const body = replayedBody(services, entry);
+    // In the order the app sets them: X-Request-Id, the limit headers, the handler's, Content-Length.
+    const headers: (string | string[] | number)[] = ['X-Request-Id', requestId, ...limitHeaders(decision)];
+    for (const [name, value] of record.headers) headers.push(name, value);
+    headers.push('Content-Length', body.length);
+    res.writeHead(200, headers as string[]).end(body);
+    const ms = performance.now() - started;
+    count(record.route, 200, '', ms / 1000);
+    logRequest({ reqId: requestId, method: 'GET', url: loggableUrl(req.url!), status: 200, ms: Math.round(ms * 100) / 100, bytes: body.length, key: holder.id });
+  };
+
+  return (req, res) => {
+    const started = performance.now();
+    const { url } = req;
+    if (req.method !== 'GET' || url === undefined || !isV1(url)) return app(req, res);
+    const wanted = wantedHeaders(req.rawHeaders);
+    if (!wanted || wanted.conditional || wanted.key === undefined) return app(req, res);
+    const record = table.find(requestText(url, wanted.accept ?? '', wanted.encoding ?? ''));
+    const entry = record && recordedEntry(services, record);
+    if (!record || !entry) return app(req, res);
+    answer(req, res, wanted, record, entry, started).catch((err: unknown) => {
+      // Before the answer was written the app can still give one: nothing it would charge again was charged.
+      log.error({ err, url: loggableUrl(url) }, 'answering a repeat below Koa failed');
+      if (!res.headersSent) app(req, res);
+      else res.destroy();
+    });
+  };
+}
+
+/** The request headers this path reads. */
+interface Wanted {
+  key?: string;
+  accept?: string;
+  encoding?: string;
+  requestId?: string;
+  conditional?: boolean;
+}
+
+const WANTED: Record<string, keyof Wanted> = { 'x-api-key': 'key', accept: 'accept', 'accept-encoding': 'encoding', 'x-request-id': 'requestId', 'if-none-match': 'conditional' };
+const WANTED_LENGTHS = new Set(Object.keys(WANTED).map((name) => name.length));
+
+/**
+ * The headers this path reads, from the list node parsed (`req.headers` builds an
+ * object of every header the client sent). A request naming one of them twice is the
+ * app's (undefined): it tells a repeated key from one key, and joins the others as node does.
+ */
+function wantedHeaders(raw: readonly string[]): Wanted | undefined {
+  const wanted: Wanted = {};
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i]!;
+    if (!WANTED_LENGTHS.has(name.length)) continue;
+    const field = WANTED[name.toLowerCase()];
+    if (field === undefined) continue;
+    if (wanted[field] !== undefined) return undefined;
+    if (field === 'conditional') wanted.conditional = true;
+    else wanted[field] = raw[i + 1]!;
+  }
+  return wanted;
+}
