@@ -4,7 +4,8 @@ import pino from 'pino';
 import { ColumnStore, codeArray, type DimensionInput } from '../src/store/column-store.ts';
 import { Database } from '../src/duckdb/database.ts';
 import { formatDouble, writeDouble } from '../src/render/json-number.ts';
-import { JsonRenderer } from '../src/render/json-renderer.ts';
+import { jsonSyntax } from '../src/render/json-syntax.ts';
+import { TextRenderer } from '../src/render/text-renderer.ts';
 import { loadRelease, type ServedDataset } from '../src/releases/load-release.ts';
 import type { ReleaseOnDisk } from '../src/releases/on-disk.ts';
 import { quoteIdent, quoteLiteral } from '../src/duckdb/sql-text.ts';
@@ -110,7 +111,7 @@ async function sqlBench(release: ReleaseOnDisk, filters: Map<string, string[]>, 
   await db.use(async () => {
     for (const [name, run] of alternatives) results.push([name, await time(run)]);
   });
-  results.push(...renderBench(ggr, firstPage.rids));
+  results.push(...(await renderBench(ggr, firstPage.rids)));
   loader.closeSync();
   db.close();
   return results;
@@ -121,7 +122,7 @@ async function sqlBench(release: ReleaseOnDisk, filters: Map<string, string[]>, 
  * measured; every one is checked to produce the served bytes first. The name says
  * what it costs per row to keep.
  */
-function renderBench(ggr: ServedDataset, rids: readonly number[]): Array<[string, Stats]> {
+async function renderBench(ggr: ServedDataset, rids: readonly number[]): Promise<Array<[string, Stats]>> {
   const { store } = ggr;
   const expected = ggr.rows.json.render(rids, '[', ']');
   const rows = store.rowCount;
@@ -135,16 +136,16 @@ function renderBench(ggr: ServedDataset, rids: readonly number[]): Array<[string
     if (!run().equals(expected)) throw new Error(`${name} does not render the served bytes`);
     results.push([name, timeSync(run)]);
   };
-  const layout = (label: string, variant: ColumnStore, json: JsonRenderer) => {
+  const layout = (label: string, variant: ColumnStore, json: TextRenderer) => {
     const perRow = variant.bytesPerRow + json.fragmentBytes / rows;
     check(`render: ${label}, ${variant.segments.length} copies/row, ${perRow.toFixed(1)} B/row`, () => json.render(rids, '[', ']'));
   };
   // The served renderer first: timed before the variants add code-array types for
   // the same render loop to meet.
-  layout('as served (fused up to 65,536 combinations)', store, ggr.rows.json as JsonRenderer);
+  layout('as served (fused up to 65,536 combinations)', store, ggr.rows.json);
   for (const [label, max] of [['every dimension apart', 1], ['fused up to 256 combinations', 0x100]] as const) {
-    const variant = ColumnStore.build(rows, inputs, store.metrics, max);
-    layout(label, variant, new JsonRenderer(variant, 'financial'));
+    const variant = await ColumnStore.build(rows, inputs, store.metrics, max);
+    layout(label, variant, await TextRenderer.create(variant, jsonSyntax(variant, 'financial')));
   }
 
   // The metric alone, three ways, for the same 1000 values.

@@ -130,7 +130,7 @@ Bytes('CSV quoting: empty values are "", commas and quotes are quoted', async ()
   const csv = (await ok('/v1/financials?metric=ggr&year=2021&limit=1000', CSV)).body.toString();
   assert.match(csv, /,"",/, 'an empty state is written as ""');
   assert.not.match(csv, /,,/, 'no unquoted empty field');
-  const { csvField } = await import('../src/render/csv-renderer.ts');
+  const { csvField } = await import('../src/render/csv-syntax.ts');
   assert.is(csvField('Côte d\'Ivoire'), 'Côte d\'Ivoire');
   assert.is(csvField('Bosnia, Herzegovina'), '"Bosnia, Herzegovina"');
   assert.is(csvField('the "Big" one'), '"the ""Big"" one"');

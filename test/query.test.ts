@@ -3,7 +3,8 @@ import * as assert from 'uvu/assert';
 import { DATASETS } from '../src/registry.ts';
 import { ColumnStore } from '../src/store/column-store.ts';
 import { buildAggregateTables } from '../src/store/aggregate-tables.ts';
-import { JsonRenderer } from '../src/render/json-renderer.ts';
+import { jsonSyntax } from '../src/render/json-syntax.ts';
+import { TextRenderer } from '../src/render/text-renderer.ts';
 import type { StoredDataset } from '../src/store/loader.ts';
 import { CursorCodec } from '../src/query/cursor.ts';
 import { fileConditions, pageQuery, whereClauses, type YearRange } from '../src/query/filters.ts';
@@ -11,7 +12,7 @@ import { fileConditions, pageQuery, whereClauses, type YearRange } from '../src/
 // The one place request values turn into SQL, as a table of input → (sql, params):
 // values only ever become bound parameters, never SQL text.
 
-const empty = ColumnStore.build(0, [], [], 1);
+const empty = await ColumnStore.build(0, [], [], 1);
 const ggrDef = DATASETS.find((d) => d.name === 'ggr')!;
 const ggr: StoredDataset = {
   def: ggrDef,
@@ -84,9 +85,9 @@ const expected = [
   '{"dimensions":{"year":2021,"region":"Europe","country":"Côte \\"d\\" Ivoire"},"values":{"ggr":1e21}}',
 ];
 for (const max of [1, 3, 4, 0x10000]) {
-  store(`renders the same rows whatever the fusion (at most ${max} combinations)`, () => {
-    const columns = ColumnStore.build(4, inputs(), metric(), max);
-    const json = new JsonRenderer(columns, 'financial');
+  store(`renders the same rows whatever the fusion (at most ${max} combinations)`, async () => {
+    const columns = await ColumnStore.build(4, inputs(), metric(), max);
+    const json = await TextRenderer.create(columns, jsonSyntax(columns, 'financial'));
     assert.is(json.render([0, 1, 2, 3], '{"data":[', ']}').toString(), `{"data":[${expected.join(',')}]}`);
     assert.is(json.render([3, 1], '[', ']').toString(), `[${expected[3]},${expected[1]}]`);
     assert.is(json.render([], '[', ']').toString(), '[]');
@@ -97,15 +98,15 @@ for (const max of [1, 3, 4, 0x10000]) {
     assert.ok(columns.segments.every((s) => s.combinations <= Math.max(max, 3)));
   });
 }
-store('fuses the pair with the fewest combinations first, within the limit', () => {
+store('fuses the pair with the fewest combinations first, within the limit', async () => {
   // year+region and region+country have 3 combinations each: a tie fuses the left pair.
-  assert.equal(ColumnStore.build(4, inputs(), metric(), 1).segments.map((s) => s.dimensions), [[0], [1], [2]]);
-  assert.equal(ColumnStore.build(4, inputs(), metric(), 3).segments.map((s) => s.dimensions), [[0, 1], [2]]);
-  assert.equal(ColumnStore.build(4, inputs(), metric(), 4).segments.map((s) => s.dimensions), [[0, 1, 2]]);
+  assert.equal((await ColumnStore.build(4, inputs(), metric(), 1)).segments.map((s) => s.dimensions), [[0], [1], [2]]);
+  assert.equal((await ColumnStore.build(4, inputs(), metric(), 3)).segments.map((s) => s.dimensions), [[0, 1], [2]]);
+  assert.equal((await ColumnStore.build(4, inputs(), metric(), 4)).segments.map((s) => s.dimensions), [[0, 1, 2]]);
 });
-store('reference rows are flat', () => {
-  const columns = ColumnStore.build(4, inputs().slice(1), [], 0x10000);
-  assert.is(new JsonRenderer(columns, 'reference').render([1], '', '').toString(), '{"region":"Asia","country":"Japan"}');
+store('reference rows are flat', async () => {
+  const columns = await ColumnStore.build(4, inputs().slice(1), [], 0x10000);
+  assert.is((await TextRenderer.create(columns, jsonSyntax(columns, 'reference'))).render([1], '', '').toString(), '{"region":"Asia","country":"Japan"}');
 });
 store.run();
 

@@ -7,9 +7,10 @@ import * as assert from 'uvu/assert';
 import { Database } from '../src/duckdb/database.ts';
 import { ArrowRenderer } from '../src/render/arrow-renderer.ts';
 import { ColumnStore } from '../src/store/column-store.ts';
-import { CsvRenderer } from '../src/render/csv-renderer.ts';
+import { csvHeader, csvSyntax } from '../src/render/csv-syntax.ts';
 import { formatDouble, MAX_DOUBLE_LENGTH, writeDouble } from '../src/render/json-number.ts';
-import { JsonRenderer } from '../src/render/json-renderer.ts';
+import { jsonSyntax } from '../src/render/json-syntax.ts';
+import { TextRenderer } from '../src/render/text-renderer.ts';
 import { loadRelease, type LoadedRelease } from '../src/releases/load-release.ts';
 import { DATASETS, INTEGER_DIMENSIONS } from '../src/registry.ts';
 import { latestRelease } from '../src/releases/on-disk.ts';
@@ -165,10 +166,10 @@ numbers('JSON, CSV and Arrow pages of the longest values: every byte, none cut s
   const rows = Math.floor(values.length / 4);
   const metrics = ['m0', 'm1', 'm2', 'm3'].map((name, m) => ({ name, values: Float64Array.from({ length: rows }, (_, r) => values[r * 4 + m]!) }));
   const dimension = { name: 'year', dictionary: { values: [2020], json: ['2020'] }, codes: new Uint8Array(rows) };
-  const store = ColumnStore.build(rows, [dimension], metrics, 1);
+  const store = await ColumnStore.build(rows, [dimension], metrics, 1);
   const text = (r: number, m: number) => duckdb[r * 4 + m]!;
-  const json = new JsonRenderer(store, 'financial');
-  const csv = new CsvRenderer(store);
+  const json = await TextRenderer.create(store, jsonSyntax(store, 'financial'));
+  const csv = await TextRenderer.create(store, csvSyntax(store));
   const arrow = new ArrowRenderer(store);
   // A page of 1000 rows of the longest values alone (slack from shorter rows cannot hide a short buffer), then every row.
   for (const page of [Array.from({ length: 1000 }, (_, r) => r), Array.from({ length: rows }, (_, r) => r)]) {
@@ -176,7 +177,7 @@ numbers('JSON, CSV and Arrow pages of the longest values: every byte, none cut s
     const expectedJson = `[${page.map((r) => `{"dimensions":{"year":2020},"values":{${metrics.map((m, k) => `"${m.name}":${text(r, k)}`).join(',')}}}`).join(',')}]`;
     assert.ok(body === expectedJson, `JSON page of ${page.length} rows equals DuckDB's texts`);
     assert.equal(JSON.parse(body).map((row: any) => Object.values(row.values)), page.map((r) => [0, 1, 2, 3].map((m) => values[r * 4 + m])));
-    const lines = csv.render(page, csv.header, '').toString();
+    const lines = csv.render(page, csvHeader(store), '').toString();
     assert.ok(lines === `year,m0,m1,m2,m3\r\n${page.map((r) => `2020,${[0, 1, 2, 3].map((m) => text(r, m)).join(',')}\r\n`).join('')}`, `CSV page of ${page.length} rows equals DuckDB's texts`);
     const table = tableFromIPC(arrow.render(page));
     page.forEach((r) => [0, 1, 2, 3].forEach((m) => assert.ok(Object.is(table.getChildAt(m + 1)!.get(r), values[r * 4 + m]), `Arrow row ${r} m${m}`)));

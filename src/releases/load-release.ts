@@ -39,7 +39,7 @@ export async function loadRelease(connection: DuckDBConnection, { dir, manifest 
     const datasets = new Map<string, ServedDataset>();
     for (const { def, file } of files) {
       const dataset = stored.get(def.name)!;
-      const rows = new RowRenderers(dataset.store, def.kind);
+      const rows = await RowRenderers.create(dataset.store, def.kind);
       for (const [rid, expected] of dataset.samples) {
         const rendered = rows.json.render([rid], '', '').toString();
         if (rendered !== expected) {

@@ -1,10 +1,11 @@
 import type { DatasetKind } from '../registry.ts';
 import type { ColumnStore } from '../store/column-store.ts';
 import { ArrowRenderer, END_OF_STREAM } from './arrow-renderer.ts';
-import { CsvRenderer } from './csv-renderer.ts';
+import { csvHeader, csvSyntax } from './csv-syntax.ts';
 import { envelopeAfter, envelopeBefore, type PageEnvelope } from './formats.ts';
-import { JsonRenderer } from './json-renderer.ts';
-import { NdjsonRenderer } from './ndjson-renderer.ts';
+import { jsonSyntax } from './json-syntax.ts';
+import { ndjsonSyntax } from './ndjson-syntax.ts';
+import { TextRenderer } from './text-renderer.ts';
 
 /** The formats a page of rows is served in (the Accept of /v1/financials and /v1/reference). */
 export type PageFormat = 'json' | 'csv' | 'arrow';
@@ -12,32 +13,30 @@ export type PageFormat = 'json' | 'csv' | 'arrow';
 export type StreamFormat = 'csv' | 'arrow' | 'ndjson';
 
 /**
- * A dataset's rows in every format, each rendered from the one ColumnStore. Built when
- * a release loads, since each keeps its pre-encoded fragments; NDJSON only when an
+ * A dataset's rows in every format, each rendered from the one ColumnStore. Made when
+ * a release loads, since each keeps its pre-encoded fragments; NDJSON's when an
  * export first asks for it.
  */
 export class RowRenderers {
-  readonly json: JsonRenderer;
-  readonly csv: CsvRenderer;
-  readonly arrow: ArrowRenderer;
-  private ndjsonRenderer: NdjsonRenderer | undefined;
+  private ndjsonRenderer: Promise<TextRenderer> | undefined;
+  private readonly csvHeader: string;
 
-  constructor(
-    private readonly store: ColumnStore,
-    kind: DatasetKind,
-  ) {
-    this.json = new JsonRenderer(store, kind);
-    this.csv = new CsvRenderer(store);
-    this.arrow = new ArrowRenderer(store);
+  static async create(store: ColumnStore, kind: DatasetKind): Promise<RowRenderers> {
+    return new RowRenderers(store, await TextRenderer.create(store, jsonSyntax(store, kind)), await TextRenderer.create(store, csvSyntax(store)), new ArrowRenderer(store));
   }
 
-  get ndjson(): NdjsonRenderer {
-    return (this.ndjsonRenderer ??= new NdjsonRenderer(this.store));
+  private constructor(
+    private readonly store: ColumnStore,
+    readonly json: TextRenderer,
+    readonly csv: TextRenderer,
+    readonly arrow: ArrowRenderer,
+  ) {
+    this.csvHeader = csvHeader(store);
   }
 
   /** One page: JSON in the envelope, CSV with its header row, or a whole Arrow stream. */
   page(format: PageFormat, rids: readonly number[], envelope: PageEnvelope): Buffer {
-    if (format === 'csv') return this.csv.render(rids, this.csv.header, '');
+    if (format === 'csv') return this.csv.render(rids, this.csvHeader, '');
     if (format === 'arrow') return this.arrow.render(rids);
     return this.json.render(rids, envelopeBefore(envelope), envelopeAfter(envelope));
   }
@@ -49,11 +48,12 @@ export class RowRenderers {
   async *stream(format: StreamFormat, batches: AsyncIterable<readonly number[]>): AsyncGenerator<Buffer> {
     const { arrow } = this;
     const prefix = arrow.streamStart.length;
-    if (format === 'csv') yield Buffer.from(this.csv.header);
+    const ndjson = format === 'ndjson' ? await (this.ndjsonRenderer ??= TextRenderer.create(this.store, ndjsonSyntax(this.store))) : undefined;
+    if (format === 'csv') yield Buffer.from(this.csvHeader);
     if (format === 'arrow') yield arrow.streamStart;
     for await (const rids of batches) {
       if (format === 'csv') yield this.csv.render(rids, '', '');
-      else if (format === 'ndjson') yield this.ndjson.render(rids, '', '');
+      else if (ndjson) yield ndjson.render(rids, '', '');
       else {
         const page = arrow.render(rids);
         yield page.subarray(prefix, page.length - END_OF_STREAM.length);

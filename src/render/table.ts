@@ -1,5 +1,5 @@
 import { Float64, Int32, Table, Utf8, tableToIPC, vectorFromArray, type DataType, type Vector } from 'apache-arrow';
-import { csvField } from './csv-renderer.ts';
+import { csvField } from './csv-syntax.ts';
 import { envelopeAfter, envelopeBefore, type PageEnvelope } from './formats.ts';
 import { formatDouble } from './json-number.ts';
 

@@ -1,7 +1,8 @@
 import type { ColumnStore, DimensionColumn } from '../store/column-store.ts';
+import { Turns } from '../store/slices.ts';
 import { MAX_DOUBLE_LENGTH, writeDouble } from './json-number.ts';
 
-/** Turns a page of rows into a response body; each text format implements it over the same ColumnStore. */
+/** Turns a page of rows into a response body; each text format is one over the same ColumnStore. */
 export interface PageRenderer {
   /** `before` + the rows (in the order given) + `after`, as one buffer. */
   render(rids: readonly number[], before: string, after: string): Buffer;
@@ -22,6 +23,31 @@ export interface TextSyntax {
   readonly separator: string;
 }
 
+/** Every segment combination's text: fragments[segment][combination]. */
+type Fragments = ReadonlyArray<readonly Buffer[]>;
+
+/**
+ * Encodes every combination's fragment once, taking turns with the event loop: a
+ * release's stores have tens of thousands of combinations (src/store/slices.ts).
+ */
+async function encodeFragments(store: ColumnStore, syntax: TextSyntax): Promise<Fragments> {
+  const turns = new Turns();
+  const fragments: Buffer[][] = [];
+  for (const [s, segment] of store.segments.entries()) {
+    const list: Buffer[] = [];
+    for (let combination = 0; combination < segment.combinations; combination++) {
+      if ((combination & 0xfff) === 0) await turns.turn();
+      const values = segment.dimensions.map((d) => {
+        const column = store.dimensions[d]!;
+        return [column, column.codeOfCombination[combination]!] as const;
+      });
+      list.push(Buffer.from(syntax.fragment(s, values)));
+    }
+    fragments.push(list);
+  }
+  return fragments;
+}
+
 /**
  * Rows of text from the column store. Every segment combination is one pre-encoded
  * fragment holding its values and the punctuation around them, so a row is a few
@@ -37,20 +63,13 @@ export class TextRenderer implements PageRenderer {
   private readonly separator: Buffer;
   private readonly maxRowBytes: number;
 
-  constructor(store: ColumnStore, syntax: TextSyntax) {
-    this.fragments = store.segments.map((segment, s) =>
-      Array.from({ length: segment.combinations }, (_, combination) =>
-        Buffer.from(
-          syntax.fragment(
-            s,
-            segment.dimensions.map((d) => {
-              const column = store.dimensions[d]!;
-              return [column, column.codeOfCombination[combination]!] as const;
-            }),
-          ),
-        ),
-      ),
-    );
+  /** A renderer of `store`'s rows in `syntax`, every fragment encoded first (taking turns with the event loop). */
+  static async create(store: ColumnStore, syntax: TextSyntax): Promise<TextRenderer> {
+    return new TextRenderer(store, syntax, await encodeFragments(store, syntax));
+  }
+
+  private constructor(store: ColumnStore, syntax: TextSyntax, fragments: Fragments) {
+    this.fragments = fragments;
     this.codes = store.segments.map((s) => s.codes);
     this.values = store.metrics.map((m) => m.values);
     this.metricGlue = syntax.metricGlue.map((glue) => Buffer.from(glue));

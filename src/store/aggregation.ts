@@ -1,5 +1,6 @@
 import { codeArray, type CodeArray, type ColumnStore } from './column-store.ts';
 import { ExactSums } from './exact-sum.ts';
+import { inSlices } from './slices.ts';
 
 // Grouped totals over a served dataset's columns: a count, an exact sum, a minimum and
 // a maximum per group and metric. The same scan builds the rollup tables at load time
@@ -94,15 +95,6 @@ interface ActiveSegment {
 // Group keys below this index a dense table; a Map beyond it.
 const DENSE_KEYS = 1 << 20;
 
-/** Rows scanned between yields to the event loop: a scan of millions of rows must not hold up every other request. */
-const SLICE = 1 << 17;
-
-async function inSlices(rows: number, scan: (start: number, end: number) => void): Promise<void> {
-  for (let start = 0; start < rows; start += SLICE) {
-    if (start > 0) await new Promise<void>((resolve) => setImmediate(resolve));
-    scan(start, Math.min(rows, start + SLICE));
-  }
-}
 
 /** Groups `source`'s rows that pass `grouping.allowed` by `grouping.groupBy`, in first-seen order. */
 export async function group(source: AggregateSource, grouping: Grouping): Promise<Groups> {
@@ -184,8 +176,8 @@ export async function group(source: AggregateSource, grouping: Grouping): Promis
   }
 
   const codes = new Int32Array(count * width);
-  keys.forEach((key, g) => {
-    for (let i = 0; i < width; i++) codes[g * width + i] = Math.floor(key / radix[i]!) % sizes[groupBy[i]!]!;
+  await inSlices(count, (start, end) => {
+    for (let g = start; g < end; g++) for (let i = 0; i < width; i++) codes[g * width + i] = Math.floor(keys[g]! / radix[i]!) % sizes[groupBy[i]!]!;
   });
   return { count, groupBy, codes, rows, sums, min, max, needs: metrics };
 }
@@ -302,20 +294,28 @@ export async function buildRollup(
   const needs = source.metrics.map((_, index): MetricNeeds => ({ index, sum: true, min: true, max: true }));
   const groups = await group(source, { groupBy: keep, sizes, allowed, metrics: needs });
   const width = keep.length;
-  const segments = keep.map((d, i): SourceSegment => {
+  const segments: SourceSegment[] = [];
+  for (const [i, d] of keep.entries()) {
     const codes = codeArray(sizes[d]!, groups.count);
-    for (let g = 0; g < groups.count; g++) codes[g] = groups.codes[g * width + i]!;
+    await inSlices(groups.count, (start, end) => {
+      for (let g = start; g < end; g++) codes[g] = groups.codes[g * width + i]!;
+    });
     const identity = codeArray(sizes[d]!, sizes[d]!);
     for (let c = 0; c < sizes[d]!; c++) identity[c] = c;
-    return { dimensions: [d], codes, codeOfCombination: [identity] };
-  });
-  const metrics = needs.map((_, m): MetricTotals => {
+    segments.push({ dimensions: [d], codes, codeOfCombination: [identity] });
+  }
+  const metrics: MetricTotals[] = [];
+  for (const m of needs.keys()) {
     const sums = groups.sums[m]!;
     const offsets = new Uint32Array(groups.count + 1);
-    for (let g = 0; g < groups.count; g++) offsets[g + 1] = offsets[g]! + sums.partialsOf(g).length;
+    await inSlices(groups.count, (start, end) => {
+      for (let g = start; g < end; g++) offsets[g + 1] = offsets[g]! + sums.partialsOf(g).length;
+    });
     const partials = new Float64Array(offsets[groups.count]!);
-    for (let g = 0; g < groups.count; g++) partials.set(sums.partialsOf(g), offsets[g]!);
-    return { offsets, partials, min: groups.min[m]!, max: groups.max[m]! };
-  });
+    await inSlices(groups.count, (start, end) => {
+      for (let g = start; g < end; g++) partials.set(sums.partialsOf(g), offsets[g]!);
+    });
+    metrics.push({ offsets, partials, min: groups.min[m]!, max: groups.max[m]! });
+  }
   return { rows: groups.count, kept: new Set(keep), fixed, segments, counts: Uint32Array.from(groups.rows), metrics };
 }

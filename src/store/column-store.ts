@@ -8,6 +8,8 @@
 // dimension's own code. A JSON page then copies one fragment per combination
 // instead of one per dimension, and the fused codes take fewer bytes than separate ones.
 
+import { inSlices, SLICE, Turns } from './slices.ts';
+
 export type CodeArray = Uint8Array | Uint16Array | Uint32Array;
 
 /** The smallest unsigned array that holds codes 0..count-1. */
@@ -65,9 +67,10 @@ export class ColumnStore {
   /**
    * Fuses adjacent dimensions, the pair with the fewest combinations first, while
    * a fused segment has at most `maxCombinations` (1 keeps every dimension apart).
+   * Every pass over the rows takes turns with the event loop (src/store/slices.ts).
    */
-  static build(rowCount: number, dimensions: readonly DimensionInput[], metrics: readonly MetricColumn[], maxCombinations: number): ColumnStore {
-    const parts = fuse(
+  static async build(rowCount: number, dimensions: readonly DimensionInput[], metrics: readonly MetricColumn[], maxCombinations: number): Promise<ColumnStore> {
+    const parts = await fuse(
       dimensions.map((d, i): Part => ({ first: i, codes: d.codes, combinations: d.dictionary.values.length, members: [identity(d.dictionary.values.length)] })),
       rowCount,
       maxCombinations,
@@ -112,23 +115,25 @@ interface Part {
 // the process's resident memory after a load.
 const DENSE_KEYS = 1 << 20;
 
-function fuse(parts: Part[], rows: number, max: number): Part[] {
+async function fuse(parts: Part[], rows: number, max: number): Promise<Part[]> {
   const dense = new Int32Array(DENSE_KEYS);
-  const combine = (a: Part, b: Part, build: boolean) => combinePair(a, b, rows, max, build, dense);
+  const turns = new Turns();
+  const combine = (a: Part, b: Part, build: boolean) => combinePair(a, b, rows, max, build, dense, turns);
   // Combination counts of adjacent pairs, cached by the pair's left part (a merge replaces both parts).
   const counts = new Map<Part, number>();
-  const countPair = (i: number) => {
-    let count = counts.get(parts[i]!);
-    if (count === undefined) counts.set(parts[i]!, (count = combine(parts[i]!, parts[i + 1]!, false)?.combinations ?? Infinity));
-    return count;
-  };
   for (;;) {
+    for (let i = 0; i + 1 < parts.length; i++) {
+      if (!counts.has(parts[i]!)) counts.set(parts[i]!, (await combine(parts[i]!, parts[i + 1]!, false))?.combinations ?? Infinity);
+    }
     let best = -1;
-    for (let i = 0; i + 1 < parts.length; i++) if (countPair(i) <= max && (best < 0 || countPair(i) < countPair(best))) best = i;
+    for (let i = 0; i + 1 < parts.length; i++) {
+      const count = counts.get(parts[i]!)!;
+      if (count <= max && (best < 0 || count < counts.get(parts[best]!)!)) best = i;
+    }
     if (best < 0) return parts;
     counts.delete(parts[best]!);
     if (best > 0) counts.delete(parts[best - 1]!);
-    parts.splice(best, 2, combine(parts[best]!, parts[best + 1]!, true)!);
+    parts.splice(best, 2, (await combine(parts[best]!, parts[best + 1]!, true))!);
   }
 }
 
@@ -136,7 +141,7 @@ function fuse(parts: Part[], rows: number, max: number): Part[] {
  * `a` and `b` as one part, or null when they have more than `max` combinations.
  * Without `build` only the count is wanted: the result has no codes of its own.
  */
-function combinePair(a: Part, b: Part, rows: number, max: number, build: boolean, table: Int32Array): Part | null {
+async function combinePair(a: Part, b: Part, rows: number, max: number, build: boolean, table: Int32Array, turns: Turns): Promise<Part | null> {
   const keys = a.combinations * b.combinations;
   const dense = keys <= table.length ? table.fill(-1, 0, keys) : null;
   const sparse = dense ? null : new Map<number, number>();
@@ -144,25 +149,29 @@ function combinePair(a: Part, b: Part, rows: number, max: number, build: boolean
   const codes = build ? codeArray(max, rows) : null;
   const left: number[] = [];
   const right: number[] = [];
-  for (let rid = 0; rid < rows; rid++) {
-    const x = a.codes[rid]!;
-    const y = b.codes[rid]!;
-    const key = x * b.combinations + y;
-    let id = dense ? dense[key]! : (sparse!.get(key) ?? -1);
-    if (id < 0) {
-      id = left.length;
-      if (id >= max) return null;
-      if (dense) dense[key] = id;
-      else sparse!.set(key, id);
-      left.push(x);
-      right.push(y);
+  for (let start = 0; start < rows; start += SLICE) {
+    await turns.turn();
+    const end = Math.min(rows, start + SLICE);
+    for (let rid = start; rid < end; rid++) {
+      const x = a.codes[rid]!;
+      const y = b.codes[rid]!;
+      const key = x * b.combinations + y;
+      let id = dense ? dense[key]! : (sparse!.get(key) ?? -1);
+      if (id < 0) {
+        id = left.length;
+        if (id >= max) return null;
+        if (dense) dense[key] = id;
+        else sparse!.set(key, id);
+        left.push(x);
+        right.push(y);
+      }
+      if (codes) codes[rid] = id;
     }
-    if (codes) codes[rid] = id;
   }
   const combinations = left.length;
   if (!codes) return { first: a.first, codes: a.codes, combinations, members: [] };
   const narrow = codeArray(combinations, 1).constructor === codes.constructor ? codes : codeArray(combinations, rows);
-  if (narrow !== codes) narrow.set(codes);
+  if (narrow !== codes) await inSlices(rows, (start, end) => narrow.set(codes.subarray(start, end), start), turns);
   const through = (member: CodeArray, picks: number[]) => {
     let count = 0;
     for (const code of member) count = Math.max(count, code + 1);

@@ -224,7 +224,7 @@ async function readColumns(
     );
   }
   const inputs: DimensionInput[] = dims.map((name, d) => ({ name, dictionary: dictionaries.get(name)!, codes: codes[d]! }));
-  return { store: ColumnStore.build(rows, inputs, metrics, maxCombinations), samples };
+  return { store: await ColumnStore.build(rows, inputs, metrics, maxCombinations), samples };
 }
 
 /** The row exactly as the API has always returned it; financial rows split dimensions from values. */
