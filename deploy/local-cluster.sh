@@ -52,8 +52,10 @@ redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly yes --
   --dir "$WORK" --logfile "$WORK/redis.log" &
 pids+=($!)
 
-# What npm start runs first: the default ./datasets, when empty, gets the synthetic
-# sample; a DATA_DIR you chose must already hold a release (npm run etl -- load).
+# What npm start runs first: the compiled server (npm run build), and the default
+# ./datasets, when empty, gets the synthetic sample; a DATA_DIR you chose must already
+# hold a release (npm run etl -- load).
+npm run --silent build
 DATA_DIR="$DATA_DIR" node --import tsx etl/first-run.ts
 
 names=(a b)
@@ -62,7 +64,7 @@ for i in 0 1; do
   PORT=${REPLICA_PORTS[i]} ADMIN_PORT=${ADMIN_PORTS[i]} HOST=127.0.0.1 \
     REDIS_URL="redis://127.0.0.1:$REDIS_PORT" TRUST_PROXY=true \
     DATA_DIR="$DATA_DIR" STATE_DIR="$STATE_DIR" \
-    node --import tsx src/main.ts >"$log" 2>&1 &
+    node dist/main.js >"$log" 2>&1 &
   pids+=($!)
   # One at a time, so the two loads do not compete for the 2 cores.
   wait_healthy "http://127.0.0.1:${REPLICA_PORTS[i]}" 120 "$log"

@@ -111,7 +111,37 @@ export class Metrics {
   }
 
   /** Gauges read at scrape time from what the service holds. */
-  observe(sources: { cache: ResponseCache; releases: { readonly loadedCount: number; current(): { readonly id: string } | undefined }; clock: Clock }): void {
+  observe(sources: {
+    cache: ResponseCache;
+    releases: {
+      readonly loadedCount: number;
+      current(): { readonly id: string } | undefined;
+      memory(): ReadonlyArray<{ release: string; parts: Readonly<Record<string, number>> }>;
+    };
+    /** DuckDB's own accounting of its memory, by tag (its duckdb_memory() table). */
+    duckdbMemory: () => Promise<ReadonlyArray<{ tag: string; bytes: number }>>;
+    clock: Clock;
+  }): void {
+    new Gauge({
+      name: 'dqs_release_memory_bytes',
+      help: 'Bytes each loaded release holds in memory, by part: columns (the column store), rollups (pre-aggregated tables), renderers (pre-encoded row fragments)',
+      labelNames: ['release', 'part'] as const,
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const { release, parts } of sources.releases.memory()) for (const [part, bytes] of Object.entries(parts)) this.set({ release, part }, bytes);
+      },
+    });
+    new Gauge({
+      name: 'dqs_duckdb_memory_bytes',
+      help: "Memory DuckDB's buffer manager accounts for, by tag (its duckdb_memory() table: tables, hash tables, sorts…)",
+      labelNames: ['tag'] as const,
+      registers: [this.registry],
+      async collect() {
+        this.reset();
+        for (const { tag, bytes } of await sources.duckdbMemory()) if (bytes > 0) this.set({ tag }, bytes);
+      },
+    });
     new Gauge({
       name: 'dqs_response_cache_bytes',
       help: 'Bytes held by the response cache (bodies and keys)',

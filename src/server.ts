@@ -112,7 +112,7 @@ export async function startService(config: Config, log: Logger, options: StartOp
     aggregates.forgetUnless((id) => releases.isPublished(id));
     revisions.forgetUnless((id) => releases.isPublished(id));
   });
-  metrics.observe({ cache, releases, clock });
+  metrics.observe({ cache, releases, duckdbMemory: () => db.memory(), clock });
   const services: Services = { db, releases, cursors, aggregates, aggregateMaxGroups: config.AGGREGATE_MAX_GROUPS, revisions, cache, keys, limits, invites, clock, log, metrics };
 
   const timeouts = { headersMs: config.HTTP_HEADERS_TIMEOUT_MS, requestMs: config.HTTP_REQUEST_TIMEOUT_MS, keepAliveMs: config.HTTP_KEEP_ALIVE_TIMEOUT_MS };

@@ -18,7 +18,6 @@ const ggr: StoredDataset = {
   def: ggrDef,
   table: '"r2026_11"."ggr"',
   store: empty,
-  samples: [],
   codes: new Map([
     ['country', new Map([['France', 0], ['Spain', 1], ["Cote d'Ivoire", 2]])],
     ['channel', new Map([['Land', 0], ['Online', 1]])],

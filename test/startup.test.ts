@@ -4,6 +4,7 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { SERVER_MAIN } from './helpers/processes.ts';
 import { send, tempDir } from './helpers/service.ts';
 
 // `npm start` as a new user meets it: the default DATA_DIR empty, the sample release
@@ -39,14 +40,15 @@ startup('a fresh clone (default DATA_DIR, empty) gets the synthetic sample, serv
   const clone = await tempDir();
   const dataDir = path.join(clone, 'datasets');
   const scripts = JSON.parse(await fs.readFile(path.join(ROOT, 'package.json'), 'utf8')).scripts;
-  assert.is(scripts.prestart, 'tsx etl/first-run.ts', 'this test runs what npm start runs first');
+  assert.is(scripts.prestart, 'npm run --silent build && tsx etl/first-run.ts', 'this test runs what npm start runs first');
+  assert.is(scripts.start, 'exec node dist/main.js', 'and then the compiled server, without tsx');
   const prestart = spawn('node', ['--import', TSX, path.join(ROOT, 'etl/first-run.ts')], {
     cwd: clone,
     env: unconfigured(),
     stdio: ['ignore', 'inherit', 'inherit'],
   });
   assert.is(await new Promise((resolve) => prestart.once('exit', resolve)), 0);
-  const child = spawn('node', ['--import', TSX, path.join(ROOT, 'src/main.ts')], {
+  const child = spawn('node', [SERVER_MAIN], {
     cwd: clone,
     env: { ...unconfigured(), PORT: '0', ADMIN_PORT: '0' },
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -86,7 +88,7 @@ startup('a configured DATA_DIR holding no release stops the start, saying how to
   try {
     const prestart = spawn('node', ['--import', 'tsx', 'etl/first-run.ts'], { cwd: ROOT, env: { ...process.env, DATA_DIR: dataDir }, stdio: 'inherit' });
     assert.is(await new Promise((resolve) => prestart.once('exit', resolve)), 0);
-    const child = spawn('node', ['--import', 'tsx', 'src/main.ts'], {
+    const child = spawn('node', [SERVER_MAIN], {
       cwd: ROOT,
       env: { ...process.env, DATA_DIR: dataDir, STATE_DIR: stateDir, PORT: '0', ADMIN_PORT: '0' },
       stdio: ['ignore', 'pipe', 'inherit'],
@@ -103,7 +105,7 @@ startup('a configured DATA_DIR holding no release stops the start, saying how to
 });
 
 startup('invalid configuration stops the start with a message naming the setting', async () => {
-  const child = spawn('node', ['--import', 'tsx', 'src/main.ts'], {
+  const child = spawn('node', [SERVER_MAIN], {
     cwd: ROOT,
     env: { ...process.env, PORT: 'eighty' },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import { DATASETS } from '../registry.ts';
 import { RowRenderers } from '../render/rows.ts';
 import { DatasetError } from '../store/dataset-error.ts';
+import { rollupBytes } from '../store/aggregate-tables.ts';
 import { dropTables, loadTables, type StoredDataset } from '../store/loader.ts';
 import type { Manifest } from './manifest.ts';
 import type { ReleaseOnDisk } from './on-disk.ts';
@@ -38,9 +39,9 @@ export async function loadRelease(connection: DuckDBConnection, { dir, manifest 
   try {
     const datasets = new Map<string, ServedDataset>();
     for (const { def, file } of files) {
-      const dataset = stored.get(def.name)!;
+      const { dataset, samples } = stored.get(def.name)!;
       const rows = await RowRenderers.create(dataset.store, def.kind);
-      for (const [rid, expected] of dataset.samples) {
+      for (const [rid, expected] of samples) {
         const rendered = rows.json.render([rid], '', '').toString();
         if (rendered !== expected) {
           throw new DatasetError(`${file}: row ${rid} renders as ${rendered} but DuckDB's to_json gives ${expected}; the serving store has a bug, so keep serving the previous release and report this file`);
@@ -57,3 +58,14 @@ export async function loadRelease(connection: DuckDBConnection, { dir, manifest 
 
 /** Drops a release's tables; the caller makes sure no request can still read them. */
 export const dropRelease = (connection: DuckDBConnection, id: string) => dropTables(connection, id);
+
+/** What a loaded release holds in memory, in bytes, by part (the /metrics gauge dqs_release_memory_bytes). */
+export function releaseMemory(release: LoadedRelease): { columns: number; rollups: number; renderers: number } {
+  const parts = { columns: 0, rollups: 0, renderers: 0 };
+  for (const dataset of release.datasets.values()) {
+    parts.columns += dataset.store.bytes;
+    parts.rollups += rollupBytes(dataset.aggregates);
+    parts.renderers += dataset.rows.bytes;
+  }
+  return parts;
+}

@@ -4,7 +4,7 @@ import type { Database } from '../duckdb/database.ts';
 import { InvalidCursorError, NotReadyError, ReleaseLoadingError, ReleaseUnavailableError, UnknownReleaseError } from '../errors.ts';
 import type { Clock } from '../limits/limiter.ts';
 import type { Metrics } from '../metrics.ts';
-import type { LoadedRelease } from './load-release.ts';
+import { releaseMemory, type LoadedRelease } from './load-release.ts';
 import { LoadQueue } from './load-queue.ts';
 import type { Manifest } from './manifest.ts';
 import { PublishedReleases } from './published.ts';
@@ -105,6 +105,12 @@ export class Releases {
   /** Releases loaded, the current one included. */
   get loadedCount(): number {
     return this.resident.size;
+  }
+
+  /** Each loaded release's memory by part (columns, rollups, renderers), the current one first. */
+  memory(): Array<{ release: string; parts: ReturnType<typeof releaseMemory> }> {
+    const loaded = [this.resident.get(), ...this.retained().map((id) => this.resident.find(id))];
+    return loaded.flatMap((release) => (release ? [{ release: release.id, parts: releaseMemory(release) }] : []));
   }
 
   /**

@@ -34,6 +34,11 @@ export class RowRenderers {
     this.csvHeader = csvHeader(store);
   }
 
+  /** Bytes of the pre-encoded fragments the text renderers keep. */
+  get bytes(): number {
+    return this.json.fragmentBytes + this.csv.fragmentBytes;
+  }
+
   /** One page: JSON in the envelope, CSV with its header row, or a whole Arrow stream. */
   page(format: PageFormat, rids: readonly number[], envelope: PageEnvelope): Buffer {
     if (format === 'csv') return this.csv.render(rids, this.csvHeader, '');

@@ -52,3 +52,16 @@ export function chooseSource(
   const source = sources.filter(answers).reduce((a, b) => (b.rows < a.rows ? b : a));
   return { source, allowed: new Map([...allowed].filter(([d]) => !source.fixed.has(d))) };
 }
+
+/** Bytes of the rollup tables (every source but the served rows themselves). */
+export function rollupBytes(tables: AggregateTables): number {
+  let bytes = 0;
+  for (const source of tables.sources.slice(1)) {
+    for (const segment of source.segments) bytes += segment.codes.byteLength + segment.codeOfCombination.reduce((sum, a) => sum + a.byteLength, 0);
+    bytes += source.counts?.byteLength ?? 0;
+    for (const totals of source.metrics) {
+      bytes += 'values' in totals ? totals.values.byteLength : totals.offsets.byteLength + totals.partials.byteLength + totals.min.byteLength + totals.max.byteLength;
+    }
+  }
+  return bytes;
+}

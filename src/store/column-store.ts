@@ -92,6 +92,12 @@ export class ColumnStore {
   get bytesPerRow(): number {
     return [...this.segments.map((s) => s.codes), ...this.metrics.map((m) => m.values)].reduce((sum, a) => sum + a.BYTES_PER_ELEMENT, 0);
   }
+
+  /** Bytes of the columns (codes, each combination's codes, metrics), what the store holds beside its dictionaries. */
+  get bytes(): number {
+    const arrays = [...this.segments.map((s) => s.codes), ...this.dimensions.map((d) => d.codeOfCombination), ...this.metrics.map((m) => m.values)];
+    return arrays.reduce((sum, a) => sum + a.byteLength, 0);
+  }
 }
 
 const pick = ({ name, dictionary }: DimensionInput) => ({ name, dictionary });

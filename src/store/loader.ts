@@ -23,7 +23,11 @@ export interface StoredDataset {
   readonly codes: ReadonlyMap<string, ReadonlyMap<string, number>>;
   /** The rows and their rollups as aggregates read them. */
   readonly aggregates: AggregateTables;
-  /** A sample of rows as DuckDB's to_json writes them, for the caller to check what it renders from `store` against. */
+}
+
+/** A dataset just loaded, and a sample of its rows as DuckDB's to_json writes them, for the caller to check what it renders from the store against. */
+export interface LoadedDataset {
+  readonly dataset: StoredDataset;
   readonly samples: ReadonlyArray<readonly [rid: number, json: string]>;
 }
 
@@ -53,20 +57,20 @@ const releaseSchema = (id: string) => `${SERVING_CATALOG}.${quoteIdent(`r${id.re
  * connection's settings are left alone: DuckDB's are instance-wide, and serving
  * connections share them.
  */
-export async function loadTables(connection: DuckDBConnection, id: string, files: readonly DatasetFile[], log: Logger): Promise<ReadonlyMap<string, StoredDataset>> {
+export async function loadTables(connection: DuckDBConnection, id: string, files: readonly DatasetFile[], log: Logger): Promise<ReadonlyMap<string, LoadedDataset>> {
   const schema = releaseSchema(id);
   await connection.run(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
   await connection.run(`CREATE SCHEMA ${schema}`);
   try {
-    const datasets = new Map<string, StoredDataset>();
+    const datasets = new Map<string, LoadedDataset>();
     for (const { def, file, rows } of files) {
       const started = performance.now();
-      const stored = await loadDataset(connection, schema, def, file, rows);
-      datasets.set(def.name, stored);
+      const loaded = await loadDataset(connection, schema, def, file, rows);
+      datasets.set(def.name, loaded);
       // Each dataset's tables compressed before the next one is written, so the
       // uncompressed copies never add up.
       await compress(connection, log);
-      const { store } = stored;
+      const { store } = loaded.dataset;
       log.info(
         { dataset: def.name, rows: store.rowCount, segments: store.segments.map((s) => s.combinations), bytesPerRow: store.bytesPerRow, ms: Math.round(performance.now() - started) },
         'dataset loaded',
@@ -98,7 +102,7 @@ async function loadDataset(
   def: DatasetDef,
   file: string,
   expectedRows: number,
-): Promise<StoredDataset> {
+): Promise<LoadedDataset> {
   const source = `read_parquet(${quoteLiteral(file)})`;
   refuseProblems(columnProblems(def, await describeParquet(connection, file), file));
   const { rows, problems } = await valueProblems(connection, def, file);
@@ -158,7 +162,7 @@ async function loadDataset(
     dim,
     new Map(dictionaries.get(dim)!.values.map((value, code) => [String(value), INTEGER_DIMENSIONS.has(dim) ? Number(value) : code])),
   ]));
-  return { def, table, store, codes, aggregates: await buildAggregateTables(def, store), samples };
+  return { dataset: { def, table, store, codes, aggregates: await buildAggregateTables(def, store) }, samples };
 }
 
 /**

@@ -17,3 +17,9 @@ export async function descendants(pid: number): Promise<number[]> {
   const direct = (await fs.readFile(`/proc/${pid}/task/${pid}/children`, 'utf8').catch(() => '')).split(' ').filter(Boolean).map(Number);
   return [...direct, ...(await Promise.all(direct.map(descendants))).flat()];
 }
+
+/**
+ * The server as `npm start` runs it: the compiled JavaScript that `npm run build`
+ * (run by `npm ci` and by `npm test` before the suites) writes to dist/, without tsx.
+ */
+export const SERVER_MAIN = new URL('../../dist/main.js', import.meta.url).pathname;
