@@ -4,9 +4,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { compareResults, formatComparison } from '../bench/compare.ts';
-import { figure } from '../bench/measure.ts';
-import { SCHEMA, type Result } from '../bench/result.ts';
+import { compareResults, formatComparison } from '../bench/runner/compare.ts';
+import { figure } from '../bench/runner/measure.ts';
+import { SCHEMA, type Result } from '../bench/runner/result.ts';
 
 // `npm run bench -- --compare A.json B.json` on two small hand-made results: no load
 // is run; the figures are what a run would have written.
@@ -98,7 +98,7 @@ test('npm run bench -- --compare prints the regression and exits 1; equal runs e
     };
     const a = write('a.json', result([fig('uncached-page', 16, 13, 1000), fig('catalog', 1, 0.2, 4000)]));
     const b = write('b.json', result([fig('uncached-page', 16, 13, 600), fig('catalog', 1, 0.2, 4000)]));
-    const run = (x: string, y: string) => spawnSync(process.execPath, ['--import', 'tsx', 'bench/run.ts', '--compare', x, y], { cwd: ROOT, encoding: 'utf8' });
+    const run = (x: string, y: string) => spawnSync(process.execPath, ['--import', 'tsx', 'bench/runner/run.ts', '--compare', x, y], { cwd: ROOT, encoding: 'utf8' });
     const worse = run(a, b);
     assert.is(worse.status, 1, worse.stderr);
     const row = worse.stdout.split('\n').find((l) => l.includes('[uncached-page@16]'));

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { SCHEMA } from '../bench/result.ts';
+import { SCHEMA } from '../bench/runner/result.ts';
 
 // docs/performance.md's list of result-file fields against the result files committed
 // under bench/results/ (written by real runs): every field a run writes is

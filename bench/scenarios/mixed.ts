@@ -1,11 +1,11 @@
 import path from 'node:path';
-import { mulberry32 } from '../etl/generate.ts';
-import { Database } from '../src/duckdb/database.ts';
-import { quoteIdent, quoteLiteral } from '../src/duckdb/sql-text.ts';
-import { DATASETS } from '../src/registry.ts';
-import type { ReleaseOnDisk } from '../src/releases/on-disk.ts';
-import type { Captured } from './bare.ts';
-import type { Scenario } from './scenarios.ts';
+import { mulberry32 } from '../../etl/generate.ts';
+import { Database } from '../../src/duckdb/database.ts';
+import { quoteIdent, quoteLiteral } from '../../src/duckdb/sql-text.ts';
+import { DATASETS } from '../../src/registry.ts';
+import type { ReleaseOnDisk } from '../../src/releases/on-disk.ts';
+import type { Captured } from '../ceilings/bare.ts';
+import type { Scenario } from './suite.ts';
 
 // The mixed workload: a list of requests drawn from a seeded distribution, the same
 // list on every run with the same seed and release. Each draw is one of

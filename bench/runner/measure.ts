@@ -7,7 +7,7 @@ import { wrk } from './wrk.ts';
 // machine falls on every side and on every scenario alike, and figures compared with
 // each other (late vs first page, Arrow vs JSON) come from the same stretch of time.
 // The first half of the rounds and the second are the two samples whose spread is a
-// figure's noise. Load comes from wrk (bench/wrk.ts); undici sends the warm-up, which
+// figure's noise. Load comes from wrk (bench/runner/wrk.ts); undici sends the warm-up, which
 // checks every answer byte for byte, and checks them all again after the rounds. A
 // local side (DuckDB alone) runs in this process in its turn, one worker per
 // connection; its answers were checked when it was opened.

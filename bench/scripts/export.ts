@@ -5,13 +5,13 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { request } from 'undici';
-import { loadDrop } from '../etl/load.ts';
-import { quoteLiteral } from '../src/duckdb/sql-text.ts';
-import { DATASETS } from '../src/registry.ts';
-import { currentRelease, latestRelease } from '../src/releases/on-disk.ts';
-import { processMemory, startServer, type BenchServer } from './server.ts';
+import { loadDrop } from '../../etl/load.ts';
+import { quoteLiteral } from '../../src/duckdb/sql-text.ts';
+import { DATASETS } from '../../src/registry.ts';
+import { currentRelease, latestRelease } from '../../src/releases/on-disk.ts';
+import { processMemory, startServer, type BenchServer } from '../runner/server.ts';
 
-// `npx tsx bench/export.ts DATA_DIR_1X [DATA_DIR_16X]`: issue 17's figures. The 1x release is
+// `npx tsx bench/scripts/export.ts DATA_DIR_1X [DATA_DIR_16X]`: issue 17's figures. The 1x release is
 // published with `etl load` into a scratch DATA_DIR (so its ggr file is the normalized
 // one the whole-file export sends). Then, each answer checked before it is timed:
 // - the whole ggr file, against bare node:http streaming the same file (MB/s);
@@ -57,7 +57,7 @@ async function exportMemory(server: BenchServer, label: string): Promise<void> {
 
 const [dir, bigDir] = process.argv.slice(2);
 if (!dir) {
-  line('usage: npx tsx bench/export.ts DATA_DIR_1X [DATA_DIR_16X]');
+  line('usage: npx tsx bench/scripts/export.ts DATA_DIR_1X [DATA_DIR_16X]');
   process.exit(2);
 }
 const source = (await currentRelease(path.resolve(dir))) ?? (await latestRelease(path.resolve(dir)));
@@ -70,7 +70,7 @@ const file = path.join(dataDir, source.manifest.release, 'ggr.parquet');
 const size = fs.statSync(file).size;
 
 const server = await startServer({ DATA_DIR: dataDir, STATE_DIR: path.join(work, 'state'), EXPORT_LIMIT_PER_DAY: '1000' }, path.join(work, 'server.log'));
-const bare = spawn(process.execPath, ['--import', 'tsx', path.join(import.meta.dirname, 'bare-file-server.ts'), file], { stdio: ['ignore', 'pipe', 'inherit'] });
+const bare = spawn(process.execPath, ['--import', 'tsx', path.join(import.meta.dirname, '..', 'ceilings', 'bare-file-server.ts'), file], { stdio: ['ignore', 'pipe', 'inherit'] });
 try {
   const bareUrl = (JSON.parse(await new Promise<string>((resolve) => createInterface({ input: bare.stdout! }).once('line', resolve))) as { url: string }).url;
   const ours = await rate(`${server.url}/v1/export?metric=ggr`, server.headers, size);

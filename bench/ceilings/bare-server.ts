@@ -6,7 +6,7 @@ import { readAnswers } from './replayed-answers.ts';
 // fixed answers (each the exact status, headers and body the service gave a
 // scenario's request, captured by the bench) with no routing, framework, key check or
 // cache lookup. GET /<n> sends answer n.
-// Usage: bare-server.ts MANIFEST.json (written by bench/bare.ts); prints {"url"} when listening.
+// Usage: bare-server.ts MANIFEST.json (written by bench/ceilings/bare.ts); prints {"url"} when listening.
 
 const answers = readAnswers(process.argv[2]!).map((a) => ({ ...a, headers: { ...a.headers, 'content-length': a.body.length } }));
 

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { load, spread, summarizeRuns, type Run, type Stats } from './load.ts';
-import { capture, PAGE, withKey } from './scenarios.ts';
+import { capture, PAGE, withKey } from '../scenarios/suite.ts';
 import { processMemory, startServer, type BenchServer } from './server.ts';
 
 // How cost grows with data: one server per release scale (cache off), loaded one after

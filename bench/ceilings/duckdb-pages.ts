@@ -1,17 +1,17 @@
 import pino from 'pino';
-import { Database } from '../src/duckdb/database.ts';
-import type { PageFormat } from '../src/render/rows.ts';
-import { whereClauses, type Filters } from '../src/query/filters.ts';
-import { readPage } from '../src/query/page.ts';
-import type { ReleaseOnDisk } from '../src/releases/on-disk.ts';
-import { loadRelease, type ServedDataset } from '../src/releases/load-release.ts';
-import { summarize, type Run, type Stats } from './load.ts';
-import type { LocalSide } from './measure.ts';
+import { Database } from '../../src/duckdb/database.ts';
+import type { PageFormat } from '../../src/render/rows.ts';
+import { whereClauses, type Filters } from '../../src/query/filters.ts';
+import { readPage } from '../../src/query/page.ts';
+import type { ReleaseOnDisk } from '../../src/releases/on-disk.ts';
+import { loadRelease, type ServedDataset } from '../../src/releases/load-release.ts';
+import { summarize, type Run, type Stats } from '../runner/load.ts';
+import type { LocalSide } from '../runner/measure.ts';
 
 // The query ceiling: what a page costs with no HTTP at all, in this process, on the
 // server's own code and pool settings (4 DuckDB connections, 1 thread): the keyset
 // query plus rendering the body in the scenario's format. It is timed as a side of
-// the service's own rounds (bench/measure.ts), one worker per connection, so that it
+// the service's own rounds (bench/runner/measure.ts), one worker per connection, so that it
 // and the service meet the same stretch of this shared machine: timed once before
 // the server started, it read 2,050 to 2,900 pages/s within one day.
 

@@ -1,15 +1,15 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { latestRelease } from '../src/releases/on-disk.ts';
-import { sweep } from './sweep.ts';
+import { latestRelease } from '../../src/releases/on-disk.ts';
+import { sweep } from '../runner/sweep.ts';
 
-// `npx tsx bench/scale.ts DATA_DIR [DATA_DIR …]`: the suite's scale sweep (bench/sweep.ts)
+// `npx tsx bench/scripts/scale.ts DATA_DIR [DATA_DIR …]`: the suite's scale sweep (bench/runner/sweep.ts)
 // on releases of your choice; the first is the reference for the ratios.
 // `npm run bench` runs it on its own 1x, 4x and 16x releases.
 
-const ROOT = path.resolve(import.meta.dirname, '..');
+const ROOT = path.resolve(import.meta.dirname, '..', '..');
 const dataDirs = process.argv.slice(2).map((dir) => path.resolve(dir));
-if (dataDirs.length === 0) throw new Error('usage: npx tsx bench/scale.ts DATA_DIR [DATA_DIR …] (the first is the reference)');
+if (dataDirs.length === 0) throw new Error('usage: npx tsx bench/scripts/scale.ts DATA_DIR [DATA_DIR …] (the first is the reference)');
 const releases = [];
 for (const [i, dataDir] of dataDirs.entries()) {
   const release = await latestRelease(dataDir);

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 
-// The answers a ceiling server replays (bench/bare-server.ts, bench/koa-floor-server.ts),
-// as bench/bare.ts writes them: a manifest of status, headers and each body's place in
+// The answers a ceiling server replays (bench/ceilings/bare-server.ts, bench/ceilings/koa-floor-server.ts),
+// as bench/ceilings/bare.ts writes them: a manifest of status, headers and each body's place in
 // one file of bodies.
 
 interface ManifestAnswer {

@@ -1,25 +1,25 @@
 import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import pino from 'pino';
-import { ColumnStore, codeArray, type DimensionInput } from '../src/store/column-store.ts';
-import { Database } from '../src/duckdb/database.ts';
-import { formatDouble, writeDouble } from '../src/render/json-number.ts';
-import { JsonRenderer } from '../src/render/json-renderer.ts';
-import { loadRelease, type ServedDataset } from '../src/releases/load-release.ts';
-import type { ReleaseOnDisk } from '../src/releases/on-disk.ts';
-import { quoteIdent, quoteLiteral } from '../src/duckdb/sql-text.ts';
-import { pageQuery, whereClauses } from '../src/query/filters.ts';
-import { readPage } from '../src/query/page.ts';
-import { latestRelease } from '../src/releases/on-disk.ts';
-import { summarize, type Stats } from './load.ts';
-import { PAGE_FILTERS } from './scenarios.ts';
+import { ColumnStore, codeArray, type DimensionInput } from '../../src/store/column-store.ts';
+import { Database } from '../../src/duckdb/database.ts';
+import { formatDouble, writeDouble } from '../../src/render/json-number.ts';
+import { JsonRenderer } from '../../src/render/json-renderer.ts';
+import { loadRelease, type ServedDataset } from '../../src/releases/load-release.ts';
+import type { ReleaseOnDisk } from '../../src/releases/on-disk.ts';
+import { quoteIdent, quoteLiteral } from '../../src/duckdb/sql-text.ts';
+import { pageQuery, whereClauses } from '../../src/query/filters.ts';
+import { readPage } from '../../src/query/page.ts';
+import { latestRelease } from '../../src/releases/on-disk.ts';
+import { summarize, type Stats } from '../runner/load.ts';
+import { PAGE_FILTERS } from '../scenarios/suite.ts';
 
-// `npx tsx bench/sql.ts [DATA_DIR]`: DuckDB on its own, in this process, for the bench
+// `npx tsx bench/scripts/sql.ts [DATA_DIR]`: DuckDB on its own, in this process, for the bench
 // page: the served path (keyset query + columnar store) beside the alternatives it was
 // chosen over, each checked to return the served rows before it is timed. Then
 // rendering alone, for the ways of storing and rendering rows that were measured
 // (docs/performance.md, "What was measured and kept"). The suite's own DuckDB ceiling
-// is bench/ceilings.ts.
+// is bench/ceilings/duckdb-pages.ts.
 
 const RUNS = 200;
 const RENDER_RUNS = 2000;
@@ -176,7 +176,7 @@ function renderBench(ggr: ServedDataset, rids: readonly number[]): Array<[string
   return results;
 }
 
-const dataDir = path.resolve(process.argv[2] ?? path.join(import.meta.dirname, '..', 'tmp', 'bench', 'data'));
+const dataDir = path.resolve(process.argv[2] ?? path.join(import.meta.dirname, '..', '..', 'tmp', 'bench', 'data'));
 const release = await latestRelease(dataDir);
 if (!release) throw new Error(`${dataDir} holds no release: run \`npm run bench -- --quick\` once (it generates one) or pass a DATA_DIR`);
 for (const [name, stats] of await sqlBench(release, PAGE_FILTERS, 1)) {

@@ -1,21 +1,21 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import pino from 'pino';
-import { Database } from '../src/duckdb/database.ts';
-import { loadRelease, type ServedDataset } from '../src/releases/load-release.ts';
-import { latestRelease } from '../src/releases/on-disk.ts';
-import { whereClauses } from '../src/query/filters.ts';
-import { readPage } from '../src/query/page.ts';
-import { summarize, type Stats } from './load.ts';
+import { Database } from '../../src/duckdb/database.ts';
+import { loadRelease, type ServedDataset } from '../../src/releases/load-release.ts';
+import { latestRelease } from '../../src/releases/on-disk.ts';
+import { whereClauses } from '../../src/query/filters.ts';
+import { readPage } from '../../src/query/page.ts';
+import { summarize, type Stats } from '../runner/load.ts';
 
 // What loading a second release costs the requests served meanwhile, in process
 // (a live switch has no HTTP trigger yet): 16 workers ask for the bench's 1000-row
 // ggr page (query + JSON render) on the server's pool (4 connections, DUCKDB_THREADS
 // 1), first alone, then while a second copy of the release loads on its own
 // connection. Also the memory of one and of two releases loaded.
-//   npx tsx bench/reload.ts [DATA_DIR]   (default tmp/bench/data, made by npm run bench)
+//   npx tsx bench/scripts/reload.ts [DATA_DIR]   (default tmp/bench/data, made by npm run bench)
 
-const DATA_DIR = path.resolve(process.argv[2] ?? path.join(import.meta.dirname, '..', 'tmp', 'bench', 'data'));
+const DATA_DIR = path.resolve(process.argv[2] ?? path.join(import.meta.dirname, '..', '..', 'tmp', 'bench', 'data'));
 const WORKERS = 16;
 const MAX_REQUESTS = 20_000;
 const MAX_SECONDS = 30;

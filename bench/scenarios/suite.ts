@@ -1,7 +1,7 @@
 import { request } from 'undici';
-import type { Captured } from './bare.ts';
-import { LATE_SHARE, type PageSpec } from './ceilings.ts';
-import type { Request } from './load.ts';
+import type { Captured } from '../ceilings/bare.ts';
+import { LATE_SHARE, type PageSpec } from '../ceilings/duckdb-pages.ts';
+import type { Request } from '../runner/load.ts';
 
 // What the suite asks the service, and how each answer is checked before anything is
 // timed. Every request is sent once for real and its answer captured: the bare
@@ -22,7 +22,7 @@ export const PAGE = `/v1/financials?metric=ggr&${[...PAGE_FILTERS].map(([k, [v]]
 const REFERENCE = '/v1/reference?dataset=country_reference&limit=1000';
 const ACCEPT = { csv: 'text/csv', arrow: 'application/vnd.apache.arrow.stream' };
 
-/** The query each query scenario runs, for its DuckDB-alone ceiling (bench/ceilings.ts). */
+/** The query each query scenario runs, for its DuckDB-alone ceiling (bench/ceilings/duckdb-pages.ts). */
 export const QUERY_SPECS = new Map<string, PageSpec>([
   ['uncached-page', { dataset: 'ggr', filters: PAGE_FILTERS, limit: 1000, page: 'first', format: 'json' }],
   ['late-page', { dataset: 'ggr', filters: PAGE_FILTERS, limit: 1000, page: 'late', format: 'json' }],

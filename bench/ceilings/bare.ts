@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
-import type { Request } from './load.ts';
+import type { Request } from '../runner/load.ts';
 
 /** What the service answered, as captured: replayed by the bare server. */
 export interface Captured {
@@ -20,7 +20,7 @@ export interface BareServer {
   stop(): Promise<void>;
 }
 
-/** bare: node:http alone (bench/bare-server.ts); koa: the framework floor (bench/koa-floor-server.ts). */
+/** bare: node:http alone (bench/ceilings/bare-server.ts); koa: the framework floor (bench/ceilings/koa-floor-server.ts). */
 const SCRIPTS = { bare: 'bare-server.ts', koa: 'koa-floor-server.ts' } as const;
 
 /**

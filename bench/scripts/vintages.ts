@@ -2,11 +2,11 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { request } from 'undici';
-import { currentRelease, latestRelease } from '../src/releases/on-disk.ts';
-import { load, summarize, type Request, type Stats } from './load.ts';
-import { processMemory, startServer } from './server.ts';
+import { currentRelease, latestRelease } from '../../src/releases/on-disk.ts';
+import { load, summarize, type Request, type Stats } from '../runner/load.ts';
+import { processMemory, startServer } from '../runner/server.ts';
 
-// `npx tsx bench/vintages.ts DATA_DIR_1X`: issue 16's figures. The 1x release is
+// `npx tsx bench/scripts/vintages.ts DATA_DIR_1X`: issue 16's figures. The 1x release is
 // published three times (2026-09, 2026-10, 2026-11 current) in a scratch DATA_DIR;
 // the server starts on the current one with the response cache off, so every page is
 // read and rendered. Then: how long the first request to a release that is not loaded
@@ -48,7 +48,7 @@ async function timed(url: string, requests: Request[]): Promise<{ one: Stats; si
 
 const [dir] = process.argv.slice(2);
 if (!dir) {
-  line('usage: npx tsx bench/vintages.ts DATA_DIR_1X');
+  line('usage: npx tsx bench/scripts/vintages.ts DATA_DIR_1X');
   process.exit(2);
 }
 const source = (await currentRelease(path.resolve(dir))) ?? (await latestRelease(path.resolve(dir)));

@@ -1,11 +1,11 @@
-import { createLogger } from '../src/log.ts';
-import { hashKey } from '../src/keys/key-format.ts';
-import { MemoryLimiter } from '../src/limits/memory.ts';
-import { NoopLimiter } from '../src/limits/noop.ts';
-import { RedisLimiter } from '../src/limits/redis.ts';
-import { limitHeaders } from '../src/http/middleware/limit-headers.ts';
-import { connectRedis } from '../src/redis.ts';
-import { REDIS_BINARY, startRedis } from '../test/helpers/redis.ts';
+import { createLogger } from '../../src/log.ts';
+import { hashKey } from '../../src/keys/key-format.ts';
+import { MemoryLimiter } from '../../src/limits/memory.ts';
+import { NoopLimiter } from '../../src/limits/noop.ts';
+import { RedisLimiter } from '../../src/limits/redis.ts';
+import { limitHeaders } from '../../src/http/middleware/limit-headers.ts';
+import { connectRedis } from '../../src/redis.ts';
+import { REDIS_BINARY, startRedis } from '../../test/helpers/redis.ts';
 
 // `npm run bench:limits`: what a limiter adds to one request, next to the noop
 // limiter (the ceiling: the same code path counting nothing) in the same run.

@@ -5,12 +5,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { request } from 'undici';
-import { Database } from '../src/duckdb/database.ts';
-import { quoteIdent, quoteLiteral } from '../src/duckdb/sql-text.ts';
-import { DATASETS, INTEGER_DIMENSIONS } from '../src/registry.ts';
-import type { ReleaseOnDisk } from '../src/releases/on-disk.ts';
-import { freePort } from '../test/helpers/redis.ts';
-import type { Request } from './load.ts';
+import { Database } from '../../src/duckdb/database.ts';
+import { quoteIdent, quoteLiteral } from '../../src/duckdb/sql-text.ts';
+import { DATASETS, INTEGER_DIMENSIONS } from '../../src/registry.ts';
+import type { ReleaseOnDisk } from '../../src/releases/on-disk.ts';
+import { freePort } from '../../test/helpers/redis.ts';
+import type { Request } from '../runner/load.ts';
 
 // The peer: Debian's clickhouse-server (18.16; `apt-get install -y clickhouse-server`)
 // answering the bench page through its HTTP interface from the same rows. The bench

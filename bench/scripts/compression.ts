@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import zlib from 'node:zlib';
 
-// `npx tsx bench/compression.ts FILE`: time and size of each brotli quality and gzip
+// `npx tsx bench/scripts/compression.ts FILE`: time and size of each brotli quality and gzip
 // level on one body (e.g. the bench page saved with curl), to choose the levels in
 // src/http/content-coding.ts. CPU time of one compression, in process; the slowest
 // levels get fewer runs to stay bounded.
@@ -37,7 +37,7 @@ function compressionLevels(body: Buffer): LevelResult[] {
 }
 
 const file = process.argv[2];
-if (!file) throw new Error("usage: npx tsx bench/compression.ts FILE (e.g. curl -H 'x-api-key: KEY' 'http://127.0.0.1:3000/v1/financials?metric=ggr&region=Europe&channel=Online&limit=1000' > page.json)");
+if (!file) throw new Error("usage: npx tsx bench/scripts/compression.ts FILE (e.g. curl -H 'x-api-key: KEY' 'http://127.0.0.1:3000/v1/financials?metric=ggr&region=Europe&channel=Online&limit=1000' > page.json)");
 const body = fs.readFileSync(file);
 console.log(`compressing ${file} (${body.length} bytes) once, median time:`);
 for (const level of compressionLevels(body)) {

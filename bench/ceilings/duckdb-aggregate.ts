@@ -1,10 +1,10 @@
 import os from 'node:os';
 import path from 'node:path';
-import { Database } from '../src/duckdb/database.ts';
-import { quoteLiteral } from '../src/duckdb/sql-text.ts';
-import type { ReleaseOnDisk } from '../src/releases/on-disk.ts';
-import { timed } from './ceilings.ts';
-import type { Stats } from './load.ts';
+import { Database } from '../../src/duckdb/database.ts';
+import { quoteLiteral } from '../../src/duckdb/sql-text.ts';
+import type { ReleaseOnDisk } from '../../src/releases/on-disk.ts';
+import { timed } from './duckdb-pages.ts';
+import type { Stats } from '../runner/load.ts';
 
 // The aggregate scenario (issue 15: ggr summed by region and year in USD, national
 // rows) and its ceilings' side: DuckDB alone running the same GROUP BY in the bench

@@ -57,8 +57,8 @@ export function summarize(latencies: readonly number[], seconds: number, bytes: 
  * connections, each one request at a time, and times each from send to last body
  * byte. Bounded in count and in time, so it always ends. Every answer is checked
  * (status, and the bytes where given); the first wrong one aborts the run. The suite
- * times with wrk (bench/wrk.ts) and checks with this; the single-purpose scripts
- * (bench/vintages.ts, formats.ts, memory.ts, the scale sweep) still time with it,
+ * times with wrk (bench/runner/wrk.ts) and checks with this; the single-purpose scripts
+ * (bench/scripts/vintages.ts, formats.ts, memory.ts, the scale sweep) still time with it,
  * for single-client latency or figures compared with each other.
  */
 export async function load(origin: string, requests: readonly Request[], connections: number, total: number): Promise<Run> {

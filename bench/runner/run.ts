@@ -3,19 +3,19 @@ import { once } from 'node:events';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { latestRelease, type ReleaseOnDisk } from '../src/releases/on-disk.ts';
-import { startBare, type Captured } from './bare.ts';
-import { AGGREGATE, AGGREGATE_SQL, aggregateAlone, checkGroups, ourGroups } from './aggregate-ceiling.ts';
-import { openQueryCeilings } from './ceilings.ts';
-import { CLICKHOUSE_BINARY, CLICKHOUSE_SKIP_REASON, startClickHouse } from './clickhouse.ts';
+import { latestRelease, type ReleaseOnDisk } from '../../src/releases/on-disk.ts';
+import { startBare, type Captured } from '../ceilings/bare.ts';
+import { AGGREGATE, AGGREGATE_SQL, aggregateAlone, checkGroups, ourGroups } from '../ceilings/duckdb-aggregate.ts';
+import { openQueryCeilings } from '../ceilings/duckdb-pages.ts';
+import { CLICKHOUSE_BINARY, CLICKHOUSE_SKIP_REASON, startClickHouse } from '../ceilings/clickhouse.ts';
 import { compareResults, formatComparison } from './compare.ts';
 import { figure, rounds, type Figure, type ServerSide, type Timing } from './measure.ts';
-import { mixedWorkload } from './mixed.ts';
+import { mixedWorkload } from '../scenarios/mixed.ts';
 import { figureRow, line, progress, summary, sweepRow, TABLE_HEADER } from './report.ts';
 import { profileScenario, PROFILE_SCENARIOS } from './profile.ts';
 import { commit, evaluateTargets, machine, NOISE_FLOOR, resultName, SCHEMA, type Result, type SelfCheck } from './result.ts';
 import type { Stats } from './load.ts';
-import { cachedScenarios, capture, limitScenarios, PAGE, PAGE_FILTERS, QUERY_SPECS, scenario, uncachedScenarios, withKey, type Scenario } from './scenarios.ts';
+import { cachedScenarios, capture, limitScenarios, PAGE, PAGE_FILTERS, QUERY_SPECS, scenario, uncachedScenarios, withKey, type Scenario } from '../scenarios/suite.ts';
 import { startServer, type BenchServer } from './server.ts';
 import { sweep, type Sweep } from './sweep.ts';
 import { plainWrk, wrk, WRK_BINARY, WRK_SKIP_REASON } from './wrk.ts';
@@ -30,9 +30,9 @@ import { plainWrk, wrk, WRK_BINARY, WRK_SKIP_REASON } from './wrk.ts';
 // `npm run bench -- --compare A.json B.json`: the change per figure's ratio between two runs.
 // `npm run bench -- --profile SCENARIO`: the server under that scenario with --cpu-prof.
 
-const ROOT = path.resolve(import.meta.dirname, '..');
+const ROOT = path.resolve(import.meta.dirname, '..', '..');
 const WORK = path.join(ROOT, 'tmp', 'bench');
-const RESULTS = path.join(import.meta.dirname, 'results');
+const RESULTS = path.join(ROOT, 'bench', 'results');
 const MIXED_SEED = 1;
 
 const MODES = {

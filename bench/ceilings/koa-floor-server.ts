@@ -3,7 +3,7 @@ import { readAnswers } from './replayed-answers.ts';
 import Koa from 'koa';
 
 // The framework floor: a minimal Koa app sending the same answers as the bare server
-// (bench/bare-server.ts: the same manifest, status, headers and bytes) through Koa's
+// (bench/ceilings/bare-server.ts: the same manifest, status, headers and bytes) through Koa's
 // context, response setters and middleware dispatch, with nothing of ours. What the
 // service spends beyond this on a cached hit is its own per-request work.
 // Usage: koa-floor-server.ts MANIFEST.json; prints {"url"} when listening.

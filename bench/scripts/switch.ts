@@ -2,20 +2,20 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { request } from 'undici';
-import { generateRelease } from '../etl/generate.ts';
-import { MANIFEST_FILE } from '../src/releases/manifest.ts';
-import { writePointer } from '../src/releases/on-disk.ts';
-import { load, summarize, type Run, type Stats } from './load.ts';
-import { startServer } from './server.ts';
+import { generateRelease } from '../../etl/generate.ts';
+import { MANIFEST_FILE } from '../../src/releases/manifest.ts';
+import { writePointer } from '../../src/releases/on-disk.ts';
+import { load, summarize, type Run, type Stats } from '../runner/load.ts';
+import { startServer } from '../runner/server.ts';
 
 // What a live release switch costs the requests served meanwhile, over HTTP on
 // loopback: the same request mix (uncached ggr pages; the response cache is off so
 // every request queries DuckDB and renders) first with no switch, then from the
 // moment the pointer names a new release until the server serves it (the full
 // sample loaded beside the old one, then swapped). Any non-200 aborts the run.
-//   npx tsx bench/switch.ts   (DATA_DIR tmp/bench/switch, generated on first run)
+//   npx tsx bench/scripts/switch.ts   (DATA_DIR tmp/bench/switch, generated on first run)
 
-const DATA_DIR = path.resolve(import.meta.dirname, '..', 'tmp', 'bench', 'switch');
+const DATA_DIR = path.resolve(import.meta.dirname, '..', '..', 'tmp', 'bench', 'switch');
 const CONNECTIONS = 8;
 const BATCH = 100;
 const MAX_BATCHES = 600;

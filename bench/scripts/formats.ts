@@ -1,16 +1,16 @@
 import path from 'node:path';
 import pino from 'pino';
-import { Database } from '../src/duckdb/database.ts';
-import { FORMATS as ALL_FORMATS } from '../src/render/formats.ts';
-import { PAGE_FORMATS } from '../src/http/respond/negotiate.ts';
-import { whereClauses } from '../src/query/filters.ts';
-import { readPage } from '../src/query/page.ts';
-import { latestRelease } from '../src/releases/on-disk.ts';
-import { loadRelease } from '../src/releases/load-release.ts';
-import { load, summarize, summarizeRuns, type Run, type Stats } from './load.ts';
-import { startServer } from './server.ts';
+import { Database } from '../../src/duckdb/database.ts';
+import { FORMATS as ALL_FORMATS } from '../../src/render/formats.ts';
+import { PAGE_FORMATS } from '../../src/http/respond/negotiate.ts';
+import { whereClauses } from '../../src/query/filters.ts';
+import { readPage } from '../../src/query/page.ts';
+import { latestRelease } from '../../src/releases/on-disk.ts';
+import { loadRelease } from '../../src/releases/load-release.ts';
+import { load, summarize, summarizeRuns, type Run, type Stats } from '../runner/load.ts';
+import { startServer } from '../runner/server.ts';
 
-// `npx tsx bench/formats.ts [DATA_DIR]`: what each output format costs the server for
+// `npx tsx bench/scripts/formats.ts [DATA_DIR]`: what each output format costs the server for
 // an uncached 1000-row ggr page (the HTTP bench's page): in this process, the keyset
 // query plus rendering, and rendering alone; then over HTTP from one client to the
 // service in its own process with the cache off (send to last byte, loopback), so
@@ -21,7 +21,7 @@ import { startServer } from './server.ts';
 const ROUNDS = 8;
 const PER_ROUND = 100;
 const FILTERS = new Map([['region', ['Europe']], ['channel', ['Online']]]);
-const dataDir = path.resolve(process.argv[2] ?? path.join(import.meta.dirname, '..', 'tmp', 'bench', 'data'));
+const dataDir = path.resolve(process.argv[2] ?? path.join(import.meta.dirname, '..', '..', 'tmp', 'bench', 'data'));
 
 const release = await latestRelease(dataDir);
 if (!release) throw new Error(`${dataDir} holds no release: run \`npm run bench\` once (it generates one) or pass a DATA_DIR`);
@@ -72,7 +72,7 @@ function report(label: string, stats: Map<string, Stats>): void {
 }
 
 async function overHttp(): Promise<void> {
-  const work = path.join(import.meta.dirname, '..', 'tmp', 'bench');
+  const work = path.join(import.meta.dirname, '..', '..', 'tmp', 'bench');
   const server = await startServer({ DATA_DIR: dataDir, STATE_DIR: path.join(work, 'state-formats'), CACHE_MAX_BYTES: '0' }, path.join(work, 'logs', 'formats.log'));
   try {
     const query = `/v1/financials?metric=ggr&${[...FILTERS].map(([k, [value]]) => `${k}=${encodeURIComponent(value!)}`).join('&')}&limit=1000`;

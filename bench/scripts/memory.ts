@@ -1,15 +1,15 @@
 import path from 'node:path';
-import { latestRelease } from '../src/releases/on-disk.ts';
-import { load } from './load.ts';
-import { processMemory, startServer } from './server.ts';
+import { latestRelease } from '../../src/releases/on-disk.ts';
+import { load } from '../runner/load.ts';
+import { processMemory, startServer } from '../runner/server.ts';
 
 // Resident memory of `npm start` on a release, as an operator sees it: the peak while
 // loading (VmHWM) and RSS once ready, idle and then after serving pages (by then
 // the load's garbage has been collected). Several starts, since one is not enough
 // on a shared machine.
-//   npx tsx bench/memory.ts [DATA_DIR] [STARTS]   (default tmp/bench/data, made by npm run bench; 3)
+//   npx tsx bench/scripts/memory.ts [DATA_DIR] [STARTS]   (default tmp/bench/data, made by npm run bench; 3)
 
-const ROOT = path.resolve(import.meta.dirname, '..');
+const ROOT = path.resolve(import.meta.dirname, '..', '..');
 const DATA_DIR = path.resolve(process.argv[2] ?? path.join(ROOT, 'tmp', 'bench', 'data'));
 const STARTS = Number(process.argv[3] ?? 3);
 const PAGES = 300;

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { request } from 'undici';
 
-const ROOT = path.resolve(import.meta.dirname, '..');
+const ROOT = path.resolve(import.meta.dirname, '..', '..');
 /** A 16x release loads in one to three minutes on a busy 2-core machine. */
 const READY_TIMEOUT_MS = 600_000;
 

@@ -1,11 +1,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { AGGREGATE } from './aggregate-ceiling.ts';
+import { AGGREGATE } from '../ceilings/duckdb-aggregate.ts';
 import { load, summarizeRuns } from './load.ts';
 import { formatTop, topFunctions } from './profile-top.ts';
 import { line, progress } from './report.ts';
 import { commit } from './result.ts';
-import { capture, PAGE } from './scenarios.ts';
+import { capture, PAGE } from '../scenarios/suite.ts';
 import { startServer } from './server.ts';
 import { wrk } from './wrk.ts';
 
@@ -15,7 +15,7 @@ import { wrk } from './wrk.ts';
 // over the timed load only (the profile's clock is the monotonic one process.hrtime
 // reads, so loading the release and the warm-up are left out).
 
-const ROOT = path.resolve(import.meta.dirname, '..');
+const ROOT = path.resolve(import.meta.dirname, '..', '..');
 
 interface Setup {
   readonly env: Record<string, string>;
