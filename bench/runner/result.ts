@@ -4,7 +4,9 @@ import type { Figure, Timing } from './measure.ts';
 import type { SweepEntry } from './sweep.ts';
 
 // The result file of one `npm run bench` (docs/performance.md, "The result file"):
-// bench/results/<date>-<commit>-<mode>.json.
+// bench/results/<date>-<commit>-<mode>.json, not committed. One full run per machine
+// kind is committed as that kind's baseline, bench/baselines/<kind>.json, which
+// `npm run bench -- --compare RESULT.json` compares a run against.
 
 export const SCHEMA = 'dqs-bench/2';
 /** Below this, a difference between two samples of a figure is never called more than noise. */
@@ -71,6 +73,16 @@ export function commit(root: string): { commit: string; dirty: boolean } {
   } catch {
     return { commit: 'unknown', dirty: true };
   }
+}
+
+/**
+ * The kind of machine a result was measured on, from its CPU count and model, as a
+ * file name: 2 of an `Intel(R) Xeon(R) Processor @ 2.50GHz` are
+ * `2x-intel-xeon-processor-2-50ghz`. Runs are compared within a kind.
+ */
+export function machineKind(m: Pick<Result['machine'], 'cpus' | 'model'>): string {
+  const model = m.model.toLowerCase().replace(/\((?:r|tm|c)\)/g, ' ').replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '');
+  return `${m.cpus}x-${model || 'unknown'}`;
 }
 
 export const resultName = (r: Pick<Result, 'date' | 'commit' | 'mode'>) =>

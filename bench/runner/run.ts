@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { existsSync, readdirSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -13,26 +14,27 @@ import { figure, rounds, type Figure, type ServerSide, type Timing } from './mea
 import { mixedWorkload } from '../scenarios/mixed.ts';
 import { figureRow, line, progress, summary, sweepRow, TABLE_HEADER } from './report.ts';
 import { profileScenario, PROFILE_SCENARIOS } from './profile.ts';
-import { commit, evaluateTargets, machine, NOISE_FLOOR, resultName, SCHEMA, type Result, type SelfCheck } from './result.ts';
+import { commit, evaluateTargets, machine, machineKind, NOISE_FLOOR, resultName, SCHEMA, type Result, type SelfCheck } from './result.ts';
 import type { Stats } from './load.ts';
 import { cachedScenarios, capture, limitScenarios, PAGE, PAGE_FILTERS, QUERY_SPECS, scenario, uncachedScenarios, withKey, type Scenario } from '../scenarios/suite.ts';
 import { startServer, type BenchServer } from './server.ts';
 import { sweep, type Sweep } from './sweep.ts';
 import { plainWrk, wrk, WRK_BINARY, WRK_SKIP_REASON } from './wrk.ts';
 
-// `npm run bench [-- --quick] [-- --baseline DIR]`: the suite (docs/performance.md).
-// The service runs as users run it, `src/main.ts` in its own process; timed load comes
-// from wrk over loopback, and undici checks every answer before and after. Every
+// `npm run bench`: the suite (docs/performance.md; `npm run bench -- --help` for every
+// form). The service runs as users run it, `src/main.ts` in its own process; timed load
+// comes from wrk over loopback, and undici checks every answer before and after. Every
 // figure sits beside its ceilings from the same run: a bare node:http server sending
 // the scenario's exact bytes and headers, a minimal Koa app sending them (cached
 // scenarios), DuckDB alone on the same query, ClickHouse on the same page and GROUP BY
-// where installed.
-// `npm run bench -- --compare A.json B.json`: the change per figure's ratio between two runs.
-// `npm run bench -- --profile SCENARIO`: the server under that scenario with --cpu-prof.
+// where installed. A run's result goes to bench/results/ (not committed); one full run
+// per machine kind is committed as bench/baselines/<kind>.json, what --compare with one
+// result compares it against.
 
 const ROOT = path.resolve(import.meta.dirname, '..', '..');
 const WORK = path.join(ROOT, 'tmp', 'bench');
 const RESULTS = path.join(ROOT, 'bench', 'results');
+const BASELINES = path.join(ROOT, 'bench', 'baselines');
 const MIXED_SEED = 1;
 
 const MODES = {
@@ -54,18 +56,79 @@ async function ensureRelease(dir: string, scale: number): Promise<ReleaseOnDisk>
   return (await latestRelease(dir))!;
 }
 
+const USAGE = `usage: npm run bench [-- OPTIONS]
+  (none)                     the full suite: ~16 min on 2 cores (the first run also generates releases)
+  --quick                    every scenario in shorter runs, no scale sweep or 16x figures: ~4 min
+  --baseline DIR             also the uncached page of the checkout at DIR beside this one's
+  --profile SCENARIO         the service under one scenario with --cpu-prof; one of
+                             ${PROFILE_SCENARIOS.join(', ')}
+  --compare RESULT.json      RESULT against the baseline of the machine kind it was measured on
+  --compare A.json B.json    B against A
+  --baselines-dir DIR        where --compare RESULT.json finds baselines (default: bench/baselines)
+
+A run writes its result to bench/results/<date>-<commit>-<mode>.json (not committed).
+--compare judges each figure by its ratio to the ceiling timed beside it and exits 1 on a
+regression beyond noise.
+
+Baselines: one full run per machine kind, committed as bench/baselines/<kind>.json; <kind>
+comes from the CPU count and model a result records (this machine: ${machineKind(machine())}).
+To make a new baseline, run the full suite on that kind of machine and copy its result over it:
+  npm run bench
+  cp bench/results/<date>-<commit>-full.json bench/baselines/<kind>.json
+then commit that file, and update the table in docs/performance.md from it.`;
+
+/** A result file, read. */
+const readResult = async (file: string) => JSON.parse(await fs.readFile(file, 'utf8')) as Result;
+
+/** The baseline of `kind` in `dir`; throws, saying how to make one, when there is none. */
+async function readBaseline(dir: string, kind: string): Promise<{ file: string; result: Result }> {
+  const file = path.join(dir, `${kind}.json`);
+  const result = await readResult(file).catch((err: NodeJS.ErrnoException) => {
+    if (err.code !== 'ENOENT') throw err;
+    const held = existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.json')) : [];
+    throw new Error(`no baseline for this machine kind (${kind}): ${path.relative(ROOT, file) || file} does not exist (baselines: ${held.join(', ') || 'none'}). Compare two results with --compare A.json B.json, or make this kind's baseline: run the full suite and copy its result to ${path.relative(ROOT, file)}`);
+  });
+  if (machineKind(result.machine) !== kind) throw new Error(`${file} was measured on ${machineKind(result.machine)}, not ${kind}: copy a result of a ${kind} machine over it`);
+  return { file, result };
+}
+
 const dataDir = (scale: number) => path.join(WORK, scale === 1 ? 'data' : `x${scale}`);
 
 async function main(): Promise<void> {
   const { values: options, positionals } = parseArgs({
-    options: { quick: { type: 'boolean', default: false }, compare: { type: 'boolean', default: false }, baseline: { type: 'string' }, profile: { type: 'string' } },
+    options: {
+      quick: { type: 'boolean', default: false },
+      compare: { type: 'boolean', default: false },
+      'baselines-dir': { type: 'string', default: BASELINES },
+      baseline: { type: 'string' },
+      profile: { type: 'string' },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
     allowPositionals: true,
   });
+  if (options.help) {
+    console.log(USAGE);
+    return;
+  }
   if (options.compare) {
-    if (positionals.length !== 2) throw new Error('usage: npm run bench -- --compare A.json B.json');
-    const [a, b] = await Promise.all(positionals.map(async (file) => JSON.parse(await fs.readFile(file, 'utf8')) as Result));
-    const comparison = compareResults(a!, b!);
-    console.log(formatComparison(a!, b!, comparison));
+    if (positionals.length !== 1 && positionals.length !== 2) throw new Error(`--compare takes one result or two\n${USAGE}`);
+    let a: Result;
+    let b: Result;
+    if (positionals.length === 1) {
+      b = await readResult(positionals[0]!);
+      const baseline = await readBaseline(path.resolve(options['baselines-dir']), machineKind(b.machine)).catch((err: Error) => err);
+      if (baseline instanceof Error) {
+        console.error(`bench: ${baseline.message}`);
+        process.exitCode = 2;
+        return;
+      }
+      a = baseline.result;
+      console.log(`A is the baseline of ${machineKind(b.machine)}: ${path.relative(ROOT, baseline.file)}`);
+    } else {
+      [a, b] = await Promise.all(positionals.map(readResult)) as [Result, Result];
+    }
+    const comparison = compareResults(a, b);
+    console.log(formatComparison(a, b, comparison));
     process.exitCode = comparison.changes.some((c) => c.verdict === 'regression') ? 1 : 0;
     return;
   }
@@ -284,6 +347,11 @@ async function main(): Promise<void> {
   const file = path.join(RESULTS, resultName(result));
   await fs.writeFile(file, `${JSON.stringify(result, null, 2)}\n`);
   console.log(summary(result, path.relative(ROOT, file)));
+  const kind = machineKind(host);
+  const baseline = path.join(BASELINES, `${kind}.json`);
+  console.log(existsSync(baseline)
+    ? `against this machine kind's baseline: npm run bench -- --compare ${path.relative(ROOT, file)}`
+    : `no baseline for ${kind} yet; to make this run it (a full run): cp ${path.relative(ROOT, file)} ${path.relative(ROOT, baseline)}`);
 }
 
 await main();
