@@ -3,7 +3,7 @@ import zlib from 'node:zlib';
 
 // `npx tsx bench/scripts/compression.ts FILE`: time and size of each brotli quality and gzip
 // level on one body (e.g. the bench page saved with curl), to choose the levels in
-// src/http/content-coding.ts. CPU time of one compression, in process; the slowest
+// src/http/respond/content-coding.ts. CPU time of one compression, in process; the slowest
 // levels get fewer runs to stay bounded.
 
 interface LevelResult {

@@ -18,7 +18,7 @@ import { PAGE_FILTERS } from '../scenarios/suite.ts';
 // page: the served path (keyset query + columnar store) beside the alternatives it was
 // chosen over, each checked to return the served rows before it is timed. Then
 // rendering alone, for the ways of storing and rendering rows that were measured
-// (docs/performance.md, "What was measured and kept"). The suite's own DuckDB ceiling
+// (docs/performance.md, "Uncached pages"). The suite's own DuckDB ceiling
 // is bench/ceilings/duckdb-pages.ts.
 
 const RUNS = 200;
