@@ -4,7 +4,7 @@ import type { Figure, Timing } from './measure.ts';
 import type { SweepEntry } from './sweep.ts';
 
 // The result file of one `npm run bench` (docs/performance.md, "The result file"):
-// bench/results/<date>-<commit>-<mode>.json, not committed. One full run per machine
+// bench/results/<date>T<time>-<commit>-<mode>.json, not committed. One full run per machine
 // kind is committed as that kind's baseline, bench/baselines/<kind>.json, which
 // `npm run bench -- --compare RESULT.json` compares a run against.
 

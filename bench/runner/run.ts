@@ -66,7 +66,7 @@ const USAGE = `usage: npm run bench [-- OPTIONS]
   --compare A.json B.json    B against A
   --baselines-dir DIR        where --compare RESULT.json finds baselines (default: bench/baselines)
 
-A run writes its result to bench/results/<date>-<commit>-<mode>.json (not committed).
+A run writes its result to bench/results/<date>T<time>-<commit>-<mode>.json (not committed).
 --compare judges each figure by its ratio to the ceiling timed beside it and exits 1 on a
 regression beyond noise.
 
@@ -74,7 +74,7 @@ Baselines: one full run per machine kind, committed as bench/baselines/<kind>.js
 comes from the CPU count and model a result records (this machine: ${machineKind(machine())}).
 To make a new baseline, run the full suite on that kind of machine and copy its result over it:
   npm run bench
-  cp bench/results/<date>-<commit>-full.json bench/baselines/<kind>.json
+  cp bench/results/<date>T<time>-<commit>-full.json bench/baselines/<kind>.json
 then commit that file, and update the table in docs/performance.md from it.`;
 
 /** A result file, read. */
