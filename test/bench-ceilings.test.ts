@@ -4,7 +4,7 @@ import path from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { request } from 'undici';
-import { startBare, type Captured } from '../bench/bare.ts';
+import { startBare, type Captured } from '../bench/ceilings/bare.ts';
 
 // The bench's HTTP ceilings (bare node:http and the Koa floor, each in its own
 // process) must send what the service sent: a ceiling with fewer headers or other

@@ -4,12 +4,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { compareResults, formatComparison } from '../bench/compare.ts';
-import { figure } from '../bench/measure.ts';
-import { SCHEMA, type Result } from '../bench/result.ts';
+import { compareResults, formatComparison } from '../bench/runner/compare.ts';
+import { figure } from '../bench/runner/measure.ts';
+import { machineKind, SCHEMA, type Result } from '../bench/runner/result.ts';
 
-// `npm run bench -- --compare A.json B.json` on two small hand-made results: no load
-// is run; the figures are what a run would have written.
+// `npm run bench -- --compare A.json B.json`, and `--compare RESULT.json` against a
+// baseline, on small hand-made results: no load is run; the figures are what a run
+// would have written. The baselines are written here too, never the committed ones.
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const stats = (p50: number, rps: number) => ({ count: 400, p50, p99: p50 * 5, rps, bytes: 251_739 });
@@ -98,7 +99,7 @@ test('npm run bench -- --compare prints the regression and exits 1; equal runs e
     };
     const a = write('a.json', result([fig('uncached-page', 16, 13, 1000), fig('catalog', 1, 0.2, 4000)]));
     const b = write('b.json', result([fig('uncached-page', 16, 13, 600), fig('catalog', 1, 0.2, 4000)]));
-    const run = (x: string, y: string) => spawnSync(process.execPath, ['--import', 'tsx', 'bench/run.ts', '--compare', x, y], { cwd: ROOT, encoding: 'utf8' });
+    const run = (x: string, y: string) => spawnSync(process.execPath, ['--import', 'tsx', 'bench/runner/run.ts', '--compare', x, y], { cwd: ROOT, encoding: 'utf8' });
     const worse = run(a, b);
     assert.is(worse.status, 1, worse.stderr);
     const row = worse.stdout.split('\n').find((l) => l.includes('[uncached-page@16]'));
@@ -107,6 +108,42 @@ test('npm run bench -- --compare prints the regression and exits 1; equal runs e
     const same = run(a, a);
     assert.is(same.status, 0, same.stdout + same.stderr);
     assert.not.ok(same.stdout.includes('REGRESSION'));
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a machine kind is the CPU count and model as a file name', () => {
+  assert.is(machineKind({ cpus: 2, model: 'Intel(R) Xeon(R) Processor @ 2.50GHz' }), '2x-intel-xeon-processor-2-50ghz');
+  assert.is(machineKind({ cpus: 2, model: 'Intel(R) Xeon(R) Processor' }), '2x-intel-xeon-processor');
+  assert.is(machineKind({ cpus: 64, model: 'AMD EPYC 7B13 64-Core Processor' }), '64x-amd-epyc-7b13-64-core-processor');
+  assert.is(machineKind({ cpus: 1, model: '' }), '1x-unknown');
+});
+
+test('--compare with one result compares it against the baseline of its machine kind, and says when there is none', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dqs-compare-'));
+  try {
+    const baselines = path.join(dir, 'baselines');
+    fs.mkdirSync(baselines);
+    const kind = machineKind(result([]).machine);
+    assert.is(kind, '2x-test-cpu');
+    fs.writeFileSync(path.join(baselines, `${kind}.json`), JSON.stringify(result([fig('uncached-page', 16, 13, 1000)], { commit: 'base' })));
+    const write = (name: string, r: Result) => {
+      fs.writeFileSync(path.join(dir, name), JSON.stringify(r));
+      return path.join(dir, name);
+    };
+    const run = (file: string) => spawnSync(process.execPath, ['--import', 'tsx', 'bench/runner/run.ts', '--compare', file, '--baselines-dir', baselines], { cwd: ROOT, encoding: 'utf8' });
+
+    const worse = run(write('worse.json', result([fig('uncached-page', 16, 13, 600)])));
+    assert.is(worse.status, 1, worse.stdout + worse.stderr);
+    assert.ok(worse.stdout.includes(`A is the baseline of ${kind}`) && worse.stdout.includes('A: 2026-11-22T12:00:00.000Z base'), worse.stdout);
+    assert.ok(worse.stdout.includes('1 regression beyond noise out of 1 figures'), worse.stdout);
+    const same = run(write('same.json', result([fig('uncached-page', 16, 13, 1000)])));
+    assert.is(same.status, 0, same.stdout + same.stderr);
+
+    const elsewhere = run(write('elsewhere.json', result([fig('uncached-page', 16, 13, 1000)], { machine: { ...result([]).machine, cpus: 4 } })));
+    assert.is(elsewhere.status, 2, elsewhere.stdout + elsewhere.stderr);
+    assert.ok(elsewhere.stderr.includes('no baseline for this machine kind (4x-test-cpu)') && elsewhere.stderr.includes(`baselines: ${kind}.json`), elsewhere.stderr);
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }

@@ -2,9 +2,9 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { timedFor } from '../bench/ceilings.ts';
-import { rounds } from '../bench/measure.ts';
-import { WRK_BINARY, WRK_SKIP_REASON } from '../bench/wrk.ts';
+import { timedFor } from '../bench/ceilings/duckdb-pages.ts';
+import { rounds } from '../bench/runner/measure.ts';
+import { WRK_BINARY, WRK_SKIP_REASON } from '../bench/runner/wrk.ts';
 import { requiring } from './helpers/skip.ts';
 
 // A ceiling run in the bench's own process (DuckDB alone) must be timed in the

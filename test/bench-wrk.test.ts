@@ -2,10 +2,10 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { cpuSeconds, wrk, WRK_BINARY, WRK_SKIP_REASON, wrkScript } from '../bench/wrk.ts';
+import { cpuSeconds, wrk, WRK_BINARY, WRK_SKIP_REASON, wrkScript } from '../bench/runner/wrk.ts';
 import { requiring } from './helpers/skip.ts';
 
-// The bench's load client (bench/wrk.ts) against a real node:http server on loopback:
+// The bench's load client (bench/runner/wrk.ts) against a real node:http server on loopback:
 // what it reports must be what the server saw, and a wrong status must stop a run.
 
 async function rejects(promise: Promise<unknown>, pattern: RegExp): Promise<void> {

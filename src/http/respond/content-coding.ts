@@ -31,9 +31,10 @@ export function negotiateCoding(acceptEncoding: string): Coding {
   return coding;
 }
 
-// Levels measured on the 1000-row page (~250 kB of JSON; `npm run bench` prints the
-// table, docs/performance.md keeps it): brotli's default quality 11 takes ~0.5 s for
-// ~17% fewer bytes than quality 5; quality 5 and gzip's default 6 each take a few ms.
+// Levels measured on the 1000-row page (~250 kB of JSON; `npx tsx
+// bench/scripts/compression.ts FILE` prints the table, docs/performance.md keeps it):
+// brotli's default quality 11 takes ~0.5 s for ~17% fewer bytes than quality 5;
+// quality 5 and gzip's default 6 each take a few ms.
 const brotli = promisify(zlib.brotliCompress);
 const gzip = promisify(zlib.gzip);
 export const BROTLI_QUALITY = 5;
