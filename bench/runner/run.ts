@@ -22,7 +22,7 @@ import { sweep, type Sweep } from './sweep.ts';
 import { plainWrk, wrk, WRK_BINARY, WRK_SKIP_REASON } from './wrk.ts';
 
 // `npm run bench`: the suite (docs/performance.md; `npm run bench -- --help` for every
-// form). The service runs as users run it, `src/main.ts` in its own process; timed load
+// form). The service runs as users run it, the compiled `dist/main.js` in its own process; timed load
 // comes from wrk over loopback, and undici checks every answer before and after. Every
 // figure sits beside its ceilings from the same run: a bare node:http server sending
 // the scenario's exact bytes and headers, a minimal Koa app sending them (cached

@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { request } from 'undici';
@@ -17,6 +17,24 @@ export interface BenchServer {
   stop(): Promise<void>;
 }
 
+const built = new Set<string>();
+
+/**
+ * What `npm start` runs in the checkout at `root`: its compiled server, built first
+ * (once per checkout and bench run); a checkout from before the server was compiled
+ * (a --baseline of an older commit) runs src/main.ts through tsx, as its npm start did.
+ */
+function serverEntry(root: string): string[] {
+  const scripts = (JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
+  if (!scripts.build) return ['--import', 'tsx', 'src/main.ts'];
+  if (!built.has(root)) {
+    const build = spawnSync('npm', ['run', '--silent', 'build'], { cwd: root, stdio: 'inherit' });
+    if (build.status !== 0) throw new Error(`${root}: npm run build failed (exit ${build.status})`);
+    built.add(root);
+  }
+  return [path.join(root, 'dist', 'main.js')];
+}
+
 /**
  * Starts `npm start`'s entry point (of the checkout at `root`) in its own process with
  * these settings (DATA_DIR and STATE_DIR among them) on free ports; resolves once it
@@ -26,8 +44,9 @@ export interface BenchServer {
  */
 export async function startServer(env: Record<string, string>, logFile: string, root = ROOT, nodeArgs: readonly string[] = []): Promise<BenchServer> {
   fs.mkdirSync(path.dirname(logFile), { recursive: true });
+  const entry = serverEntry(root);
   const out = fs.openSync(logFile, 'w');
-  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', 'src/main.ts'], {
+  const child = spawn(process.execPath, [...nodeArgs, ...entry], {
     cwd: root,
     // Thousands of requests on one key: limits are lifted (a bench-only setting) unless the caller turns them on.
     env: { ...process.env, PORT: '0', ADMIN_PORT: '0', BENCH_DISABLE_LIMITS: 'true', ...env },
