@@ -26,9 +26,10 @@ const currentMonth = () => new Date().toISOString().slice(0, 7);
 /** DATA_DIR as the server reads it (src/config.ts), unless --data-dir says otherwise. */
 const dataDirOption = '--data-dir <dir>';
 const dataDir = (opts: { dataDir?: string }) => (opts.dataDir ? path.resolve(opts.dataDir) : loadConfig().DATA_DIR);
-/** Each step on stderr with the time it started, so a long load shows where it is. */
+/** Each step on stderr with the time it started, and, once done, how long it took: a long load shows where it is and where its time went. */
 const started = Date.now();
-const step = (text: string) => console.error(`[${((Date.now() - started) / 1000).toFixed(1).padStart(5)} s] ${text}`);
+const step = (text: string, seconds?: number) =>
+  console.error(`[${((Date.now() - started) / 1000).toFixed(1).padStart(5)} s] ${seconds === undefined ? text : `${text}: done in ${seconds.toFixed(1)} s`}`);
 
 const program = new Command('etl')
   .description('Build and inspect monthly data releases')
@@ -76,7 +77,8 @@ program
     const release = opts.release ?? currentMonth();
     step(`loading ${path.resolve(dir)} as release ${release} into ${target}`);
     try {
-      const manifest = await loadDrop({ ...opts, drop: dir, dataDir: target, release, onStep: step });
+      const config = loadConfig();
+      const manifest = await loadDrop({ ...opts, drop: dir, dataDir: target, release, memoryLimit: config.ETL_MEMORY_LIMIT, tempDir: config.ETL_TEMP_DIR, onStep: step });
       for (const [dataset, entry] of Object.entries(manifest.datasets)) {
         console.log(`${dataset.padEnd(18)} ${String(entry.rows).padStart(9)} rows  ${entry.carried_from ? `carried over from ${entry.carried_from}` : 'new'}`);
       }
@@ -134,7 +136,8 @@ program
   .action(async (a: string, b: string, opts: { json: boolean; top: number; dataDir?: string }) => {
     const root = dataDir(opts);
     const open = async (id: string) => ({ dir: path.join(root, id), manifest: await readManifest(path.join(root, id)) });
-    const diff = await diffReleases(await open(a), await open(b), opts.top);
+    const config = loadConfig();
+    const diff = await diffReleases(await open(a), await open(b), opts.top, { memoryLimit: config.ETL_MEMORY_LIMIT, tempDir: config.ETL_TEMP_DIR });
     console.log(opts.json ? JSON.stringify(diff, null, 2) : formatDiff(diff));
   });
 

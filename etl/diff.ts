@@ -1,3 +1,5 @@
+import fs from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { DATASETS, type DatasetDef } from '../src/registry.ts';
@@ -31,37 +33,57 @@ export interface ReleaseDiff {
   readonly datasets: Record<string, DatasetDiff>;
 }
 
-export async function diffReleases(a: ReleaseOnDisk, b: ReleaseOnDisk, top = 5): Promise<ReleaseDiff> {
-  const instance = await DuckDBInstance.create(':memory:', { threads: '2' });
+/** Compares two releases, dataset by dataset; DuckDB works within `memoryLimit` (ETL_MEMORY_LIMIT), spilling past it. */
+export async function diffReleases(a: ReleaseOnDisk, b: ReleaseOnDisk, top = 5, options: { memoryLimit?: string; tempDir?: string } = {}): Promise<ReleaseDiff> {
+  const tempDir = options.tempDir ?? path.join(os.tmpdir(), `dqs-etl-diff-${process.pid}`);
+  const instance = await DuckDBInstance.create(':memory:', { threads: '2', memory_limit: options.memoryLimit ?? '1GB', temp_directory: tempDir });
   const connection = await instance.connect();
   try {
     const datasets: Record<string, DatasetDiff> = {};
     for (const def of DATASETS) {
-      const file = (r: ReleaseOnDisk) => `read_parquet(${quoteLiteral(path.join(r.dir, r.manifest.datasets[def.name]!.file))})`;
+      const file = (r: ReleaseOnDisk) => path.join(r.dir, r.manifest.datasets[def.name]!.file);
       datasets[def.name] = await diffDataset(connection, def, file(a), file(b), top);
     }
     return { a: a.manifest.release, b: b.manifest.release, datasets };
   } finally {
     connection.closeSync();
     instance.closeSync();
+    await fs.rm(tempDir, { recursive: true, force: true });
   }
 }
 
-async function diffDataset(connection: DuckDBConnection, def: DatasetDef, a: string, b: string, top: number): Promise<DatasetDiff> {
-  const dims = def.dimensions.map(quoteIdent).join(', ');
-  const changedWhere = def.metrics.length ? def.metrics.map((m) => `a.${quoteIdent(m)} IS DISTINCT FROM b.${quoteIdent(m)}`).join(' OR ') : 'false';
-  await connection.run(`CREATE OR REPLACE TEMP TABLE joined AS
-    SELECT ${dims}, a.in_a, b.in_b,
-           ${[...def.metrics.map((m) => `a.${quoteIdent(m)} AS ${quoteIdent(`a_${m}`)}, b.${quoteIdent(m)} AS ${quoteIdent(`b_${m}`)}`), `(${changedWhere}) AS changed`].join(', ')}
-    FROM (SELECT *, true AS in_a FROM ${a}) a FULL JOIN (SELECT *, true AS in_b FROM ${b}) b USING (${dims})`);
+/** `a FULL JOIN b` on the dimension tuple, each side marked present. */
+const joined = (def: DatasetDef, a: string, b: string) =>
+  `(SELECT *, true AS in_a FROM read_parquet(${quoteLiteral(a)})) a FULL JOIN (SELECT *, true AS in_b FROM read_parquet(${quoteLiteral(b)})) b USING (${def.dimensions.map(quoteIdent).join(', ')})`;
+
+const changedWhere = (def: DatasetDef) => (def.metrics.length ? def.metrics.map((m) => `a.${quoteIdent(m)} IS DISTINCT FROM b.${quoteIdent(m)}`).join(' OR ') : 'false');
+
+/**
+ * Rows added, removed and changed between two files of a dataset: one out-of-core
+ * FULL JOIN whose rows are counted, never kept (what `etl load` writes into the
+ * manifest).
+ */
+export async function countChanges(connection: DuckDBConnection, def: DatasetDef, a: string, b: string): Promise<{ added: number; removed: number; changed: number }> {
   const [counts] = (await connection.runAndReadAll(`
-    SELECT count(*) FILTER (WHERE in_a), count(*) FILTER (WHERE in_b), count(*) FILTER (WHERE in_a IS NULL),
-           count(*) FILTER (WHERE in_b IS NULL), count(*) FILTER (WHERE in_a AND in_b AND changed) FROM joined`)).getRows();
+    SELECT count(*) FILTER (WHERE a.in_a IS NULL), count(*) FILTER (WHERE b.in_b IS NULL), count(*) FILTER (WHERE a.in_a AND b.in_b AND (${changedWhere(def)}))
+    FROM ${joined(def, a, b)}`)).getRows();
+  const [added, removed, changed] = counts!.map(Number) as [number, number, number];
+  return { added, removed, changed };
+}
+
+async function diffDataset(connection: DuckDBConnection, def: DatasetDef, a: string, b: string, top: number): Promise<DatasetDiff> {
+  const [counts] = (await connection.runAndReadAll(`
+    SELECT count(*) FILTER (WHERE a.in_a), count(*) FILTER (WHERE b.in_b), count(*) FILTER (WHERE a.in_a IS NULL),
+           count(*) FILTER (WHERE b.in_b IS NULL), count(*) FILTER (WHERE a.in_a AND b.in_b AND (${changedWhere(def)}))
+    FROM ${joined(def, a, b)}`)).getRows();
   const [rowsA, rowsB, added, removed, changed] = counts!.map(Number);
   const largest: ValueChange[] = [];
   if (def.metrics.length && top > 0) {
-    const perMetric = def.metrics.map((m) => `SELECT to_json(struct_pack(${def.dimensions.map((d) => `${quoteIdent(d)} := ${quoteIdent(d)}`).join(', ')}))::VARCHAR AS key, ${quoteLiteral(m)} AS metric,
-        ${quoteIdent(`a_${m}`)}::DOUBLE AS "from", ${quoteIdent(`b_${m}`)}::DOUBLE AS "to" FROM joined WHERE in_a AND in_b AND ${quoteIdent(`a_${m}`)} <> ${quoteIdent(`b_${m}`)}`);
+    // Only matched rows whose values moved: an inner join, the largest moves first.
+    const dims = def.dimensions.map(quoteIdent).join(', ');
+    const key = `to_json(struct_pack(${def.dimensions.map((d) => `${quoteIdent(d)} := ${quoteIdent(d)}`).join(', ')}))::VARCHAR`;
+    const perMetric = def.metrics.map((m) => `SELECT ${key} AS key, ${quoteLiteral(m)} AS metric, a.${quoteIdent(m)}::DOUBLE AS "from", b.${quoteIdent(m)}::DOUBLE AS "to"
+        FROM read_parquet(${quoteLiteral(a)}) a JOIN read_parquet(${quoteLiteral(b)}) b USING (${dims}) WHERE a.${quoteIdent(m)} <> b.${quoteIdent(m)}`);
     const reader = await connection.runAndReadAll(`SELECT key, metric, "from", "to" FROM (${perMetric.join(' UNION ALL ')}) ORDER BY abs("to" - "from") DESC, key, metric LIMIT ${top}`);
     for (const [key, metric, from, to] of reader.getRows()) {
       largest.push({ key: JSON.parse(String(key)), metric: String(metric), from: Number(from), to: Number(to), change: Number(to) - Number(from) });

@@ -67,6 +67,14 @@ export const settings = {
     schema: v.optional(v.pipe(v.string(), v.minLength(1), v.transform((p) => path.resolve(p)))),
     help: "Where DuckDB spills beyond DUCKDB_MEMORY_LIMIT (empty: a folder of this process's own in the OS temp dir)",
   },
+  ETL_MEMORY_LIMIT: {
+    schema: v.optional(v.pipe(v.string(), v.regex(/^\d+(\.\d+)?\s*(KB|MB|GB|TB|KiB|MiB|GiB|TiB)$/i, 'Expected a size such as 1GB or 512MiB')), '1GB'),
+    help: "DuckDB's memory bound while `etl load` checks, sorts and compares a month's files; past it DuckDB spills to ETL_TEMP_DIR (docs/etl.md)",
+  },
+  ETL_TEMP_DIR: {
+    schema: v.optional(v.pipe(v.string(), v.minLength(1), v.transform((p) => path.resolve(p)))),
+    help: "Where `etl load` spills beyond ETL_MEMORY_LIMIT (empty: a folder of the command's own in the OS temp dir)",
+  },
   HTTP_HEADERS_TIMEOUT_MS: {
     schema: positiveInt(10_000),
     help: 'A connection that has not sent a request\'s headers within this is answered 408 and closed (slow or silent clients)',

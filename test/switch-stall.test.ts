@@ -15,10 +15,10 @@ import { fixtureDataDir, startTestService, tempDir } from './helpers/service.ts'
 // answered throughout, with no connection lost. Before the slices, building one
 // dataset's column store held it for ~300 ms at 1x (2 s at 16x).
 
-/** The longest the event loop may be held while the release loads; idle, it is held a few ms at most. */
-const BOUND_MS = 150;
+/** How much longer than idle the event loop may be held while the release loads (the issue's bound for a request's wait). */
+const BOUND_MS = 100;
 
-test('switching to a 1x release holds the event loop no longer than the bound, and a 10 ms probe is answered throughout', async () => {
+test('switching to a 1x release holds the event loop at most 100 ms longer than idle, and a 10 ms probe is answered throughout', async () => {
   const dataDir = await tempDir('dqs-switch-');
   // One generated 1x release, twice under two ids: the second load costs what the first did.
   const generated = path.join(await fixtureDataDir({ seed: 1, scale: 1, release: '2026-11' }), '2026-11');
@@ -49,6 +49,12 @@ test('switching to a 1x release holds the event loop no longer than the bound, a
         await new Promise((resolve) => setTimeout(resolve, 10));
       }
     })();
+    // The same probe first with nothing loading: the longest hold idle, on this machine now.
+    delay.enable();
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    delay.disable();
+    const idle = delay.max / 1e6;
+    delay.reset();
     delay.enable();
     await writePointer(dataDir, '2026-12');
     await service.running.reload('test');
@@ -59,7 +65,7 @@ test('switching to a 1x release holds the event loop no longer than the bound, a
     assert.is((await service.get('/healthz', { key: null })).json.release, '2026-12', 'the new release is served');
     assert.equal(failures, [], 'every probe answered 200, no connection lost');
     assert.ok(answered.length > 20, `the probe was answered throughout the load (${answered.length} answers)`);
-    assert.ok(held < BOUND_MS, `the event loop was held ${held.toFixed(0)} ms at most while the release loaded (bound ${BOUND_MS} ms)`);
+    assert.ok(held < idle + BOUND_MS, `the event loop was held ${held.toFixed(0)} ms at most while the release loaded, ${idle.toFixed(0)} ms idle (bound: ${BOUND_MS} ms more than idle)`);
   } finally {
     delay.disable();
     await service.stop();

@@ -110,12 +110,14 @@ export class Database {
     }
   }
 
-  /** DuckDB's own accounting of its memory, by tag (duckdb_memory()), read on a pooled connection. */
-  memory(): Promise<Array<{ tag: string; bytes: number }>> {
-    return this.use(async (lease) => {
-      const rows = (await lease.connection.runAndReadAll('SELECT tag, memory_usage_bytes FROM duckdb_memory()')).getRows();
-      return rows.map(([tag, bytes]) => ({ tag: String(tag), bytes: Number(bytes) }));
-    });
+  /** A connection of its own for reading DuckDB's state (metrics), so a scrape neither waits for nor counts as a query. */
+  private inspector: DuckDBConnection | undefined;
+
+  /** DuckDB's own accounting of its memory, by tag (duckdb_memory()). */
+  async memory(): Promise<Array<{ tag: string; bytes: number }>> {
+    const connection = (this.inspector ??= await this.instance.connect());
+    const rows = (await connection.runAndReadAll('SELECT tag, memory_usage_bytes FROM duckdb_memory()')).getRows();
+    return rows.map(([tag, bytes]) => ({ tag: String(tag), bytes: Number(bytes) }));
   }
 
   get queriesRun(): number {
@@ -133,6 +135,7 @@ export class Database {
     if (this.closed) return;
     this.closed = true;
     for (const lease of this.leases) lease.close();
+    this.inspector?.closeSync();
     this.instance.closeSync();
   }
 }

@@ -5,7 +5,7 @@ import { DATASETS } from '../registry.ts';
 import { RowRenderers } from '../render/rows.ts';
 import { DatasetError } from '../store/dataset-error.ts';
 import { rollupBytes } from '../store/aggregate-tables.ts';
-import { dropTables, loadTables, type StoredDataset } from '../store/loader.ts';
+import { dropTables, loadTables, type DatasetFile, type LoadedDataset, type StoredDataset } from '../store/loader.ts';
 import type { Manifest } from './manifest.ts';
 import type { ReleaseOnDisk } from './on-disk.ts';
 
@@ -25,35 +25,56 @@ export interface LoadedRelease {
 
 /**
  * Loads every dataset of a release (src/store/loader.ts) and builds the renderers of
- * its rows, after checking them: a sample of rows rendered from the store must be
- * byte for byte what DuckDB's to_json makes of the same rows. A release that fails
- * leaves no tables behind.
+ * its rows, after checking them (serve). A release that fails leaves no tables behind.
  */
-export async function loadRelease(connection: DuckDBConnection, { dir, manifest }: ReleaseOnDisk, log: Logger): Promise<LoadedRelease> {
+export async function loadRelease(connection: DuckDBConnection, release: ReleaseOnDisk, log: Logger): Promise<LoadedRelease> {
+  const { dir, manifest } = release;
   const id = manifest.release;
-  const files = DATASETS.map((def) => {
-    const entry = manifest.datasets[def.name]!;
-    return { def, file: path.join(dir, entry.file), rows: entry.rows };
-  });
+  const files = datasetFiles(release);
   const stored = await loadTables(connection, id, files, log);
   try {
     const datasets = new Map<string, ServedDataset>();
-    for (const { def, file } of files) {
-      const { dataset, samples } = stored.get(def.name)!;
-      const rows = await RowRenderers.create(dataset.store, def.kind);
-      for (const [rid, expected] of samples) {
-        const rendered = rows.json.render([rid], '', '').toString();
-        if (rendered !== expected) {
-          throw new DatasetError(`${file}: row ${rid} renders as ${rendered} but DuckDB's to_json gives ${expected}; the serving store has a bug, so keep serving the previous release and report this file`);
-        }
-      }
-      datasets.set(def.name, { ...dataset, rows });
-    }
+    for (const { def, file } of files) datasets.set(def.name, await serve(stored.get(def.name)!, file));
     return { id, dir, manifest, datasets };
   } catch (err) {
     await dropTables(connection, id).catch((dropErr: Error) => log.error({ err: dropErr, release: id }, 'cannot drop the failed load\'s tables'));
     throw err;
   }
+}
+
+/**
+ * Loads one dataset's file as loadRelease does (its tables, column store, rollups and
+ * renderers, and their checks) under release id `id`, then drops it: `etl load`'s
+ * rehearsal. Rejects as loadRelease would.
+ */
+export async function checkDataset(connection: DuckDBConnection, id: string, file: DatasetFile, log: Logger): Promise<void> {
+  try {
+    await serve((await loadTables(connection, id, [file], log)).get(file.def.name)!, file.file);
+  } finally {
+    await dropTables(connection, id);
+  }
+}
+
+const datasetFiles = ({ dir, manifest }: ReleaseOnDisk): DatasetFile[] =>
+  DATASETS.map((def) => {
+    const entry = manifest.datasets[def.name]!;
+    return { def, file: path.join(dir, entry.file), rows: entry.rows };
+  });
+
+/**
+ * A loaded dataset with its rows' renderers, after checking them: a sample of rows
+ * rendered from the store must be byte for byte what DuckDB's to_json makes of the
+ * same rows.
+ */
+async function serve({ dataset, samples }: LoadedDataset, file: string): Promise<ServedDataset> {
+  const rows = await RowRenderers.create(dataset.store, dataset.def.kind);
+  for (const [rid, expected] of samples) {
+    const rendered = rows.json.render([rid], '', '').toString();
+    if (rendered !== expected) {
+      throw new DatasetError(`${file}: row ${rid} renders as ${rendered} but DuckDB's to_json gives ${expected}; the serving store has a bug, so keep serving the previous release and report this file`);
+    }
+  }
+  return { ...dataset, rows };
 }
 
 /** Drops a release's tables; the caller makes sure no request can still read them. */

@@ -96,13 +96,16 @@ interface ActiveSegment {
 const DENSE_KEYS = 1 << 20;
 
 
+/** How many group keys a grouping by dimensions of these dictionary sizes numbers: one number per group must stay an exact integer (below 2^53). */
+export const groupKeySpace = (sizes: readonly number[]) => sizes.reduce((product, size) => product * size, 1);
+
 /** Groups `source`'s rows that pass `grouping.allowed` by `grouping.groupBy`, in first-seen order. */
 export async function group(source: AggregateSource, grouping: Grouping): Promise<Groups> {
   const { groupBy, sizes, allowed, metrics } = grouping;
   const width = groupBy.length;
   // Mixed radix over the grouped dimensions' dictionary sizes: one number per group.
   const radix = groupBy.map((_, i) => groupBy.slice(i + 1).reduce((product, d) => product * sizes[d]!, 1));
-  const keySpace = groupBy.reduce((product, d) => product * sizes[d]!, 1);
+  const keySpace = groupKeySpace(groupBy.map((d) => sizes[d]!));
   if (!Number.isSafeInteger(keySpace)) throw new Error(`group keys over ${groupBy.join(',')} exceed 2^53`);
 
   for (const d of [...groupBy, ...allowed.keys()]) {
