@@ -64,7 +64,7 @@ for i in 0 1; do
   PORT=${REPLICA_PORTS[i]} ADMIN_PORT=${ADMIN_PORTS[i]} HOST=127.0.0.1 \
     REDIS_URL="redis://127.0.0.1:$REDIS_PORT" TRUST_PROXY=true \
     DATA_DIR="$DATA_DIR" STATE_DIR="$STATE_DIR" \
-    node dist/main.js >"$log" 2>&1 &
+    node $(node -p "require('./package.json').config.nodeFlags") dist/main.js >"$log" 2>&1 &
   pids+=($!)
   # One at a time, so the two loads do not compete for the 2 cores.
   wait_healthy "http://127.0.0.1:${REPLICA_PORTS[i]}" 120 "$log"

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Pool, request } from 'undici';
-import { alive, SERVER_MAIN } from './helpers/processes.ts';
+import { alive, SERVER_ARGS } from './helpers/processes.ts';
 import { freePort } from './helpers/redis.ts';
 import { fixtureDataDir, tempDir } from './helpers/service.ts';
 
@@ -20,7 +20,7 @@ const rssMb = async (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(await fs.readF
 test(`${REQUESTS} keyless requests, each a new URL with a ${ACCEPT_BYTES / 1000} kB Accept, grow the server by at most 40 MB`, async () => {
   const stateDir = await tempDir();
   const port = await freePort();
-  const server = spawn(process.execPath, [SERVER_MAIN], {
+  const server = spawn(process.execPath, [...SERVER_ARGS], {
     cwd: ROOT,
     env: { ...process.env, DATA_DIR: await fixtureDataDir(), STATE_DIR: stateDir, PORT: String(port), ADMIN_PORT: '0', LOG_LEVEL: 'warn' },
     stdio: 'ignore',

@@ -10,7 +10,7 @@ import { rollback } from '../etl/releases.ts';
 import { quoteLiteral } from '../src/duckdb/sql-text.ts';
 import { MANIFEST_FILE } from '../src/releases/manifest.ts';
 import { writePointer } from '../src/releases/on-disk.ts';
-import { SERVER_MAIN } from './helpers/processes.ts';
+import { SERVER_ARGS } from './helpers/processes.ts';
 import { FIXTURE_RELEASE, fixtureDataDir, startTestService, tempDir, type Response, type TestService } from './helpers/service.ts';
 
 // A running server follows DATA_DIR's pointer: releases published by `etl load`
@@ -219,7 +219,7 @@ hup('SIGHUP retries a release that failed to load; polls do not', async () => {
   const fx = path.join(dataDir, '2026-11', 'fx.parquet');
   const good = await fs.readFile(fx);
   await fs.appendFile(fx, 'garbage');
-  const child = spawn('node', [SERVER_MAIN], {
+  const child = spawn(process.execPath, [...SERVER_ARGS], {
     cwd: path.resolve(import.meta.dirname, '..'),
     env: { ...process.env, DATA_DIR: dataDir, STATE_DIR: stateDir, PORT: '0', ADMIN_PORT: '0', RELEASE_POLL_MS: '100' },
     stdio: ['ignore', 'pipe', 'inherit'],

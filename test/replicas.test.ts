@@ -7,7 +7,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { REDIS_BINARY, skipRedisSuite, startRedis, type RedisServer } from './helpers/redis.ts';
 import { openInvite, postClaim, shownKey } from './helpers/claim.ts';
-import { SERVER_MAIN } from './helpers/processes.ts';
+import { SERVER_ARGS } from './helpers/processes.ts';
 import { fixtureDataDir, send, tempDir } from './helpers/service.ts';
 
 // Two replicas as deployed: separate `node dist/main.js` processes sharing one
@@ -25,7 +25,7 @@ interface Replica {
 }
 
 async function startReplica(env: Record<string, string>): Promise<Replica> {
-  const child: ChildProcess = spawn(process.execPath, [SERVER_MAIN], {
+  const child: ChildProcess = spawn(process.execPath, [...SERVER_ARGS], {
     cwd: ROOT,
     env: { ...process.env, PORT: '0', ADMIN_PORT: '0', DUCKDB_CONNECTIONS: '1', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -63,7 +63,7 @@ async function startReplica(env: Record<string, string>): Promise<Replica> {
 const start = suite('REDIS_URL at start');
 start('a Redis that cannot be reached stops the start with one line naming REDIS_URL', async () => {
   const stateDir = await tempDir();
-  const child = spawn(process.execPath, [SERVER_MAIN], {
+  const child = spawn(process.execPath, [...SERVER_ARGS], {
     cwd: ROOT,
     env: { ...process.env, PORT: '0', ADMIN_PORT: '0', STATE_DIR: stateDir, DATA_DIR: await fixtureDataDir(), REDIS_URL: 'redis://127.0.0.1:1' },
     stdio: ['ignore', 'pipe', 'inherit'],

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { SERVER_MAIN } from './helpers/processes.ts';
+import { SERVER_ARGS } from './helpers/processes.ts';
 import { send, tempDir } from './helpers/service.ts';
 
 // `npm start` as a new user meets it: the default DATA_DIR empty, the sample release
@@ -41,14 +41,14 @@ startup('a fresh clone (default DATA_DIR, empty) gets the synthetic sample, serv
   const dataDir = path.join(clone, 'datasets');
   const scripts = JSON.parse(await fs.readFile(path.join(ROOT, 'package.json'), 'utf8')).scripts;
   assert.is(scripts.prestart, 'npm run --silent build && tsx etl/first-run.ts', 'this test runs what npm start runs first');
-  assert.is(scripts.start, 'exec node dist/main.js', 'and then the compiled server, without tsx');
+  assert.is(scripts.start, 'exec node $npm_package_config_nodeFlags dist/main.js', 'and then the compiled server, without tsx');
   const prestart = spawn('node', ['--import', TSX, path.join(ROOT, 'etl/first-run.ts')], {
     cwd: clone,
     env: unconfigured(),
     stdio: ['ignore', 'inherit', 'inherit'],
   });
   assert.is(await new Promise((resolve) => prestart.once('exit', resolve)), 0);
-  const child = spawn('node', [SERVER_MAIN], {
+  const child = spawn(process.execPath, [...SERVER_ARGS], {
     cwd: clone,
     env: { ...unconfigured(), PORT: '0', ADMIN_PORT: '0' },
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -88,7 +88,7 @@ startup('a configured DATA_DIR holding no release stops the start, saying how to
   try {
     const prestart = spawn('node', ['--import', 'tsx', 'etl/first-run.ts'], { cwd: ROOT, env: { ...process.env, DATA_DIR: dataDir }, stdio: 'inherit' });
     assert.is(await new Promise((resolve) => prestart.once('exit', resolve)), 0);
-    const child = spawn('node', [SERVER_MAIN], {
+    const child = spawn(process.execPath, [...SERVER_ARGS], {
       cwd: ROOT,
       env: { ...process.env, DATA_DIR: dataDir, STATE_DIR: stateDir, PORT: '0', ADMIN_PORT: '0' },
       stdio: ['ignore', 'pipe', 'inherit'],
@@ -105,7 +105,7 @@ startup('a configured DATA_DIR holding no release stops the start, saying how to
 });
 
 startup('invalid configuration stops the start with a message naming the setting', async () => {
-  const child = spawn('node', [SERVER_MAIN], {
+  const child = spawn(process.execPath, [...SERVER_ARGS], {
     cwd: ROOT,
     env: { ...process.env, PORT: 'eighty' },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -9,6 +9,8 @@ const READY_TIMEOUT_MS = 600_000;
 
 export interface BenchServer {
   readonly url: string;
+  /** The admin listener (its /metrics needs no token). */
+  readonly adminUrl: string;
   readonly pid: number;
   /** Where the server's stdout (its JSON log, a line per request) goes. */
   readonly logFile: string;
@@ -20,19 +22,19 @@ export interface BenchServer {
 const built = new Set<string>();
 
 /**
- * What `npm start` runs in the checkout at `root`: its compiled server, built first
+ * What `npm start` runs in the checkout at `root`: node with its config.nodeFlags on its compiled server, built first
  * (once per checkout and bench run); a checkout from before the server was compiled
  * (a --baseline of an older commit) runs src/main.ts through tsx, as its npm start did.
  */
 function serverEntry(root: string): string[] {
-  const scripts = (JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
+  const { scripts, config } = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string>; config?: { nodeFlags?: string } };
   if (!scripts.build) return ['--import', 'tsx', 'src/main.ts'];
   if (!built.has(root)) {
     const build = spawnSync('npm', ['run', '--silent', 'build'], { cwd: root, stdio: 'inherit' });
     if (build.status !== 0) throw new Error(`${root}: npm run build failed (exit ${build.status})`);
     built.add(root);
   }
-  return [path.join(root, 'dist', 'main.js')];
+  return [...(config?.nodeFlags ?? '').split(' ').filter(Boolean), path.join(root, 'dist', 'main.js')];
 }
 
 /**
@@ -67,7 +69,7 @@ export async function startServer(env: Record<string, string>, logFile: string, 
       body: JSON.stringify({ client: 'bench' }),
     });
     const { key } = (await created.body.json()) as { key: string };
-    return { url, pid: child.pid!, logFile, headers: { 'x-api-key': key }, stop };
+    return { url, adminUrl, pid: child.pid!, logFile, headers: { 'x-api-key': key }, stop };
   } catch (err) {
     await stop();
     throw err;
@@ -101,4 +103,12 @@ export function processMemory(pid: number): { rss: number; peak: number } {
   const text = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
   const mb = (field: string) => Math.round(Number(new RegExp(`${field}:\\s+(\\d+)`).exec(text)![1]) / 1024);
   return { rss: mb('VmRSS'), peak: mb('VmHWM') };
+}
+
+/** What the server's /metrics says each loaded release holds, in MB (dqs_release_memory_bytes, all parts). */
+export async function releaseMemory(server: BenchServer): Promise<Record<string, number>> {
+  const text = await (await request(`${server.adminUrl}/metrics`)).body.text();
+  const held: Record<string, number> = {};
+  for (const [, release, bytes] of text.matchAll(/^dqs_release_memory_bytes\{release="([^"]+)",part="[^"]+"\} (\d+)/gm)) held[release!] = (held[release!] ?? 0) + Number(bytes) / 1e6;
+  return held;
 }

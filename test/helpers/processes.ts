@@ -1,3 +1,4 @@
+import fsSync from 'node:fs';
 import fs from 'node:fs/promises';
 
 // Process-tree checks for tests that start real processes (npm start, the cluster
@@ -19,7 +20,11 @@ export async function descendants(pid: number): Promise<number[]> {
 }
 
 /**
- * The server as `npm start` runs it: the compiled JavaScript that `npm run build`
- * (run by `npm ci` and by `npm test` before the suites) writes to dist/, without tsx.
+ * The server as `npm start` runs it: node with package.json's config.nodeFlags, on the
+ * compiled JavaScript that `npm run build` (run by `npm ci` and by `npm test` before
+ * the suites) writes to dist/, without tsx. Spawn `process.execPath` with these arguments.
  */
-export const SERVER_MAIN = new URL('../../dist/main.js', import.meta.url).pathname;
+export const SERVER_ARGS: readonly string[] = [
+  ...(JSON.parse(fsSync.readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { config: { nodeFlags: string } }).config.nodeFlags.split(' ').filter(Boolean),
+  new URL('../../dist/main.js', import.meta.url).pathname,
+];
