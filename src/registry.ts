@@ -178,6 +178,9 @@ export const DENOMINATORS = {
 
 export type DenominatorName = keyof typeof DENOMINATORS;
 
+/** Every denominator with its literal names (for types only: the typed client's `per`). */
+export type Denominators = typeof DENOMINATORS;
+
 export const DENOMINATOR_NAMES = Object.keys(DENOMINATORS) as DenominatorName[];
 
 /** The dimensions `per` of a `numerator` dataset joins on: as listed, or (`shared`) in the numerator's dimension order. */
