@@ -9,7 +9,7 @@ import {
   compareValues, levelDenominators, matchKeys, measureValue, perValue, priorGroups, shareTotals, shareValue, unmatchedKeys,
   type FineKeys, type LevelDenominators, type MeasureSource, type Unmatched,
 } from './derived.ts';
-import { checkHaving, columnsOf, derivedRefusal, derivedShape, planDerived, type Column, type DerivedInput, type DerivedPlan, type PerPlan } from './derived-plan.ts';
+import { checkDerivedMeasures, checkHaving, columnsOf, derivedShape, planDerived, type Column, type DerivedInput, type DerivedPlan, type PerPlan } from './derived-plan.ts';
 import type { Filters, YearRange } from './filters.ts';
 
 // An aggregate request as a plan (what to group, measure and order, after the
@@ -68,7 +68,7 @@ function refusal(metric: string, fn: AggregateFunction, input: AggregateInput): 
       `Cannot combine ${metric} values in different ${unit.units}: filter ${unit.dimension} to one ${unit.one} or add ${unit.dimension} to group_by`,
     );
   }
-  return derivedRefusal(metric, fn, input.derived, input.filters);
+  return undefined;
 }
 
 /**
@@ -127,7 +127,8 @@ export function planAggregate(def: DatasetDef, request: AggregateInput): Aggrega
       if (!measures.some((m) => m.key === measure.key)) measures.push(measure);
     }
   }
-  const columns = columnsOf(measures, derived);
+  checkDerivedMeasures(measures, derived, filters);
+  const columns = columnsOf(measures, derived, filters);
   const valueKeys = [...columns.map((c) => c.key), 'rows'];
   let order: AggregatePlan['order'];
   if (input.order !== undefined) {

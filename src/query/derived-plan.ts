@@ -62,14 +62,15 @@ const SUFFIX: Record<Exclude<ColumnKind, 'value' | 'per'>, string> = { prev: '_p
 
 /**
  * The answer's columns in output order: each measure, then its derived keys (the
- * comparison's three, its share, its ratio). Shares and ratios are of sums only.
+ * comparison's three, its share, its ratio). A share is of a sum; a ratio of a sum in
+ * the unit its denominator asks for.
  */
-export function columnsOf(measures: readonly { readonly key: string; readonly fn: string }[], derived: DerivedPlan): Column[] {
+export function columnsOf(measures: readonly { readonly metric: string; readonly key: string; readonly fn: string }[], derived: DerivedPlan, filters: Filters): Column[] {
   return measures.flatMap((measure, m) => {
     const kinds: ColumnKind[] = ['value'];
     if (derived.compare) kinds.push('prev', 'change', 'pct_change');
-    if (derived.share && measure.fn === 'sum') kinds.push('share');
-    if (derived.per && measure.fn === 'sum') kinds.push('per');
+    if (derived.share && !shareRefusal(measure.metric, measure.fn)) kinds.push('share');
+    if (derived.per && !perRefusal(measure.metric, measure.fn, derived.per.metric, filters)) kinds.push('per');
     return kinds.map((kind) => ({ key: kind === 'value' ? measure.key : kind === 'per' ? `${measure.key}_per_${derived.per!.metric}` : `${measure.key}${SUFFIX[kind]}`, measure: m, kind }));
   });
 }
@@ -103,23 +104,37 @@ function inUnit(metric: string, unit: string, filters: Filters): boolean {
   return from !== undefined && from.one === 'currency' && filters.get(from.dimension)?.length === 1 && filters.get(from.dimension)![0] === unit;
 }
 
-/**
- * Why `share` or `per` cannot be had of `<metric>:<fn>`, or undefined: shares and
- * ratios are of sums, and a denominator in one unit needs a numerator in that unit.
- */
-export function derivedRefusal(metric: string, fn: string, derived: DerivedInput, filters: Filters): ApiError | undefined {
-  if (derived.share !== undefined && fn !== 'sum') return new DerivedNeedsSumError('share', `${metric}:${fn}`);
-  if (derived.per === undefined) return undefined;
+/** Why a share of `<metric>:<fn>` cannot be had, or undefined: shares are of sums. */
+function shareRefusal(metric: string, fn: string): ApiError | undefined {
+  return fn === 'sum' ? undefined : new DerivedNeedsSumError('share', `${metric}:${fn}`);
+}
+
+/** Why `<metric>:<fn>` cannot be divided `per`, or undefined: ratios are of sums, in the unit the denominator asks for. */
+function perRefusal(metric: string, fn: string, per: DenominatorName, filters: Filters): ApiError | undefined {
   if (fn !== 'sum') return new DerivedNeedsSumError('per', `${metric}:${fn}`);
-  const unit = (DENOMINATORS[derived.per] as DenominatorDef).numeratorUnit;
+  const unit = (DENOMINATORS[per] as DenominatorDef).numeratorUnit;
   if (unit === undefined || inUnit(metric, unit, filters)) return undefined;
   const from = metricDef(metric).unitFrom;
   return new MixedUnitsError(
     from?.one === 'currency'
-      ? `Cannot divide ${metric} per ${derived.per}, which is in ${unit}, unless ${metric} is in ${unit} too: filter ${from.dimension} to ${unit} (${from.dimension}=${unit})`
-      : `Cannot divide ${metric} per ${derived.per}: ${metric} is in ${metricDef(metric).unit}, not ${unit}; measure a metric in ${unit}`,
+      ? `Cannot divide ${metric} per ${per}, which is in ${unit}, unless ${metric} is in ${unit} too: filter ${from.dimension} to ${unit} (${from.dimension}=${unit})`
+      : `Cannot divide ${metric} per ${per}: ${metric} is in ${metricDef(metric).unit}, not ${unit}; measure a metric in ${unit}`,
   );
 }
+
+/**
+ * Refuses `share` or `per` when it applies to none of the measures (each sum gets
+ * its share or ratio; other measures are left as they are), with the first
+ * measure's reason, which names the fix.
+ */
+export function checkDerivedMeasures(measures: readonly { readonly metric: string; readonly fn: string }[], derived: DerivedPlan, filters: Filters): void {
+  if (derived.share !== undefined && measures.every((m) => shareRefusal(m.metric, m.fn))) throw shareRefusal(measures[0]!.metric, measures[0]!.fn)!;
+  const per = derived.per?.metric;
+  if (per !== undefined && measures.every((m) => perRefusal(m.metric, m.fn, per, filters))) throw perRefusal(measures[0]!.metric, measures[0]!.fn, per, filters)!;
+}
+
+/** The refusal of `per` for `<metric>:<fn>` (the OpenAPI document's example). */
+export const perRefusalOf = (metric: string, fn: string, per: DenominatorName, filters: Filters) => perRefusal(metric, fn, per, filters);
 
 /** Checks the derived parameters against the grouping and the dataset; throws the 400 to answer. */
 export function planDerived(def: DatasetDef, groupBy: readonly string[], rollup: boolean, input: DerivedInput): DerivedPlan {

@@ -19,7 +19,7 @@ import {
   UnknownMetricError,
 } from '../../errors.ts';
 import { computeAggregate, defaultFunction, FUNCTIONS, MAX_GROUP_BY, planAggregate, planShape } from '../../query/aggregate.ts';
-import { COMPARES, derivedMeta, derivedRefusal, HAVING_OPS } from '../../query/derived-plan.ts';
+import { COMPARES, derivedMeta, HAVING_OPS, perRefusalOf } from '../../query/derived-plan.ts';
 import { canonicalScope, type QueryScope } from '../../query/scope.ts';
 import { DENOMINATOR_NAMES, DENOMINATORS, findDataset, metricDef, type DenominatorDef } from '../../registry.ts';
 import { aggregateTable } from '../../render/aggregates.ts';
@@ -84,13 +84,23 @@ export function metricsTable(): string {
   return ['| metric | dataset | kind | unit | default | to combine rows |', '|---|---|---|---|---|---|', ...rows].join('\n');
 }
 
+const joinedOn = (d: DenominatorDef) => (d.keys === 'shared' ? 'every dimension the two datasets share, fx included' : d.keys.join(', '));
+
 /** What each denominator `per` takes is and joins on, from the registry. */
 const perList = () =>
   DENOMINATOR_NAMES.map((name) => {
     const d: DenominatorDef = DENOMINATORS[name];
-    const keys = d.keys === 'shared' ? 'every dimension the two datasets share, fx included' : d.keys.join(', ');
-    return `\`${name}\` (from ${d.dataset}, joined on ${keys}; for ${d.numerators.join(', ')}${d.numeratorUnit ? `; the numerator in ${d.numeratorUnit}` : ''}): ${d.means}`;
+    return `\`${name}\` (from ${d.dataset}, joined on ${joinedOn(d)}; for ${d.numerators.join(', ')}${d.numeratorUnit ? `; the numerator in ${d.numeratorUnit}` : ''}): ${d.means}`;
   }).join('; ');
+
+/** Each denominator `per` takes, as docs/api.md tabulates it (from the registry's DENOMINATORS). */
+export function denominatorsTable(): string {
+  const rows = DENOMINATOR_NAMES.map((name) => {
+    const d: DenominatorDef = DENOMINATORS[name];
+    return `| ${name} | ${d.dataset} | ${joinedOn(d)} | ${d.numerators.join(', ')} | ${d.numeratorUnit ?? 'any'} | ${d.means} |`;
+  });
+  return ['| per | from | joined on | divides | numerator in | the ratio is |', '|---|---|---|---|---|---|', ...rows].join('\n');
+}
 
 const DERIVED_DESCRIPTIONS = {
   compare: '`previous_year` adds, for each measure key `k`, `k_prev`, `k_change` (this minus prev) and `k_pct_change` (`(this ÷ prev − 1) × 100`), set against the same group one year earlier, found by year and read even when `year` or `period` filters it out. Null where that group does not exist; `k_pct_change` null where `k_prev` is 0. Needs `year` in group_by. Given once.',
@@ -109,7 +119,7 @@ const DERIVED_ERRORS = {
   compareNeedsYear: new CompareNeedsYearError(),
   invalidShare: new InvalidShareError('product', ['country', 'channel']),
   invalidPer: new InvalidPerError('turnover', 'country', ['adult_population', 'gdp_usd']),
-  perNeedsUsd: derivedRefusal('ggr', 'sum', { compare: undefined, share: undefined, per: 'gdp_usd', having: [] }, new Map([['fx', ['EUR']]]))!,
+  perNeedsUsd: perRefusalOf('ggr', 'sum', 'gdp_usd', new Map([['fx', ['EUR']]]))!,
   shareOfAvg: new DerivedNeedsSumError('share', 'ggr:avg'),
   rollupShare: new RollupConflictError('share'),
   rollupHaving: new RollupConflictError('having'),
