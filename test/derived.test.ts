@@ -9,7 +9,7 @@ import { quoteLiteral } from '../src/duckdb/sql-text.ts';
 import { exactSum } from './helpers/exact-sum.ts';
 import { close, expectedGroups, expectedUnmatched, groupKey, type DerivedCase } from './helpers/derived-reference.ts';
 import { runQueryCli } from './helpers/query-cli.ts';
-import { FIXTURE_RELEASE, startTestService, tempDir, walkPages, type TestService } from './helpers/service.ts';
+import { bodiesPerThreads, FIXTURE_RELEASE, startTestService, tempDir, walkPages, type TestService } from './helpers/service.ts';
 
 // /v1/aggregate's derived measures (issue 30) against DuckDB computing each one from
 // the release's Parquet files (test/helpers/derived-reference.ts): exact DECIMAL
@@ -409,15 +409,7 @@ values('the same bodies in JSON, CSV and Arrow across runs', async () => {
 
 const restarts = suite('derived: bodies across restarts and DUCKDB_THREADS');
 restarts('byte-identical', async () => {
-  const bodies: string[][] = [];
-  for (const threads of ['1', '3']) {
-    const one = await startTestService({ env: { DUCKDB_THREADS: threads } });
-    try {
-      bodies.push(await Promise.all(QUERIES.map(async (q) => (await one.get(`/v1/aggregate?${q}`)).text)));
-    } finally {
-      await one.stop();
-    }
-  }
+  const bodies = await bodiesPerThreads(QUERIES.map((q) => `/v1/aggregate?${q}`));
   assert.equal(bodies[0], bodies[1]);
 });
 
@@ -529,18 +521,9 @@ drop('meta.unmatched counts the keys without a denominator row, and lists the fi
   assert.is(hold.count, 2, 'Atlantis land, 2022: two products');
 });
 
-values.run();
-restarts.run();
-drop.run();
 
 // README's derived examples run, as a reader copies them, and show what they say.
-const readme = suite('derived: README examples run');
-readme.before(async () => {
-  service = await startTestService();
-});
-readme.after(() => service.stop());
-
-readme('the five derived examples of README.md and its CLI line answer with their derived values', async () => {
+values('README: the five derived examples of README.md and its CLI line answer with their derived values', async () => {
   const text = await fs.readFile(path.resolve(import.meta.dirname, '../README.md'), 'utf8');
   const section = text.slice(text.indexOf('#### Derived measures'), text.indexOf('### Releases and revisions'));
   const lines = [...section.matchAll(/^curl -s "http:\/\/127\.0\.0\.1:3000(\/v1\/aggregate\?[^"]+)"/gm)].map((m) => m[1]!);
@@ -560,4 +543,7 @@ readme('the five derived examples of README.md and its CLI line answer with thei
   assert.ok(JSON.parse(res.stdout.toString()).length > 0);
 });
 
-readme.run();
+
+values.run();
+restarts.run();
+drop.run();
