@@ -110,7 +110,7 @@ function shareRefusal(metric: string, fn: string): ApiError | undefined {
 }
 
 /** Why `<metric>:<fn>` cannot be divided `per`, or undefined: ratios are of sums, in the unit the denominator asks for. */
-function perRefusal(metric: string, fn: string, per: DenominatorName, filters: Filters): ApiError | undefined {
+export function perRefusal(metric: string, fn: string, per: DenominatorName, filters: Filters): ApiError | undefined {
   if (fn !== 'sum') return new DerivedNeedsSumError('per', `${metric}:${fn}`);
   const unit = (DENOMINATORS[per] as DenominatorDef).numeratorUnit;
   if (unit === undefined || inUnit(metric, unit, filters)) return undefined;
@@ -132,9 +132,6 @@ export function checkDerivedMeasures(measures: readonly { readonly metric: strin
   const per = derived.per?.metric;
   if (per !== undefined && measures.every((m) => perRefusal(m.metric, m.fn, per, filters))) throw perRefusal(measures[0]!.metric, measures[0]!.fn, per, filters)!;
 }
-
-/** The refusal of `per` for `<metric>:<fn>` (the OpenAPI document's example). */
-export const perRefusalOf = (metric: string, fn: string, per: DenominatorName, filters: Filters) => perRefusal(metric, fn, per, filters);
 
 /** Checks the derived parameters against the grouping and the dataset; throws the 400 to answer. */
 export function planDerived(def: DatasetDef, groupBy: readonly string[], rollup: boolean, input: DerivedInput): DerivedPlan {

@@ -19,7 +19,7 @@ import {
   UnknownMetricError,
 } from '../../errors.ts';
 import { computeAggregate, defaultFunction, FUNCTIONS, MAX_GROUP_BY, planAggregate, planShape } from '../../query/aggregate.ts';
-import { COMPARES, derivedMeta, HAVING_OPS, perRefusalOf } from '../../query/derived-plan.ts';
+import { COMPARES, derivedMeta, HAVING_OPS, perRefusal } from '../../query/derived-plan.ts';
 import { canonicalScope, type QueryScope } from '../../query/scope.ts';
 import { DENOMINATOR_NAMES, DENOMINATORS, findDataset, metricDef, type DenominatorDef } from '../../registry.ts';
 import { aggregateTable } from '../../render/aggregates.ts';
@@ -119,7 +119,7 @@ const DERIVED_ERRORS = {
   compareNeedsYear: new CompareNeedsYearError(),
   invalidShare: new InvalidShareError('product', ['country', 'channel']),
   invalidPer: new InvalidPerError('turnover', 'country', ['adult_population', 'gdp_usd']),
-  perNeedsUsd: perRefusalOf('ggr', 'sum', 'gdp_usd', new Map([['fx', ['EUR']]]))!,
+  perNeedsUsd: perRefusal('ggr', 'sum', 'gdp_usd', new Map([['fx', ['EUR']]]))!,
   shareOfAvg: new DerivedNeedsSumError('share', 'ggr:avg'),
   rollupShare: new RollupConflictError('share'),
   rollupHaving: new RollupConflictError('having'),
