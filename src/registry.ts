@@ -132,6 +132,64 @@ export const METRICS: Readonly<Record<MetricName, MetricDef>> = {
 
 export const metricDef = (name: string): MetricDef => METRICS[name as MetricName];
 
+/**
+ * A metric another dataset's sums may be divided by (`per=<metric>` on
+ * /v1/aggregate): where it comes from, which keys a numerator row is matched on,
+ * and what the numerator must be. A group's denominator is the metric's sum over
+ * exactly the distinct keys of the group's numerator rows.
+ */
+export interface DenominatorDef {
+  /** The dataset holding the metric. */
+  readonly dataset: string;
+  /** The dimensions a numerator row is matched on; `shared` is every dimension the two datasets share. */
+  readonly keys: readonly string[] | 'shared';
+  /** The financial datasets whose sums it may divide. */
+  readonly numerators: readonly string[];
+  /** A unit the numerator must be in (`USD`): a ratio of two currencies means nothing. */
+  readonly numeratorUnit?: string;
+  /** What `<key>_per_<metric>` is, as docs and OpenAPI say it. */
+  readonly means: string;
+}
+
+const byCountry = ['country', 'state', 'year'] as const;
+
+/** Every `per=` denominator: the catalog, validation, OpenAPI, docs, the typed client and the CLI read it. */
+export const DENOMINATORS = {
+  adult_population: {
+    dataset: 'country',
+    keys: byCountry,
+    numerators: ['ggr', 'turnover', 'country'],
+    means: 'per adult: the sum divided by the adult population of the (country, state, year) keys the group\'s rows have',
+  },
+  gdp_usd: {
+    dataset: 'country',
+    keys: byCountry,
+    numerators: ['ggr', 'turnover', 'country'],
+    numeratorUnit: 'USD',
+    means: 'a fraction of GDP: the sum (in USD) divided by the GDP in USD of the (country, state, year) keys the group\'s rows have',
+  },
+  turnover: {
+    dataset: 'turnover',
+    keys: 'shared',
+    numerators: ['ggr'],
+    means: 'hold, the gross win margin: GGR divided by the turnover of the same rows (every shared dimension, fx included)',
+  },
+} as const satisfies Readonly<Record<string, DenominatorDef>>;
+
+export type DenominatorName = keyof typeof DENOMINATORS;
+
+/** Every denominator with its literal names (for types only: the typed client's `per`). */
+export type Denominators = typeof DENOMINATORS;
+
+export const DENOMINATOR_NAMES = Object.keys(DENOMINATORS) as DenominatorName[];
+
+/** The dimensions `per` of a `numerator` dataset joins on: as listed, or (`shared`) in the numerator's dimension order. */
+export function denominatorKeys(per: DenominatorDef, numerator: DatasetDef): readonly string[] {
+  const other = byName.get(per.dataset)!;
+  if (per.keys !== 'shared') return per.keys;
+  return numerator.dimensions.filter((d) => other.dimensions.includes(d));
+}
+
 /** Every dataset with its literal names (for types only). */
 export type Registry = typeof DEFINITIONS;
 

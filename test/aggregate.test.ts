@@ -8,7 +8,7 @@ import { exactSum } from './helpers/exact-sum.ts';
 import { loadDrop } from '../etl/load.ts';
 import { quoteIdent, quoteLiteral } from '../src/duckdb/sql-text.ts';
 import { DATASETS, metricDef } from '../src/registry.ts';
-import { FIXTURE_RELEASE, fixtureDataDir, send, startTestService, tempDir, walkPages, type TestService } from './helpers/service.ts';
+import { bodiesPerThreads, FIXTURE_RELEASE, fixtureDataDir, send, startTestService, tempDir, walkPages, type TestService } from './helpers/service.ts';
 
 // /v1/aggregate against DuckDB grouping the release's own Parquet files, with each
 // group's values added up exactly (as integers of 2^-1074) and rounded once: the
@@ -323,16 +323,7 @@ limits('more groups than AGGREGATE_MAX_GROUPS: 400 naming the count', async () =
 });
 
 limits('bodies are byte-identical across restarts and DUCKDB_THREADS', async () => {
-  const queries = CASES.map((c) => `/v1/aggregate?metric=${c.metric}&${c.query}&rollup=true`);
-  const bodies: string[][] = [];
-  for (const threads of ['1', '3']) {
-    const one = await startTestService({ env: { DUCKDB_THREADS: threads } });
-    try {
-      bodies.push(await Promise.all(queries.map(async (q) => (await one.get(q)).text)));
-    } finally {
-      await one.stop();
-    }
-  }
+  const bodies = await bodiesPerThreads(CASES.map((c) => `/v1/aggregate?metric=${c.metric}&${c.query}&rollup=true`));
   assert.equal(bodies[0], bodies[1]);
 });
 

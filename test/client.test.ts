@@ -119,6 +119,27 @@ client('aggregate: every group across pages, typed per metric', async () => {
   ]);
 });
 
+client('aggregate with derived measures: the issue\'s call, typed from the registry', async () => {
+  const api = new DataQueryClient({ baseUrl: service.url, apiKey: service.key });
+  const { meta, data } = await api.aggregate('ggr', { group_by: ['region', 'year'], fx: 'USD', compare: 'previous_year', having: ['ggr_sum.gt.1e9'] }, { limit: 3 });
+  const served = (await walkPages(service, '/v1/aggregate?metric=ggr&group_by=region,year&fx=USD&compare=previous_year&having=ggr_sum.gt.1e9', 1000)).flatMap((page) => page.data);
+  assert.ok(served.length > 3, 'spans several pages');
+  assert.equal(data, served);
+  assert.equal(meta.measures, ['ggr_sum', 'ggr_sum_prev', 'ggr_sum_change', 'ggr_sum_pct_change']);
+  assert.equal([meta.compare, meta.having], ['previous_year', ['ggr_sum.gt.1e9']]);
+  const hold = await api.aggregate('ggr', { group_by: ['product'], fx: 'USD', year: 2024, per: 'turnover', share: 'all' });
+  assert.equal(hold.meta.per, { metric: 'turnover', dataset: 'turnover', keys: [...hold.meta.per!.keys] });
+  assert.ok(hold.data.every((row) => typeof row.values.ggr_sum_per_turnover === 'number' && typeof row.values.ggr_sum_share === 'number'));
+  void (() => [
+    // @ts-expect-error turnover divides ggr only
+    api.aggregate('country', { per: 'turnover' }),
+    // @ts-expect-error `product` is not a dimension of fx to share over
+    api.aggregate('fx', { share: 'product' }),
+    // @ts-expect-error not an operator
+    api.aggregate('ggr', { having: 'ggr_sum.above.1' }),
+  ]);
+});
+
 client('maxPages stops early; a walk resumes from any page cursor', async () => {
   const api = new DataQueryClient({ baseUrl: service.url, apiKey: service.key });
   let next: string | undefined;

@@ -1,7 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { exactSum } from './helpers/exact-sum.ts';
-import { addExact, ExactSums, roundExact } from '../src/store/exact-sum.ts';
+import { addExact, ExactSums, roundedDifference, roundExact } from '../src/store/exact-sum.ts';
 
 // Exact sums against BigInt arithmetic: every finite double is an integer multiple of
 // 2^-1074, so their exact sum is an integer, rounded once to the nearest double.
@@ -38,6 +38,24 @@ test('sums of values across 60 binades, both signs, with cancellation, equal the
     merged.addGroup(0, sums, 0);
     assert.is(merged.rounded(0), exactSum([...values, ...values]), `trial ${trial}, merged`);
   }
+});
+
+test('the difference of two exact sums is their true difference rounded once, also where they nearly cancel', () => {
+  const random = mulberry32(30);
+  let beatsRounded = 0;
+  for (let trial = 0; trial < 300; trial++) {
+    const a = Array.from({ length: 1 + Math.floor(random() * 50) }, () => (1 + random()) * 2 ** Math.floor(random() * 40 - 10));
+    // b is a with small changes: the two sums nearly cancel.
+    const b = a.map((x) => (random() < 0.3 ? x * (1 + (random() - 0.5) * 1e-9) : x));
+    const pa: number[] = [];
+    const pb: number[] = [];
+    for (const x of a) addExact(pa, x);
+    for (const x of b) addExact(pb, x);
+    const want = exactSum([...a, ...b.map((x) => -x)]);
+    assert.is(roundedDifference(pa, pb), want, `trial ${trial}`);
+    if (roundExact(pa) - roundExact(pb) !== want) beatsRounded++;
+  }
+  assert.ok(beatsRounded > 0, 'the difference of the rounded sums is off on some of these');
 });
 
 test('money: a plain running sum is off where the exact one is not', () => {

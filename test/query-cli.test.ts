@@ -49,6 +49,25 @@ cli('aggregate: the issue\'s command line, as JSON and as CSV', async () => {
   assert.match(refused.stderr, /error 400: Cannot combine ggr values in different currencies: filter fx to one currency or add fx to group_by/);
 });
 
+cli('aggregate: the issue\'s derived flags, as JSON and CSV, and a refusal naming the fix', async () => {
+  const flags = ['--compare', 'previous_year', '--share', 'channel', '--per', 'adult_population', '--having', 'ggr_sum.gt.1e9'];
+  const json = await runCli(['aggregate', 'ggr', '--group-by', 'region', '--group-by', 'channel', '--group-by', 'year', '--fx', 'USD', ...flags, '--all', '--limit', '5'], env);
+  assert.is(json.code, 0, json.stderr);
+  const query = '/v1/aggregate?metric=ggr&group_by=region,channel,year&fx=USD&compare=previous_year&share=channel&per=adult_population&having=ggr_sum.gt.1e9';
+  const served = (await walkPages(service, query, 1000)).flatMap((page) => page.data);
+  assert.ok(served.length > 5);
+  assert.equal(JSON.parse(json.stdout.toString()), served);
+  const csv = await runCli(['aggregate', 'ggr', '--group-by', 'region', '--group-by', 'channel', '--group-by', 'year', '--fx', 'USD', ...flags, '--format', 'csv'], env);
+  assert.is(csv.code, 0, csv.stderr);
+  assert.is(csv.stdout.toString(), (await service.get(query, { headers: { accept: 'text/csv' } })).text);
+  const refused = await runCli(['aggregate', 'ggr', '--group-by', 'region', '--fx', 'USD', '--compare', 'previous_year'], env);
+  assert.is(refused.code, 1);
+  assert.match(refused.stderr, /error 400: Cannot compare with the previous year without year in group_by: add year to group_by/);
+  const fx = await runCli(['aggregate', 'fx', '--help'], env);
+  assert.not.match(fx.stdout.toString(), /--per </, 'no denominator divides fx');
+  assert.match((await runCli(['aggregate', 'ggr', '--help'], env)).stdout.toString(), /--per <metric>/);
+});
+
 cli('the first page as JSON, the budget on stderr, and how to get more', async () => {
   const res = await runCli(['ggr', '--country', 'France', '--country', 'Spain', '--sub-channel', 'Onshore', '--limit', '5'], env);
   assert.is(res.code, 0, res.stderr);

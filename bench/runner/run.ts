@@ -7,6 +7,7 @@ import { parseArgs } from 'node:util';
 import { latestRelease, type ReleaseOnDisk } from '../../src/releases/on-disk.ts';
 import { startBare, type Captured } from '../ceilings/bare.ts';
 import { AGGREGATE, AGGREGATE_SQL, aggregateAlone, checkGroups, ourGroups } from '../ceilings/duckdb-aggregate.ts';
+import { derivedHits, derivedScenarios } from '../scenarios/derived.ts';
 import { openQueryCeilings } from '../ceilings/duckdb-pages.ts';
 import { CLICKHOUSE_BINARY, CLICKHOUSE_SKIP_REASON, startClickHouse } from '../ceilings/clickhouse.ts';
 import { compareResults, formatComparison } from './compare.ts';
@@ -248,6 +249,7 @@ async function main(): Promise<void> {
     progress('DuckDB alone: the aggregate\'s GROUP BY');
     aggregateCeilings.set('uncached-aggregate', await aggregateAlone(release, 1, ourGroups(aggregate.body), settings.aggregateAlone));
     scenarios.push(scenario('uncached-aggregate', 'uncached aggregate, region × year', AGGREGATE, {}, aggregate));
+    scenarios.push(...(await derivedScenarios(uncached.url, uncached.headers)));
     progress('drawing and capturing the mixed workload');
     mixed = await mixedWorkload(release, MIXED_SEED, settings.mixed, (p) => capture(uncached.url, p, uncached.headers, 200));
     await measureAll(scenarios, uncached);
@@ -296,7 +298,7 @@ async function main(): Promise<void> {
     const hits = await cachedScenarios(cached.url, cached.headers, uncachedPage);
     await capture(cached.url, AGGREGATE, cached.headers, 200);
     const aggregateHit = await capture(cached.url, AGGREGATE, cached.headers, 200, (a) => (a.body.equals(aggregate.body) ? undefined : 'a hit differs from the uncached aggregate'));
-    await measureAll([scenario('cached-aggregate', 'cached aggregate, region × year', AGGREGATE, {}, aggregateHit), ...hits, mixed], cached, true);
+    await measureAll([scenario('cached-aggregate', 'cached aggregate, region × year', AGGREGATE, {}, aggregateHit), ...(await derivedHits(cached.url, cached.headers)), ...hits, mixed], cached, true);
   } finally {
     await cached.stop();
   }

@@ -2,6 +2,7 @@ import { once } from 'node:events';
 import cliProgress from 'cli-progress';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { DataQueryClient, DataQueryError, DataQueryNetworkError, type AggregateQuery, type Filters, type Metric, type Page, type RetryEvent, type RevisionQuery, type WalkOptions } from '../client/index.ts';
+import { COMPARES, denominatorEntries, HAVING_OPS } from '../query/derived-plan.ts';
 import { DATASETS, type DatasetDef } from '../registry.ts';
 import { queryCliEnvironment } from '../config.ts';
 import { mergeArrowPages } from './arrow-pages.ts';
@@ -178,14 +179,26 @@ function program(env: NodeJS.ProcessEnv): Command {
   }
   const aggregate = cli.command('aggregate').description('Totals, averages, minima and maxima of a financial dataset, grouped (GET /v1/aggregate)');
   for (const def of financialSets) {
-    addQueryOptions(aggregate.command(def.name).description(`Aggregate ${def.name}: ${def.metrics.join(', ')}`), def, 'groups')
+    const command = aggregate.command(def.name).description(`Aggregate ${def.name}: ${def.metrics.join(', ')}`);
+    const denominators = denominatorEntries(def);
+    // Only where a denominator divides this dataset: an option no value could pass would only mislead.
+    if (denominators.length > 0) {
+      command.addOption(new Option('--per <metric>', `add <key>_per_<metric>: each sum divided by ${denominators.map((d) => `${d.metric} (${d.dataset})`).join(', ')}, over the keys of its rows`).choices(denominators.map((d) => d.metric)));
+    }
+    addQueryOptions(command, def, 'groups')
       .addOption(new Option('--group-by <dimension>', 'group by this dimension; repeat, in column order (at most 6)').choices([...def.dimensions]).argParser(collect((text) => text)))
       .addOption(new Option('--measure <metric:fn>', `${def.metrics.join(', ')}, alone or with :sum, :avg, :min or :max; repeat for several`).argParser(collect((text) => text)))
       .option('--order <key>', 'a group_by dimension or a measure key such as ggr_sum; -key for descending')
       .option('--rollup', 'add subtotal rows and a grand total')
+      .addOption(new Option('--compare <previous_year>', 'add <key>_prev, _change and _pct_change against the year before (needs --group-by year)').choices([...COMPARES]))
+      .addOption(new Option('--share <dimension>', 'add <key>_share: each sum\'s fraction of the total over every value of this group-by dimension, or of the grand total (all)').choices([...def.dimensions, 'all']))
+      .addOption(new Option('--having <key.op.number>', `keep groups where the key passes, e.g. ggr_sum.gt.1e9; op one of ${HAVING_OPS.join(', ')}; repeat: all must hold`).argParser(collect((text) => text)))
       .action((options: Record<string, unknown>) =>
         start(options, (client) => (format, walk) => {
-          const aggregateQuery = { ...filtersOf(def, options), group_by: options.groupBy, measure: options.measure, order: options.order, rollup: options.rollup === true ? true : undefined };
+          const aggregateQuery = {
+            ...filtersOf(def, options), group_by: options.groupBy, measure: options.measure, order: options.order, rollup: options.rollup === true ? true : undefined,
+            compare: options.compare, share: options.share, per: options.per, having: options.having,
+          };
           return client.aggregatePages(def.name as Metric, aggregateQuery as AggregateQuery<Metric>, format, walk);
         }),
       );

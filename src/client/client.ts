@@ -129,7 +129,8 @@ export class DataQueryClient {
 
   /**
    * Every group of an aggregate (GET /v1/aggregate), across its pages: e.g.
-   * `aggregate('ggr', { group_by: ['region', 'year'], fx: 'USD', measure: ['ggr:sum'] })`.
+   * `aggregate('ggr', { group_by: ['region', 'year'], fx: 'USD', measure: ['ggr:sum'] })`,
+   * or with derived measures `{ …, compare: 'previous_year', having: ['ggr_sum.gt.1e9'] }`.
    * `meta` is the first page's, with `row_count` the number of groups in all.
    */
   async aggregate<M extends Metric>(metric: M, query: AggregateQuery<M> = {} as AggregateQuery<M>, options: WalkOptions<AggregatePage<M>> = {}): Promise<{ meta: AggregateMeta<M>; data: AggregateRow<M>[] }> {

@@ -1,4 +1,4 @@
-import type { Registry } from '../registry.ts';
+import type { Denominators, Registry } from '../registry.ts';
 
 // Request and row types derived from the dataset registry, so a filter the server
 // would refuse as an invalid dimension does not compile.
@@ -31,7 +31,13 @@ export interface FinancialRow<M extends Metric> {
 /** A measure of `metric`: one of its metrics, alone (its default function) or as `<metric>:<fn>`. */
 export type MeasureOf<M extends Metric> = MetricValueOf<M> | `${MetricValueOf<M>}:${'sum' | 'avg' | 'min' | 'max'}`;
 
-/** What /v1/aggregate takes besides the metric: every filter of `metric`, and how to group, measure and order. */
+/** The denominators `per` may divide `metric`'s sums by (the registry's DENOMINATORS). */
+export type PerOf<M extends Metric> = { [P in keyof Denominators]: M extends Denominators[P]['numerators'][number] ? P : never }[keyof Denominators];
+
+/** A `having` condition: `<key>.<op>.<number>`, e.g. `ggr_sum.gt.1e9`. */
+export type Having = `${string}.${'eq' | 'neq' | 'gt' | 'gte' | 'lt' | 'lte'}.${number}`;
+
+/** What /v1/aggregate takes besides the metric: every filter of `metric`, and how to group, measure, derive and order. */
 export type AggregateQuery<M extends Metric> = Filters<M> & {
   /** At most 6; their order is the column and default sort order. */
   readonly group_by?: readonly DimensionOf<M>[];
@@ -40,6 +46,14 @@ export type AggregateQuery<M extends Metric> = Filters<M> & {
   readonly order?: string;
   /** Adds subtotal rows and a grand total; a rolled-up dimension is null. */
   readonly rollup?: boolean;
+  /** Adds `k_prev`, `k_change` and `k_pct_change` per measure key against the year before; needs `year` in group_by. */
+  readonly compare?: 'previous_year';
+  /** Adds `k_share` per sum: its fraction of the total over every value of this group_by dimension, or of the grand total (`all`). */
+  readonly share?: DimensionOf<M> | 'all';
+  /** Adds `k_per_<metric>` per sum: divided by another dataset's metric over the keys of the group's rows. */
+  readonly per?: PerOf<M>;
+  /** Keeps the groups passing every condition, before order and paging. */
+  readonly having?: Having | readonly Having[];
 };
 
 export interface AggregateRow<M extends Metric> {
@@ -57,6 +71,13 @@ export interface AggregateMeta<M extends Metric> {
   readonly filters_applied: Readonly<Record<string, readonly string[]>>;
   /** Default measures left out because they cannot be combined here, and why. */
   readonly omitted?: readonly { readonly measure: string; readonly reason: string }[];
+  readonly compare?: 'previous_year';
+  readonly share?: string;
+  /** The denominator applied, and the keys a row is matched on. */
+  readonly per?: { readonly metric: PerOf<M>; readonly dataset: string; readonly keys: readonly string[] };
+  readonly having?: readonly string[];
+  /** With `per`: the keys without a denominator row (their groups' ratios are null), counted, the first ten. */
+  readonly unmatched?: { readonly count: number; readonly keys: readonly Readonly<Record<string, string | number>>[] };
   readonly row_count: number;
   readonly release: string;
 }

@@ -1,12 +1,20 @@
-import { InvalidGroupByError, InvalidMeasureError, InvalidOrderError, MixedTotalsError, MixedUnitsError, RateSumError, TooManyGroupsError } from '../errors.ts';
-import { metricDef, type DatasetDef } from '../registry.ts';
-import { group, subtotals, type Groups, type MetricNeeds } from '../store/aggregation.ts';
-import { chooseSource, type AggregateTables } from '../store/aggregate-tables.ts';
+import { InvalidGroupByError, InvalidMeasureError, InvalidOrderError, MixedTotalsError, MixedUnitsError, RateSumError, TooManyGroupsError, type ApiError } from '../errors.ts';
+import { findDataset, metricDef, type DatasetDef } from '../registry.ts';
+import { mergeGroups, type MetricNeeds } from '../store/aggregation.ts';
+import type { AggregateTables } from '../store/aggregate-tables.ts';
+import { alignedTotals, denominatorTable, translateCodes, type DenominatorTable } from '../store/denominators.ts';
+import { allowedCodes, groupRows, levelsOf, withPriorYears, type Allowed, type Level } from './aggregate-groups.ts';
+import { filterAndSort } from './aggregate-order.ts';
+import {
+  compareValues, levelDenominators, matchKeys, measureValue, perValue, priorGroups, shareTotals, shareValue, unmatchedKeys,
+  type FineKeys, type LevelDenominators, type MeasureSource, type Unmatched,
+} from './derived.ts';
+import { checkDerivedMeasures, checkHaving, columnsOf, derivedShape, planDerived, type Column, type DerivedInput, type DerivedPlan, type PerPlan } from './derived-plan.ts';
 import type { Filters, YearRange } from './filters.ts';
 
 // An aggregate request as a plan (what to group, measure and order, after the
-// registry's guards) and its result: every group, sorted, kept whole so that pages
-// are slices of it.
+// registry's guards) and its result: every group with its derived measures,
+// filtered by `having`, sorted, kept whole so that pages are slices of it.
 
 export const FUNCTIONS = ['sum', 'avg', 'min', 'max'] as const;
 export type AggregateFunction = (typeof FUNCTIONS)[number];
@@ -29,6 +37,9 @@ export interface AggregatePlan {
   readonly omitted: readonly { readonly measure: string; readonly reason: string }[];
   readonly order: { readonly key: string; readonly descending: boolean } | undefined;
   readonly rollup: boolean;
+  readonly derived: DerivedPlan;
+  /** Every key of the answer's values but `rows`, in output order: each measure, then its derived keys. */
+  readonly columns: readonly Column[];
 }
 
 export interface AggregateInput {
@@ -38,6 +49,7 @@ export interface AggregateInput {
   readonly order: string | undefined;
   readonly rollup: boolean;
   readonly filters: Filters;
+  readonly derived: DerivedInput;
 }
 
 export const defaultFunction = (metric: string): AggregateFunction => (metricDef(metric).kind === 'rate' ? 'avg' : 'sum');
@@ -47,7 +59,7 @@ export const defaultFunction = (metric: string): AggregateFunction => (metricDef
  * undefined when it can: a rate has no meaningful sum, and values in different
  * units (currencies) must not meet in one total.
  */
-function refusal(metric: string, fn: AggregateFunction, input: AggregateInput): MixedUnitsError | RateSumError | undefined {
+function refusal(metric: string, fn: AggregateFunction, input: AggregateInput): ApiError | undefined {
   const def = metricDef(metric);
   if (fn === 'sum' && def.kind === 'rate') return new RateSumError(`Cannot sum ${metric}, a rate: use avg, min or max`);
   const unit = def.unitFrom;
@@ -88,6 +100,7 @@ export function planAggregate(def: DatasetDef, request: AggregateInput): Aggrega
   }
   const filters = effectiveFilters(def, request);
   const input = { ...request, filters };
+  const derived = planDerived(def, input.groupBy, input.rollup, input.derived);
   let measures: Measure[];
   const omitted: { measure: string; reason: string }[] = [];
   if (input.measures === undefined) {
@@ -114,20 +127,24 @@ export function planAggregate(def: DatasetDef, request: AggregateInput): Aggrega
       if (!measures.some((m) => m.key === measure.key)) measures.push(measure);
     }
   }
+  checkDerivedMeasures(measures, derived, filters);
+  const columns = columnsOf(measures, derived, filters);
+  const valueKeys = [...columns.map((c) => c.key), 'rows'];
   let order: AggregatePlan['order'];
   if (input.order !== undefined) {
     const descending = input.order.startsWith('-');
     const key = descending ? input.order.slice(1) : input.order;
-    const keys = [...input.groupBy, ...measures.map((m) => m.key), 'rows'];
+    const keys = [...input.groupBy, ...valueKeys];
     if (!keys.includes(key)) throw new InvalidOrderError(input.order, keys);
     order = { key, descending };
   }
-  return { groupBy: input.groupBy, filters, measures, omitted, order, rollup: input.rollup };
+  checkHaving(derived.having, valueKeys);
+  return { groupBy: input.groupBy, filters, measures, omitted, order, rollup: input.rollup, derived, columns };
 }
 
 /** What else, besides release, dataset and filters, decides an aggregate's groups: part of its cursors' scope and cache keys. */
 export const planShape = (plan: AggregatePlan): string =>
-  JSON.stringify([plan.groupBy, plan.measures.map((m) => m.key), plan.order ? `${plan.order.descending ? '-' : ''}${plan.order.key}` : null, plan.rollup]);
+  JSON.stringify([plan.groupBy, plan.measures.map((m) => m.key), plan.order ? `${plan.order.descending ? '-' : ''}${plan.order.key}` : null, plan.rollup, ...derivedShape(plan.derived)]);
 
 /** Every group of an aggregate, in answer order. */
 export interface AggregateResult {
@@ -135,122 +152,159 @@ export interface AggregateResult {
   /** Dictionary codes of each group, `width` per group; -1 where a rollup row totals a dimension. */
   readonly codes: Int32Array;
   readonly width: number;
-  /** Each group's measure values, one per measure of the plan. */
+  /** Each group's values, one per column of the plan; NaN where there is none (null). */
   readonly values: Float64Array;
   /** Served rows in each group. */
   readonly rows: Float64Array;
+  /** With `per`: the numerator keys that have no denominator row. */
+  readonly unmatched?: Unmatched;
 }
 
-export const resultBytes = (result: AggregateResult) => result.codes.byteLength + result.values.byteLength + result.rows.byteLength + 64;
+export const resultBytes = (result: AggregateResult) => result.codes.byteLength + result.values.byteLength + result.rows.byteLength + 64 + (result.unmatched ? 1024 : 0);
 
-/** Runs `plan` over the smallest table that can answer it. */
+/** The aggregate tables of another dataset of the same release (a `per` denominator's). */
+export type TablesOf = (dataset: string) => AggregateTables;
+
+/** Runs `plan` over the smallest table that can answer it, then its derived measures, `having` and order. */
 export async function computeAggregate(
   def: DatasetDef,
   tables: AggregateTables,
   plan: AggregatePlan,
   period: YearRange | undefined,
   maxGroups: number,
+  tablesOf: TablesOf,
 ): Promise<AggregateResult> {
   const index = (dimension: string) => def.dimensions.indexOf(dimension);
-  const allowed = new Map<number, Set<number>>();
-  for (const [dimension, values] of plan.filters) {
-    const codes = tables.codes.get(dimension)!;
-    allowed.set(index(dimension), new Set(values.flatMap((value) => codes.get(value) ?? [])));
-  }
-  if (period) {
-    const years = tables.dictionaries[index('year')]!.values;
-    const inRange = new Set(years.flatMap((year, code) => (Number(year) >= period.from && Number(year) <= period.to ? [code] : [])));
-    const filtered = allowed.get(index('year'));
-    allowed.set(index('year'), filtered ? new Set([...filtered].filter((code) => inRange.has(code))) : inRange);
-  }
   const groupBy = plan.groupBy.map(index);
-  const { source, allowed: scanned } = chooseSource(tables.sources, groupBy, allowed);
+  const { compare, share, per, having } = plan.derived;
+  const allowed = allowedCodes(def, tables, plan.filters, period);
+  const read = compare ? withPriorYears(def, tables, allowed) : allowed;
+  const metrics = [...new Set(plan.measures.map((m) => def.metrics.indexOf(m.metric)))];
+  const needs: MetricNeeds[] = metrics.map((m) => {
+    const fns = plan.measures.filter((measure) => def.metrics.indexOf(measure.metric) === m).map((measure) => measure.fn);
+    return { index: m, sum: fns.includes('sum') || fns.includes('avg'), min: fns.includes('min'), max: fns.includes('max') };
+  });
+  const sources: MeasureSource[] = plan.measures.map((m) => ({ fn: m.fn, position: metrics.indexOf(def.metrics.indexOf(m.metric)) }));
 
-  const needs = new Map<number, MetricNeeds>();
-  for (const { metric, fn } of plan.measures) {
-    const m = def.metrics.indexOf(metric);
-    const need = needs.get(m) ?? { index: m, sum: false, min: false, max: false };
-    needs.set(m, { ...need, sum: need.sum || fn === 'sum' || fn === 'avg', min: need.min || fn === 'min', max: need.max || fn === 'max' });
-  }
-  const grouping = { groupBy, sizes: tables.sizes, allowed: scanned, metrics: [...needs.values()] };
-  const groups = await group(source, grouping);
-  const levels: Groups[] = [groups];
-  if (plan.rollup && groups.count > 0) {
-    // A subtotal that rolls up the totals dimension (state) adds up the total rows alone, as an aggregate without it does.
-    const totals = def.totals && { position: plan.groupBy.indexOf(def.totals.dimension), code: tables.codes.get(def.totals.dimension)?.get(def.totals.value) };
-    for (let keep = groupBy.length - 1; keep >= 0; keep--) {
-      const include = totals && totals.position >= keep ? (g: number) => groups.codes[g * groupBy.length + totals.position] === totals.code : undefined;
-      levels.push(subtotals(groups, keep, include));
-    }
-  }
-  const count = levels.reduce((sum, level) => sum + level.count, 0);
+  const denominator = per && (await denominatorOf(def, tables, per, groupBy, read, tablesOf));
+  const fineDims = denominator && 'table' in denominator ? denominator.fineDims : [];
+  const scanned = await groupRows(tables, [...groupBy, ...fineDims], read, needs, denominator && 'aligned' in denominator ? denominator.aligned : undefined);
+  const merged = fineDims.length > 0 ? mergeGroups(scanned, groupBy.length, () => true, false) : { groups: scanned, targetOf: Int32Array.from({ length: scanned.count }, (_, g) => g) };
+  const levels = levelsOf(def, tables, merged.groups, plan.rollup, compare ? allowed.get(index('year')) : undefined);
+  const count = levels.reduce((sum, level) => sum + level.shown.reduce((n, s) => n + s, 0), 0);
   if (count > maxGroups) throw new TooManyGroupsError(count, maxGroups);
-  // Where each measure's metric sits among the metrics the scan totalled.
-  const positions = plan.measures.map((measure) => [...needs.keys()].indexOf(def.metrics.indexOf(measure.metric)));
-  return sortGroups(levels, plan, positions, count);
-}
+  const detail = levels[0]!;
 
-/** Flattens the levels into one result sorted by the plan's order, ties (and the default) by the group tuple. */
-function sortGroups(levels: readonly Groups[], plan: AggregatePlan, positions: readonly number[], count: number): AggregateResult {
-  const width = plan.groupBy.length;
+  let fine: FineKeys | undefined;
+  let unmatched: Unmatched | undefined;
+  if (denominator && 'table' in denominator) {
+    const width = groupBy.length + fineDims.length;
+    const at = denominator.keys.map((d) => [...groupBy, ...fineDims].indexOf(d));
+    const fixed = denominator.keys.map((d) => [...read.get(d) ?? []][0] ?? -1);
+    const codesOf = (f: number) => at.map((p, i) => (p >= 0 ? scanned.codes[f * width + p]! : fixed[i]!));
+    fine = matchKeys(scanned.count, merged.targetOf, codesOf, denominator.translate, denominator.table);
+    unmatched = unmatchedKeys(detail, fine, denominator.table.count, per.keys, (i, code) => tables.dictionaries[denominator.keys[i]!]!.values[code]!);
+  } else if (denominator) {
+    unmatched = { count: 0, keys: [] };
+  }
+  const denominators = denominator && levels.map((level): LevelDenominators =>
+    fine ? levelDenominators(level, fine, (denominator as Keyed).table) : { sums: level.groups.aligned[0]!, unmatched: new Uint8Array(level.groups.count) });
+  const shares = share !== undefined ? await shareTotalsOf(def, tables, plan, detail, allowed, sources) : undefined;
+
+  const columns = plan.columns;
+  const n = columns.length;
+  const width = groupBy.length;
   const codes = new Int32Array(count * width);
-  const values = new Float64Array(count * plan.measures.length);
+  const values = new Float64Array(count * n);
   const rows = new Float64Array(count);
   let at = 0;
-  for (const level of levels) {
-    for (let g = 0; g < level.count; g++, at++) {
-      codes.set(level.codes.subarray(g * width, (g + 1) * width), at * width);
-      rows[at] = level.rows[g]!;
-      plan.measures.forEach((measure, k) => {
-        values[at * plan.measures.length + k] = measureValue(level, positions[k]!, g, measure.fn);
+  levels.forEach((level, l) => {
+    const { groups } = level;
+    const priors = compare ? priorGroups(def, tables, level) : undefined;
+    for (let g = 0; g < groups.count; g++) {
+      if (!level.shown[g]) continue;
+      codes.set(groups.codes.subarray(g * width, (g + 1) * width), at * width);
+      rows[at] = groups.rows[g]!;
+      let compared: [number, number, number] | undefined;
+      columns.forEach((column, c) => {
+        const source = sources[column.measure]!;
+        let value: number;
+        if (column.kind === 'value') value = measureValue(groups, source, g);
+        else if (column.kind === 'share') value = shareValue(groups, source.position, g, shares!);
+        else if (column.kind === 'per') value = perValue(groups, source.position, g, denominators![l]!);
+        else {
+          if (column.kind === 'prev') compared = compareValues(groups, source, g, priors![g]!);
+          value = compared![column.kind === 'prev' ? 0 : column.kind === 'change' ? 1 : 2];
+        }
+        values[at * n + c] = value;
       });
+      at++;
     }
-  }
-  // Rolled-up dimensions (-1) sort after every value, so a subtotal follows its groups.
-  const codeKey = (code: number) => (code < 0 ? Infinity : code);
-  const byTuple = (a: number, b: number) => {
-    for (let i = 0; i < width; i++) {
-      const d = codeKey(codes[a * width + i]!) - codeKey(codes[b * width + i]!);
-      if (d !== 0 && !Number.isNaN(d)) return d;
-    }
-    return 0;
-  };
-  let byOrder: (a: number, b: number) => number = () => 0;
-  const { order } = plan;
-  if (order) {
-    const sign = order.descending ? -1 : 1;
-    const dimension = plan.groupBy.indexOf(order.key);
-    const measure = plan.measures.findIndex((m) => m.key === order.key);
-    const n = plan.measures.length;
-    byOrder =
-      dimension >= 0
-        ? (a, b) => sign * compare(codeKey(codes[a * width + dimension]!), codeKey(codes[b * width + dimension]!))
-        : measure >= 0
-          ? (a, b) => sign * compare(values[a * n + measure]!, values[b * n + measure]!)
-          : (a, b) => sign * compare(rows[a]!, rows[b]!);
-  }
-  const sorted = Array.from({ length: count }, (_, i) => i).sort((a, b) => byOrder(a, b) || byTuple(a, b));
-  return permute({ count, codes, width, values, rows }, sorted, plan.measures.length);
-}
-
-const compare = (a: number, b: number) => (a < b ? -1 : a > b ? 1 : 0);
-
-function measureValue(level: Groups, m: number, g: number, fn: AggregateFunction): number {
-  if (fn === 'min') return level.min[m]![g]!;
-  if (fn === 'max') return level.max[m]![g]!;
-  const sum = level.sums[m]!.rounded(g);
-  return fn === 'sum' ? sum : sum / level.rows[g]!;
-}
-
-function permute(result: AggregateResult, order: readonly number[], n: number): AggregateResult {
-  const { width } = result;
-  const codes = new Int32Array(result.codes.length);
-  const values = new Float64Array(result.values.length);
-  const rows = new Float64Array(result.rows.length);
-  order.forEach((from, to) => {
-    codes.set(result.codes.subarray(from * width, (from + 1) * width), to * width);
-    values.set(result.values.subarray(from * n, (from + 1) * n), to * n);
-    rows[to] = result.rows[from]!;
   });
-  return { ...result, codes, values, rows };
+  const keys = columns.map((c) => c.key);
+  const valueAt = (key: string) => keys.indexOf(key);
+  const order = plan.order && { dimension: plan.groupBy.indexOf(plan.order.key), value: valueAt(plan.order.key), descending: plan.order.descending };
+  const sorted = filterAndSort({ count, codes, width, values, n, rows }, having.map((h) => ({ having: h, value: valueAt(h.key) })), order);
+  return { count: sorted.count, codes: sorted.codes, width, values: sorted.values, rows: sorted.rows, ...(unmatched && { unmatched }) };
+}
+
+interface Keyed {
+  readonly table: DenominatorTable;
+  /** Key dimensions (indexes of the numerator's) in the registry's order, and each one's codes in the table's dictionaries. */
+  readonly keys: readonly number[];
+  readonly translate: readonly Int32Array[];
+  /** Key dimensions the scan groups by besides group_by: those neither grouped nor fixed to one value. */
+  readonly fineDims: readonly number[];
+}
+
+/**
+ * How a group's denominator is found: lined up row for row with the numerator's
+ * tables when the denominator dataset has the very same rows (turnover beside ggr:
+ * summed in the same scan), else by key in a table of the denominator's sums.
+ */
+async function denominatorOf(def: DatasetDef, tables: AggregateTables, per: PerPlan, groupBy: readonly number[], read: Allowed, tablesOf: TablesOf) {
+  const other = findDataset(per.dataset, 'financial')!;
+  const otherTables = tablesOf(per.dataset);
+  const metric = other.metrics.indexOf(per.metric);
+  const everyDimension = per.keys.length === def.dimensions.length && other.dimensions.length === def.dimensions.length && def.dimensions.every((d, i) => other.dimensions[i] === d);
+  const aligned = everyDimension ? alignedTotals(tables, otherTables, metric) : undefined;
+  if (aligned) return { aligned };
+  const keys = per.keys.map((d) => def.dimensions.indexOf(d));
+  const keyed: Keyed = {
+    table: await denominatorTable(other, otherTables, per.keys, per.metric),
+    keys,
+    translate: per.keys.map((d) => translateCodes(tables, def, otherTables, d)),
+    fineDims: keys.filter((d) => !groupBy.includes(d) && read.get(d)?.size !== 1).sort((a, b) => a - b),
+  };
+  return keyed;
+}
+
+/**
+ * What shares divide by. The share dimension's own filter does not narrow its
+ * denominator (every value of it counts), so when that dimension is filtered the rows
+ * are grouped again without it. As in a rollup, a total over `state` adds the
+ * national rows alone.
+ */
+async function shareTotalsOf(def: DatasetDef, tables: AggregateTables, plan: AggregatePlan, detail: Level, allowed: Allowed, sources: readonly MeasureSource[]) {
+  const share = plan.derived.share!;
+  const positions = [...new Set(sources.filter((s) => s.fn === 'sum').map((s) => s.position))];
+  const skip = share === 'all' ? -1 : plan.groupBy.indexOf(share);
+  const totals = def.totals;
+  const rolledTotals = totals !== undefined && plan.groupBy.includes(totals.dimension) && (share === 'all' || share === totals.dimension);
+  const totalsCode = totals && tables.codes.get(totals.dimension)?.get(totals.value);
+  const shareIndex = def.dimensions.indexOf(share);
+  if (skip < 0 || !allowed.has(shareIndex)) {
+    const at = totals ? plan.groupBy.indexOf(totals.dimension) : -1;
+    const include = (g: number) => !rolledTotals || detail.groups.codes[g * plan.groupBy.length + at] === totalsCode;
+    return shareTotals(detail, positions, skip, undefined, include);
+  }
+  const without = new Map(allowed);
+  without.delete(shareIndex);
+  if (rolledTotals && totalsCode !== undefined) without.set(shareIndex, new Set([totalsCode]));
+  const groupBy = plan.groupBy.filter((d) => d !== share).map((d) => def.dimensions.indexOf(d));
+  const needs = positions.map((p) => ({ index: def.metrics.indexOf(plan.measures[sources.findIndex((s) => s.position === p)]!.metric), sum: true, min: false, max: false }));
+  const grouped = await groupRows(tables, groupBy, without, needs);
+  // This scan totals the positions' metrics alone, in the positions' order.
+  const remapped = { ...grouped, sums: Array.from({ length: Math.max(...positions) + 1 }, (_, p) => (positions.includes(p) ? grouped.sums[positions.indexOf(p)]! : null)) };
+  return shareTotals(detail, positions, skip, remapped);
 }

@@ -7,7 +7,7 @@ export interface GroupedRows {
   /** Dictionary codes of each group, `width` per group; -1 where a rollup row totals a dimension. */
   readonly codes: Int32Array;
   readonly width: number;
-  /** Each group's measure values, one per measure key. */
+  /** Each group's values, one per key of the answer (measures and their derived keys); NaN for null. */
   readonly values: Float64Array;
   /** Served rows in each group. */
   readonly rows: Float64Array;
@@ -15,7 +15,7 @@ export interface GroupedRows {
 
 /** Rows `start` to `end` (exclusive) of an aggregate's result, and what names their columns. */
 export interface AggregatePage {
-  readonly plan: { readonly groupBy: readonly string[]; readonly measures: readonly { readonly key: string }[] };
+  readonly plan: { readonly groupBy: readonly string[]; readonly columns: readonly { readonly key: string }[] };
   readonly result: GroupedRows;
   /** The dictionary of each group_by dimension, in group_by order. */
   readonly dictionaries: readonly Dictionary[];
@@ -25,19 +25,21 @@ export interface AggregatePage {
 
 /**
  * A page of groups as a table: JSON `{dimensions, values}` rows; CSV and Arrow columns
- * the group_by dimensions, the measure keys, then `rows`. A rolled-up dimension is null
- * (JSON null, an empty CSV field, an Arrow null); a sum too large for a double is null.
+ * the group_by dimensions, the value keys (each measure, then its derived keys), then
+ * `rows`: the same keys in the same order in every format. A rolled-up dimension is
+ * null (JSON null, an empty CSV field, an Arrow null); so is a sum too large for a
+ * double, and a derived value that has none (no previous year, no denominator).
  */
 export function aggregateTable({ plan, result, dictionaries, start, end }: AggregatePage): TablePage {
-  const n = plan.measures.length;
+  const n = plan.columns.length;
   const code = (g: number, i: number) => result.codes[g * result.width + i]!;
   const dimensions: TableColumn[] = plan.groupBy.map((name, i) => ({
     name,
     type: INTEGER_DIMENSIONS.has(name) ? 'integer' : 'text',
     value: (g) => (code(g, i) < 0 ? null : dictionaries[i]!.values[code(g, i)]!),
   }));
-  const measures: TableColumn[] = plan.measures.map((measure, k) => ({
-    name: measure.key,
+  const measures: TableColumn[] = plan.columns.map((column, k) => ({
+    name: column.key,
     type: 'double',
     value: (g) => {
       const x = result.values[g * n + k]!;
@@ -46,14 +48,14 @@ export function aggregateTable({ plan, result, dictionaries, start, end }: Aggre
   }));
   const rows: TableColumn = { name: 'rows', type: 'integer', value: (g) => result.rows[g]! };
   const dimensionKeys = plan.groupBy.map((d) => `${JSON.stringify(d)}:`);
-  const valueKeys = [...plan.measures.map((m) => m.key), 'rows'].map((k) => `${JSON.stringify(k)}:`);
+  const valueKeys = [...plan.columns.map((c) => c.key), 'rows'].map((k) => `${JSON.stringify(k)}:`);
   return {
     columns: [...dimensions, ...measures, rows],
     start,
     end,
     json: (g) => {
       const groups = dictionaries.map((dictionary, i) => dimensionKeys[i]! + (code(g, i) < 0 ? 'null' : dictionary.json[code(g, i)]!));
-      const values = plan.measures.map((_, k) => valueKeys[k]! + (jsonNumber(result.values[g * n + k]!) ?? 'null'));
+      const values = plan.columns.map((_, k) => valueKeys[k]! + (jsonNumber(result.values[g * n + k]!) ?? 'null'));
       values.push(valueKeys.at(-1)! + result.rows[g]!);
       return `{"dimensions":{${groups.join(',')}},"values":{${values.join(',')}}}`;
     },

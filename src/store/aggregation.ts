@@ -51,6 +51,12 @@ export interface Grouping {
   /** Dimension index → the codes a row may hold there; dimensions absent here are not filtered. */
   readonly allowed: ReadonlyMap<number, ReadonlySet<number>>;
   readonly metrics: readonly MetricNeeds[];
+  /**
+   * Totals of another dataset whose rows line up with the source's row for row (the
+   * same dimension values in the same order: turnover beside ggr), summed exactly
+   * into the same groups in the same pass.
+   */
+  readonly aligned?: readonly MetricTotals[];
 }
 
 /** Grouped totals; a group's code for a dimension rolled up (a subtotal) is -1. */
@@ -66,6 +72,8 @@ export interface Groups {
   readonly min: readonly (Float64Array | null)[];
   readonly max: readonly (Float64Array | null)[];
   readonly needs: readonly MetricNeeds[];
+  /** Each group's exact sum of every `Grouping.aligned` totals, in that order. */
+  readonly aligned: readonly ExactSums[];
 }
 
 /** The served store as a source. */
@@ -177,12 +185,14 @@ export async function group(source: AggregateSource, grouping: Grouping): Promis
     min.push(need.min ? await extremeGroups(totals, groupOf, count, -1) : null);
     max.push(need.max ? await extremeGroups(totals, groupOf, count, 1) : null);
   }
+  const aligned: ExactSums[] = [];
+  for (const totals of grouping.aligned ?? []) aligned.push(await sumGroups(totals, groupOf, count));
 
   const codes = new Int32Array(count * width);
   await inSlices(count, (start, end) => {
     for (let g = start; g < end; g++) for (let i = 0; i < width; i++) codes[g * width + i] = Math.floor(keys[g]! / radix[i]!) % sizes[groupBy[i]!]!;
   });
-  return { count, groupBy, codes, rows, sums, min, max, needs: metrics };
+  return { count, groupBy, codes, rows, sums, min, max, needs: metrics, aligned };
 }
 
 async function sumGroups(totals: MetricTotals, groupOf: Int32Array, count: number): Promise<ExactSums> {
@@ -249,6 +259,15 @@ class MapIndex implements KeyIndex {
  * Only the groups `include` accepts are added up.
  */
 export function subtotals(groups: Groups, keep: number, include: (g: number) => boolean = () => true): Groups {
+  return mergeGroups(groups, keep, include, true).groups;
+}
+
+/**
+ * `groups` added up over their first `keep` dimensions, and the merged group each
+ * one went to (-1: left out by `include`). With `pad` the merged groups keep every
+ * dimension, the others rolled up (-1); without it they have the first `keep` only.
+ */
+export function mergeGroups(groups: Groups, keep: number, include: (g: number) => boolean, pad: boolean): { groups: Groups; targetOf: Int32Array } {
   const width = groups.groupBy.length;
   const index = new Map<string, number>();
   const targetOf = new Int32Array(groups.count).fill(-1);
@@ -261,7 +280,8 @@ export function subtotals(groups: Groups, keep: number, include: (g: number) => 
     if (t === undefined) {
       t = index.size;
       index.set(key, t);
-      codes.push(...prefix, ...new Array<number>(width - keep).fill(-1));
+      codes.push(...prefix);
+      if (pad) codes.push(...new Array<number>(width - keep).fill(-1));
     }
     targetOf[g] = t;
   }
@@ -270,6 +290,7 @@ export function subtotals(groups: Groups, keep: number, include: (g: number) => 
   const sums = groups.sums.map((s) => s && new ExactSums(count));
   const min = groups.min.map((a) => a && new Float64Array(count).fill(Infinity));
   const max = groups.max.map((a) => a && new Float64Array(count).fill(-Infinity));
+  const aligned = groups.aligned.map(() => new ExactSums(count));
   for (let g = 0; g < groups.count; g++) {
     const t = targetOf[g]!;
     if (t < 0) continue;
@@ -277,8 +298,10 @@ export function subtotals(groups: Groups, keep: number, include: (g: number) => 
     groups.sums.forEach((s, m) => s && sums[m]!.addGroup(t, s, g));
     groups.min.forEach((a, m) => a && (min[m]![t] = Math.min(min[m]![t]!, a[g]!)));
     groups.max.forEach((a, m) => a && (max[m]![t] = Math.max(max[m]![t]!, a[g]!)));
+    groups.aligned.forEach((s, m) => aligned[m]!.addGroup(t, s, g));
   }
-  return { count, groupBy: groups.groupBy, codes: Int32Array.from(codes), rows, sums, min, max, needs: groups.needs };
+  const groupBy = pad ? groups.groupBy : groups.groupBy.slice(0, keep);
+  return { groups: { count, groupBy, codes: Int32Array.from(codes), rows, sums, min, max, needs: groups.needs, aligned }, targetOf };
 }
 
 /**

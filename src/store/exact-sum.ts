@@ -58,6 +58,17 @@ export function roundExact(partials: ArrayLike<number>): number {
   return hi;
 }
 
+/**
+ * The double nearest `a - b`, where each is an exact sum held as partials: the
+ * difference of the two true sums, rounded once (a difference of the two rounded
+ * sums would round three times, and lose everything when they nearly cancel).
+ */
+export function roundedDifference(a: ArrayLike<number>, b: ArrayLike<number>): number {
+  const partials = Array.from(a);
+  for (let i = 0; i < b.length; i++) addExact(partials, -b[i]!);
+  return roundExact(partials);
+}
+
 /** Partials kept inline per group; sums of money need one to three, and a group needing more spills into an array. */
 const INLINE = 3;
 const SPILLED = 0xff;

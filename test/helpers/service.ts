@@ -169,3 +169,17 @@ export async function walkPages(service: TestService, pathAndQuery: string, limi
   }
   throw new Error('pagination did not end');
 }
+
+/** The text of each request's answer from a fresh server per DUCKDB_THREADS setting: what must not depend on threads or restarts. */
+export async function bodiesPerThreads(paths: readonly string[], threads: readonly string[] = ['1', '3']): Promise<string[][]> {
+  const bodies: string[][] = [];
+  for (const setting of threads) {
+    const one = await startTestService({ env: { DUCKDB_THREADS: setting } });
+    try {
+      bodies.push(await Promise.all(paths.map(async (p) => (await one.get(p)).text)));
+    } finally {
+      await one.stop();
+    }
+  }
+  return bodies;
+}

@@ -83,8 +83,8 @@ export function dimensionParameters(taken: readonly Json[]): Json[] {
   });
 }
 
-/** A financial route's parameters: its schema's, then one per dimension. */
-export const financialParameters = (schema: Schema, descriptions: Readonly<Record<string, string>> = {}): Json[] => {
-  const own = queryParameters(schema, descriptions);
+/** A financial route's parameters: its schema's (each with its example from `examples`, if any), then one per dimension. */
+export const financialParameters = (schema: Schema, descriptions: Readonly<Record<string, string>> = {}, examples: Readonly<Record<string, unknown>> = {}): Json[] => {
+  const own = queryParameters(schema, descriptions).map((p) => (String(p.name) in examples ? { ...p, example: examples[String(p.name)] } : p));
   return [...own, ...dimensionParameters(own)];
 };

@@ -1,26 +1,34 @@
 import * as v from 'valibot';
 import {
+  CompareNeedsYearError,
+  DerivedNeedsSumError,
   InvalidCursorError,
   InvalidFilterDimensionError,
   InvalidGroupByError,
+  InvalidHavingError,
   InvalidMeasureError,
   InvalidOrderError,
   InvalidParametersError,
+  InvalidPerError,
+  InvalidShareError,
   MixedTotalsError,
   MixedUnitsError,
   RateSumError,
+  RollupConflictError,
   TooManyGroupsError,
   UnknownMetricError,
 } from '../../errors.ts';
 import { computeAggregate, defaultFunction, FUNCTIONS, MAX_GROUP_BY, planAggregate, planShape } from '../../query/aggregate.ts';
+import { COMPARES, derivedMeta, HAVING_OPS, perRefusal } from '../../query/derived-plan.ts';
 import { canonicalScope, type QueryScope } from '../../query/scope.ts';
-import { findDataset, metricDef } from '../../registry.ts';
+import { DENOMINATOR_NAMES, DENOMINATORS, findDataset, metricDef, type DenominatorDef } from '../../registry.ts';
 import { aggregateTable } from '../../render/aggregates.ts';
 import { renderTable } from '../../render/table.ts';
 import { releaseId } from '../openapi/components.ts';
 import { financialParameters, financialSets } from '../openapi/parameters.ts';
 import { keyedErrors, pageResponses, ref, unknownRelease } from '../openapi/responses.ts';
 import { dimensionFilters, filterParams, filtersApplied, yearParam } from '../params/dimension-filters.ts';
+import { HAVING_FORMAT, havingParam } from '../params/having.ts';
 import { cursorParam, limitParam, parseQuery, periodParam, releaseParam, repeatable, single } from '../params/params.ts';
 import { respondCacheable } from '../respond/cacheable.ts';
 import { negotiate, PAGE_FORMATS } from '../respond/negotiate.ts';
@@ -53,12 +61,16 @@ export const schema = v.objectWithRest(
     measure: v.optional(repeatable(v.pipe(v.string(), v.minLength(1, 'Expected <metric> or <metric>:<fn>')))),
     order: v.optional(single(v.pipe(v.string(), v.minLength(1, 'Expected a group_by dimension or a measure key')))),
     rollup: v.pipe(v.optional(single(v.picklist(['true', 'false'], 'Expected true or false')), 'false'), v.transform((text) => text === 'true')),
+    compare: v.optional(single(v.picklist(COMPARES, `Expected ${COMPARES.join(' or ')}`))),
+    share: v.optional(single(v.pipe(v.string(), v.minLength(1, 'Expected all or a group_by dimension')))),
+    per: v.optional(single(v.picklist(DENOMINATOR_NAMES, `Expected one of ${DENOMINATOR_NAMES.join(', ')}`))),
+    having: havingParam,
     year: yearParam,
   },
   filterParams,
 );
 
-const CONTROL_PARAMS = new Set(['metric', 'period', 'limit', 'cursor', 'release', 'group_by', 'measure', 'order', 'rollup']);
+const CONTROL_PARAMS = new Set(['metric', 'period', 'limit', 'cursor', 'release', 'group_by', 'measure', 'order', 'rollup', 'compare', 'share', 'per', 'having']);
 
 /** Each metric's kind, unit, default function and what combining it needs (the registry's METRICS); docs/api.md holds it too. */
 export function metricsTable(): string {
@@ -72,12 +84,55 @@ export function metricsTable(): string {
   return ['| metric | dataset | kind | unit | default | to combine rows |', '|---|---|---|---|---|---|', ...rows].join('\n');
 }
 
+const joinedOn = (d: DenominatorDef) => (d.keys === 'shared' ? 'every dimension the two datasets share, fx included' : d.keys.join(', '));
+
+/** What each denominator `per` takes is and joins on, from the registry. */
+const perList = () =>
+  DENOMINATOR_NAMES.map((name) => {
+    const d: DenominatorDef = DENOMINATORS[name];
+    return `\`${name}\` (from ${d.dataset}, joined on ${joinedOn(d)}; for ${d.numerators.join(', ')}${d.numeratorUnit ? `; the numerator in ${d.numeratorUnit}` : ''}): ${d.means}`;
+  }).join('; ');
+
+/** Each denominator `per` takes, as docs/api.md tabulates it (from the registry's DENOMINATORS). */
+export function denominatorsTable(): string {
+  const rows = DENOMINATOR_NAMES.map((name) => {
+    const d: DenominatorDef = DENOMINATORS[name];
+    return `| ${name} | ${d.dataset} | ${joinedOn(d)} | ${d.numerators.join(', ')} | ${d.numeratorUnit ?? 'any'} | ${d.means} |`;
+  });
+  return ['| per | from | joined on | divides | numerator in | the ratio is |', '|---|---|---|---|---|---|', ...rows].join('\n');
+}
+
+const DERIVED_DESCRIPTIONS = {
+  compare: '`previous_year` adds, for each measure key `k`, `k_prev`, `k_change` (this minus prev) and `k_pct_change` (`(this ÷ prev − 1) × 100`), set against the same group one year earlier, found by year and read even when `year` or `period` filters it out. Null where that group does not exist; `k_pct_change` null where `k_prev` is 0. Needs `year` in group_by. Given once.',
+  share: '`all` or a group_by dimension: adds `k_share` to each sum measure, its fraction of the total over every value of that dimension with the other group_by dimensions fixed (the dimension\'s own filter does not narrow the total), or of the grand total with `all`. Not with rollup. Given once.',
+  per: `Divides each sum measure by another dataset's metric summed over exactly the keys of the group's rows, as \`k_per_<metric>\`; null where a key has no denominator row (counted in \`meta.unmatched\`). ${perList()}. Given once.`,
+  having: `\`<key>.<op>.<number>\`, op one of ${HAVING_OPS.join(', ')}; repeat for several, all must hold. Keeps the groups whose value passes, after derived measures and before order and paging; null never passes. The key is a measure key of the answer, derived ones included, or \`rows\`. Not with rollup.`,
+};
+
+const DERIVED_EXAMPLES = { compare: 'previous_year', share: 'channel', per: 'adult_population', having: ['ggr_sum.gt.1e9'] };
+
+/** The refusals of the derived parameters, each as the catalog words it. */
+const DERIVED_ERRORS = {
+  badCompare: new InvalidParametersError({ compare: [`Expected ${COMPARES.join(' or ')}`] }),
+  badPer: new InvalidParametersError({ per: [`Expected one of ${DENOMINATOR_NAMES.join(', ')}`] }),
+  badHaving: new InvalidParametersError({ having: [HAVING_FORMAT] }),
+  compareNeedsYear: new CompareNeedsYearError(),
+  invalidShare: new InvalidShareError('product', ['country', 'channel']),
+  invalidPer: new InvalidPerError('turnover', 'country', ['adult_population', 'gdp_usd']),
+  perNeedsUsd: perRefusal('ggr', 'sum', 'gdp_usd', new Map([['fx', ['EUR']]]))!,
+  shareOfAvg: new DerivedNeedsSumError('share', 'ggr:avg'),
+  rollupShare: new RollupConflictError('share'),
+  rollupHaving: new RollupConflictError('having'),
+  invalidHaving: new InvalidHavingError('revenue.gt.1e9', ['ggr_sum', 'ggr_sum_share', 'rows']),
+};
+
 const DESCRIPTIONS = {
   limit: 'Groups per page. Given once.',
   group_by: `Dimensions to group by, repeated or comma-separated, at most ${MAX_GROUP_BY}: their order is the column order and the default sort order.`,
   measure: `\`<metric>:<fn>\` with fn one of ${FUNCTIONS.join(', ')}, or \`<metric>\` for its default (sum, or avg for a rate); repeat for several. Without it: every metric of the dataset with its default, less those that cannot be combined here (named in \`meta.omitted\`).`,
-  order: 'A group_by dimension, a measure key (`ggr_sum`) or `rows`; a leading `-` sorts descending. Ties, and the default, follow the group_by values in order. Given once.',
+  order: 'A group_by dimension, a measure key (`ggr_sum`, derived ones included: `ggr_sum_share`) or `rows`; a leading `-` sorts descending; nulls come last either way. Ties, and the default, follow the group_by values in order. Given once.',
   rollup: '`true` adds subtotal rows (GROUP BY ROLLUP over group_by, in order) and a grand total; a rolled-up dimension is null. Given once.',
+  ...DERIVED_DESCRIPTIONS,
 };
 
 function operation() {
@@ -87,13 +142,14 @@ function operation() {
     tags: ['data'],
     summary: 'Totals, averages, minima and maxima of a financial dataset, grouped',
     description: `Groups the rows of one financial dataset that pass the filters by up to ${MAX_GROUP_BY} dimensions and computes each measure per group: sums are exact (the double nearest the true sum), averages divide that sum by \`rows\`. Takes every filter of /v1/financials. What each metric may be combined with:\n\n${metricsTable()}\n\nWithout a filter or a grouping on \`state\`, only national rows (\`state\` "") are read, since a country's national row already totals its states' rows.`,
-    parameters: financialParameters(schema, DESCRIPTIONS),
+    parameters: financialParameters(schema, DESCRIPTIONS, DERIVED_EXAMPLES),
     responses: {
       ...pageResponses('AggregateResponse', {
         csv: 'RFC 4180 CSV with a header row: the group_by dimensions, the measure keys, then `rows`; a rolled-up dimension is an empty field (an empty string value is `""`).',
         arrow: 'Arrow IPC stream: text dimensions Utf8, `year` Int32, measures Float64, `rows` Int32; a rolled-up dimension is null.',
       }),
       ...keyedErrors({
+        ...DERIVED_ERRORS,
         missingMetric: new InvalidParametersError({ metric: ['Invalid type: Expected string but received undefined'] }),
         unknownMetric: new UnknownMetricError('revenue'),
         invalidFilterDimension: new InvalidFilterDimensionError('product', 'fx', fx.dimensions),
@@ -114,11 +170,11 @@ function operation() {
 export const aggregate: Route = {
   path: '/v1/aggregate',
   async handle(ctx, services) {
-    const { metric, period, limit, cursor, release, group_by, measure, order, rollup, ...params } = parseQuery(schema, ctx.query);
+    const { metric, period, limit, cursor, release, group_by, measure, order, rollup, compare, share, per, having, ...params } = parseQuery(schema, ctx.query);
     const def = findDataset(metric, 'financial');
     if (!def) throw new UnknownMetricError(metric);
     const filters = dimensionFilters(ctx.query, def, CONTROL_PARAMS, params);
-    const plan = planAggregate(def, { groupBy: group_by, measures: measure, order, rollup, filters });
+    const plan = planAggregate(def, { groupBy: group_by, measures: measure, order, rollup, filters, derived: { compare, share, per, having } });
     const format = negotiate(ctx.get('accept'), PAGE_FORMATS);
     ctx.vary('Accept');
     // Held while answering: the kept result needs no tables, but the rows are read from this release's store.
@@ -130,15 +186,17 @@ export const aggregate: Route = {
       const after = cursor === undefined ? -1 : services.cursors.decode(cursor, scope);
       const whole = JSON.stringify(['aggregate', ...canonicalScope(scope)]);
       const render = async () => {
-        const result = await services.aggregates.get(whole, [id], () => computeAggregate(def, served.aggregates, plan, period?.years, services.aggregateMaxGroups));
+        const tablesOf = (name: string) => datasets.get(name)!.aggregates;
+        const result = await services.aggregates.get(whole, [id], () => computeAggregate(def, served.aggregates, plan, period?.years, services.aggregateMaxGroups, tablesOf));
         const { start, end, pagination } = slicePage(services, scope, result.count, after, limit);
         const meta = {
           dataset: def.name,
           metric: def.name,
           group_by: plan.groupBy,
-          measures: plan.measures.map((m) => m.key),
+          measures: plan.columns.map((c) => c.key),
           filters_applied: filtersApplied(plan.filters, period),
           ...(plan.omitted.length > 0 && { omitted: plan.omitted }),
+          ...derivedMeta(plan.derived, result.unmatched),
           row_count: end - start,
           release: id,
         };
@@ -166,7 +224,7 @@ export const aggregate: Route = {
         },
         values: {
           type: 'object',
-          description: 'Each measure as `<metric>_<fn>` (null only for a sum beyond the largest double), and `rows`: the rows added up.',
+          description: 'Each measure as `<metric>_<fn>` and its derived keys (`_prev`, `_change`, `_pct_change`, `_share`, `_per_<metric>`), and `rows`: the rows added up. Null for a sum beyond the largest double, and for a derived value that has none.',
           required: ['rows'],
           properties: { rows: { type: 'integer', minimum: 0 } },
           additionalProperties: { type: ['number', 'null'] },
@@ -186,12 +244,32 @@ export const aggregate: Route = {
             dataset: { enum: financialSets.map((d) => d.name) },
             metric: { enum: financialSets.map((d) => d.name) },
             group_by: { type: 'array', items: { type: 'string' } },
-            measures: { type: 'array', items: { type: 'string' }, description: 'The measure keys, in column order.' },
+            measures: { type: 'array', items: { type: 'string' }, description: 'Every key of `values` but `rows`, in column order: each measure, then its derived keys.' },
             filters_applied: { type: 'object', additionalProperties: { type: 'array', items: { type: 'string' } }, description: 'The filters used, including `state: [""]` when only national rows were read.' },
             omitted: {
               type: 'array',
               description: 'Without `measure`: default measures left out because they cannot be combined here, and why.',
               items: { type: 'object', additionalProperties: false, required: ['measure', 'reason'], properties: { measure: { type: 'string' }, reason: { type: 'string' } } },
+            },
+            compare: { enum: [...COMPARES], description: 'The comparison applied.' },
+            share: { type: 'string', description: 'The share applied: `all` or a group_by dimension.' },
+            per: {
+              type: 'object',
+              additionalProperties: false,
+              required: ['metric', 'dataset', 'keys'],
+              description: 'The denominator applied: its metric, the dataset holding it and the keys a row is matched on.',
+              properties: { metric: { enum: [...DENOMINATOR_NAMES] }, dataset: { type: 'string' }, keys: { type: 'array', items: { type: 'string' } } },
+            },
+            having: { type: 'array', items: { type: 'string' }, description: 'The having conditions applied, as sent.' },
+            unmatched: {
+              type: 'object',
+              additionalProperties: false,
+              required: ['count', 'keys'],
+              description: 'With `per`: the keys of the groups\' rows that have no denominator row (those groups\' ratios are null), counted, and the first ten by value.',
+              properties: {
+                count: { type: 'integer', minimum: 0 },
+                keys: { type: 'array', maxItems: 10, items: { type: 'object', additionalProperties: { type: ['string', 'integer'] } } },
+              },
             },
             row_count: { type: 'integer', minimum: 0, description: 'Groups in this page.' },
             release: releaseId,

@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto';
 import type { Context } from 'koa';
 import * as v from 'valibot';
 import { InvalidParametersError } from '../../errors.ts';
-import { DATASETS } from '../../registry.ts';
+import { denominatorEntries } from '../../query/derived-plan.ts';
+import { DATASETS, DENOMINATORS } from '../../registry.ts';
 import type { LoadedRelease } from '../../releases/releases.ts';
 import type { Services } from '../../services.ts';
 import { releaseId } from '../openapi/components.ts';
@@ -27,11 +28,14 @@ interface Rendered {
 }
 
 function render(release: LoadedRelease | undefined): Rendered {
-  const datasets = DATASETS.map(({ name, description, dimensions, metrics }) => {
+  const datasets = DATASETS.map((def) => {
+    const { name, description, dimensions, metrics } = def;
     const store = release?.datasets.get(name)?.store;
     const years = store?.dimensions.find((d) => d.name === 'year')?.dictionary.values;
+    const per = def.kind === 'financial' ? denominatorEntries(def) : [];
     return {
       name, description, dimensions, metrics,
+      ...(per.length > 0 && { per }),
       ...(store && { row_count: store.rowCount }),
       ...(years && { first_year: years[0], last_year: years.at(-1) }),
     };
@@ -73,7 +77,7 @@ export const catalog: Route = {
     operationId: 'getCatalog',
     tags: ['data'],
     summary: 'List every dataset',
-    description: 'Every dataset with its name, description, dimensions and metrics (spec 2.1), and, once a release is loaded, the release served (or the one `release` names) and each dataset\'s row count and first and last year. Other parameters are ignored.',
+    description: 'Every dataset with its name, description, dimensions and metrics (spec 2.1), the denominators `per` on /v1/aggregate may divide its sums by, and, once a release is loaded, the release served (or the one `release` names) and each dataset\'s row count and first and last year. Other parameters are ignored.',
     parameters: queryParameters(schema),
     responses: {
       200: {
@@ -110,6 +114,22 @@ export const catalog: Route = {
               description: { type: 'string' },
               dimensions: { type: 'array', items: { type: 'string' } },
               metrics: { type: 'array', items: { type: 'string' } },
+              per: {
+                type: 'array',
+                description: 'The denominators `per=` on /v1/aggregate divides this dataset\'s sums by: the metric, the dataset holding it, the keys a row is matched on, the unit the numerator must be in, and what the ratio means.',
+                items: {
+                  type: 'object',
+                  additionalProperties: false,
+                  required: ['metric', 'dataset', 'keys', 'means'],
+                  properties: {
+                    metric: { enum: Object.keys(DENOMINATORS) },
+                    dataset: { type: 'string' },
+                    keys: { type: 'array', items: { type: 'string' } },
+                    numerator_unit: { type: 'string' },
+                    means: { type: 'string' },
+                  },
+                },
+              },
               row_count: { type: 'integer', minimum: 0 },
               first_year: { type: 'integer' },
               last_year: { type: 'integer' },

@@ -1,0 +1,93 @@
+import type { DatasetDef } from '../registry.ts';
+import { group, mergeGroups, type Groups, type MetricNeeds, type MetricTotals, type AggregateSource } from '../store/aggregation.ts';
+import { chooseSource, type AggregateTables } from '../store/aggregate-tables.ts';
+import type { Filters, YearRange } from './filters.ts';
+
+// Which rows an aggregate reads and how they become its groups: the filters as
+// dictionary codes, the scan of the smallest table that can answer, and the levels of
+// a rollup. With compare=previous_year the scan also reads each year's predecessor,
+// whose groups are kept for the comparison but not shown.
+
+/** Dimension index → the codes a row may hold there. */
+export type Allowed = Map<number, Set<number>>;
+
+/** The request's filters and period as codes of `tables`' dictionaries. */
+export function allowedCodes(def: DatasetDef, tables: AggregateTables, filters: Filters, period: YearRange | undefined): Allowed {
+  const allowed: Allowed = new Map();
+  for (const [dimension, values] of filters) {
+    const codes = tables.codes.get(dimension)!;
+    allowed.set(def.dimensions.indexOf(dimension), new Set(values.flatMap((value) => codes.get(value) ?? [])));
+  }
+  if (period) {
+    const y = def.dimensions.indexOf('year');
+    const years = tables.dictionaries[y]!.values;
+    const inRange = new Set(years.flatMap((year, code) => (Number(year) >= period.from && Number(year) <= period.to ? [code] : [])));
+    const filtered = allowed.get(y);
+    allowed.set(y, filtered ? new Set([...filtered].filter((code) => inRange.has(code))) : inRange);
+  }
+  return allowed;
+}
+
+/** `allowed` with every year's predecessor added to the years it allows (when it filters years at all). */
+export function withPriorYears(def: DatasetDef, tables: AggregateTables, allowed: Allowed): Allowed {
+  const y = def.dimensions.indexOf('year');
+  const years = allowed.get(y);
+  if (!years) return allowed;
+  const values = tables.dictionaries[y]!.values;
+  const codeOf = new Map(values.map((value, code) => [Number(value), code]));
+  const read = new Set(years);
+  for (const code of years) {
+    const prior = codeOf.get(Number(values[code]) - 1);
+    if (prior !== undefined) read.add(prior);
+  }
+  return new Map([...allowed, [y, read]]);
+}
+
+/**
+ * The rows that pass `allowed` grouped by `groupBy` (dimension indexes), from the
+ * smallest table that keeps them; `aligned` gives another dataset's totals lined up
+ * with the table chosen, summed into the same groups.
+ */
+export async function groupRows(
+  tables: AggregateTables,
+  groupBy: readonly number[],
+  allowed: Allowed,
+  metrics: readonly MetricNeeds[],
+  aligned?: (source: AggregateSource) => MetricTotals,
+): Promise<Groups> {
+  const { source, allowed: scanned } = chooseSource(tables.sources, groupBy, allowed);
+  return group(source, { groupBy, sizes: tables.sizes, allowed: scanned, metrics, aligned: aligned ? [aligned(source)] : [] });
+}
+
+/** One level of the answer: the groups, which of them are shown, and where each detail group went. */
+export interface Level {
+  readonly groups: Groups;
+  /** 1 for a group of the answer; 0 for a prior year's group read only for the comparison. */
+  readonly shown: Uint8Array;
+  /** For each detail group, its group in this level (-1: not added up here). */
+  readonly fromDetail: Int32Array;
+}
+
+/**
+ * The detail groups, then (with rollup) one level of subtotals per prefix of group_by,
+ * longest first. National totals are never added to their own parts; a subtotal that
+ * rolls up the year adds the years shown only.
+ */
+export function levelsOf(def: DatasetDef, tables: AggregateTables, detail: Groups, rollup: boolean, shownYears: ReadonlySet<number> | undefined): Level[] {
+  const width = detail.groupBy.length;
+  const yearAt = detail.groupBy.indexOf(def.dimensions.indexOf('year'));
+  const isShown = (groups: Groups, g: number) => shownYears === undefined || yearAt < 0 || groups.codes[g * width + yearAt]! < 0 || shownYears.has(groups.codes[g * width + yearAt]!);
+  const shownOf = (groups: Groups) => Uint8Array.from({ length: groups.count }, (_, g) => (isShown(groups, g) ? 1 : 0));
+  const levels: Level[] = [{ groups: detail, shown: shownOf(detail), fromDetail: Int32Array.from({ length: detail.count }, (_, g) => g) }];
+  if (!rollup) return levels;
+  const totals = def.totals && { position: detail.groupBy.indexOf(def.dimensions.indexOf(def.totals.dimension)), code: tables.codes.get(def.totals.dimension)?.get(def.totals.value) };
+  const detailShown = levels[0]!.shown;
+  for (let keep = width - 1; keep >= 0; keep--) {
+    const national = totals !== undefined && totals.position >= keep;
+    const yearRolled = yearAt >= keep;
+    const include = (g: number) => (!national || detail.codes[g * width + totals.position] === totals.code) && (!yearRolled || detailShown[g] === 1);
+    const { groups, targetOf } = mergeGroups(detail, keep, include, true);
+    levels.push({ groups, shown: shownOf(groups), fromDetail: targetOf });
+  }
+  return levels;
+}

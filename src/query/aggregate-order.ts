@@ -1,0 +1,78 @@
+import { passes, type Having } from './derived-plan.ts';
+
+// The last steps of an aggregate: `having` keeps the groups whose values pass every
+// condition, then the groups are sorted by the plan's order (ties, and the default,
+// by the group tuple), before any page is cut.
+
+/** Every group of an aggregate as flat arrays: `width` codes and `n` values per group. */
+export interface FlatGroups {
+  readonly count: number;
+  /** Dictionary codes of each group; -1 where a rollup row totals a dimension. */
+  readonly codes: Int32Array;
+  readonly width: number;
+  /** Each group's values, one per key of the answer; NaN for null. */
+  readonly values: Float64Array;
+  readonly n: number;
+  /** Served rows in each group. */
+  readonly rows: Float64Array;
+}
+
+export interface OrderBy {
+  /** Index of a group_by dimension, or -1. */
+  readonly dimension: number;
+  /** Index of a value key, or -1; both -1 orders by `rows`. */
+  readonly value: number;
+  readonly descending: boolean;
+}
+
+/** A having condition with the index of its value (-1: `rows`). */
+export interface HavingAt {
+  readonly having: Having;
+  readonly value: number;
+}
+
+const compare = (a: number, b: number) => (a < b ? -1 : a > b ? 1 : 0);
+
+/** The groups that pass every condition, sorted: nulls (NaN) last whichever the direction, so a top N never starts with unknowns. */
+export function filterAndSort(flat: FlatGroups, having: readonly HavingAt[], order: OrderBy | undefined): FlatGroups {
+  const { width, codes, values, rows, n } = flat;
+  const valueAt = (g: number, at: number) => (at < 0 ? rows[g]! : values[g * n + at]!);
+  const kept: number[] = [];
+  for (let g = 0; g < flat.count; g++) if (having.every((h) => passes(h.having, valueAt(g, h.value)))) kept.push(g);
+  // Rolled-up dimensions (-1) sort after every value, so a subtotal follows its groups.
+  const codeKey = (code: number) => (code < 0 ? Infinity : code);
+  const byTuple = (a: number, b: number) => {
+    for (let i = 0; i < width; i++) {
+      const d = compare(codeKey(codes[a * width + i]!), codeKey(codes[b * width + i]!));
+      if (d !== 0) return d;
+    }
+    return 0;
+  };
+  let byOrder: (a: number, b: number) => number = () => 0;
+  if (order) {
+    const sign = order.descending ? -1 : 1;
+    byOrder =
+      order.dimension >= 0
+        ? (a, b) => sign * compare(codeKey(codes[a * width + order.dimension]!), codeKey(codes[b * width + order.dimension]!))
+        : (a, b) => {
+            const [x, y] = [valueAt(a, order.value), valueAt(b, order.value)];
+            if (Number.isNaN(x) || Number.isNaN(y)) return Number.isNaN(x) ? (Number.isNaN(y) ? 0 : 1) : -1;
+            return sign * compare(x, y);
+          };
+  }
+  kept.sort((a, b) => byOrder(a, b) || byTuple(a, b));
+  return permute(flat, kept);
+}
+
+function permute(flat: FlatGroups, order: readonly number[]): FlatGroups {
+  const { width, n } = flat;
+  const codes = new Int32Array(order.length * width);
+  const values = new Float64Array(order.length * n);
+  const rows = new Float64Array(order.length);
+  order.forEach((from, to) => {
+    codes.set(flat.codes.subarray(from * width, (from + 1) * width), to * width);
+    values.set(flat.values.subarray(from * n, (from + 1) * n), to * n);
+    rows[to] = flat.rows[from]!;
+  });
+  return { count: order.length, codes, width, values, n, rows };
+}

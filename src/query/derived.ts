@@ -1,0 +1,210 @@
+import type { DatasetDef } from '../registry.ts';
+import type { Groups } from '../store/aggregation.ts';
+import type { AggregateTables } from '../store/aggregate-tables.ts';
+import type { DenominatorTable } from '../store/denominators.ts';
+import { ExactSums, roundedDifference } from '../store/exact-sum.ts';
+import type { Level } from './aggregate-groups.ts';
+
+// The derived values of an aggregate's groups, from their exact sums: a year's
+// predecessor found by year (compare), a group's sum over its total (share), and a
+// group's sum over another dataset's sum for the keys of its rows (per). Each ratio
+// is one division of two correctly rounded sums; a change is the difference of two
+// exact sums, rounded once. NaN stands for null.
+
+/** Where a measure's value comes from in a level's groups. */
+export interface MeasureSource {
+  readonly fn: 'sum' | 'avg' | 'min' | 'max';
+  /** Position of its metric among the metrics the scan totalled. */
+  readonly position: number;
+}
+
+export function measureValue(groups: Groups, m: MeasureSource, g: number): number {
+  if (m.fn === 'min') return groups.min[m.position]![g]!;
+  if (m.fn === 'max') return groups.max[m.position]![g]!;
+  const sum = groups.sums[m.position]!.rounded(g);
+  return m.fn === 'sum' ? sum : sum / groups.rows[g]!;
+}
+
+const divide = (numerator: number, denominator: number) => (denominator === 0 || !Number.isFinite(denominator) ? NaN : numerator / denominator);
+
+/** For each group of `level`: the group holding the same values one year earlier, or -1. */
+export function priorGroups(def: DatasetDef, tables: AggregateTables, level: Level): Int32Array {
+  const { groups } = level;
+  const width = groups.groupBy.length;
+  const y = def.dimensions.indexOf('year');
+  const at = groups.groupBy.indexOf(y);
+  const years = tables.dictionaries[y]!.values.map(Number);
+  const prior = new Int32Array(groups.count).fill(-1);
+  if (at < 0) return prior;
+  // Each group by its values with the year written as a number, so year - 1 is found by value, not by position.
+  const keyOf = (g: number, year: number) => {
+    const codes = Array.from(groups.codes.subarray(g * width, (g + 1) * width));
+    codes[at] = year;
+    return codes.join(',');
+  };
+  const index = new Map<string, number>();
+  for (let g = 0; g < groups.count; g++) {
+    const code = groups.codes[g * width + at]!;
+    if (code >= 0) index.set(keyOf(g, years[code]!), g);
+  }
+  for (let g = 0; g < groups.count; g++) {
+    const code = groups.codes[g * width + at]!;
+    if (code >= 0) prior[g] = index.get(keyOf(g, years[code]! - 1)) ?? -1;
+  }
+  return prior;
+}
+
+/** The comparison of group `g` with group `p` (its predecessor, or -1): prev, change and percent change. */
+export function compareValues(groups: Groups, m: MeasureSource, g: number, p: number): [number, number, number] {
+  if (p < 0) return [NaN, NaN, NaN];
+  const value = measureValue(groups, m, g);
+  const prev = measureValue(groups, m, p);
+  const change = m.fn === 'sum' ? roundedDifference(groups.sums[m.position]!.partialsOf(g), groups.sums[m.position]!.partialsOf(p)) : value - prev;
+  // (this ÷ prev − 1) × 100, as change ÷ prev: one division, of the exact change.
+  return [prev, change, divide(change, prev) * 100];
+}
+
+/** Share denominators: each group's total and where it sits, for the measures given. */
+export interface ShareTotals {
+  /** For each shown group of the detail level, its total's index (-1: none). */
+  readonly of: Int32Array;
+  /** Per measure position: each total's exact sum. */
+  readonly sums: ReadonlyMap<number, ExactSums>;
+}
+
+/** Groups' codes as text with the dimension at `skip` left out (-1: none). */
+const codesKey = (codes: Int32Array, width: number, g: number, skip: number) => {
+  const parts: number[] = [];
+  for (let i = 0; i < width; i++) if (i !== skip) parts.push(codes[g * width + i]!);
+  return parts.join(',');
+};
+
+/**
+ * The totals shares divide by. With `totals` (the rows grouped by every group_by
+ * dimension but the share's, that dimension's filter dropped) each detail group
+ * divides by the total holding its other values; without it, by the sum of the shown
+ * groups holding them (`skip` -1: of every shown group, the grand total) that
+ * `include` accepts.
+ */
+export function shareTotals(detail: Level, positions: readonly number[], skip: number, totals: Groups | undefined, include: (g: number) => boolean = () => true): ShareTotals {
+  const { groups } = detail;
+  const width = groups.groupBy.length;
+  const of = new Int32Array(groups.count).fill(-1);
+  const sums = new Map<number, ExactSums>();
+  if (totals) {
+    const index = new Map<string, number>();
+    for (let t = 0; t < totals.count; t++) index.set(codesKey(totals.codes, totals.groupBy.length, t, -1), t);
+    for (let g = 0; g < groups.count; g++) if (detail.shown[g]) of[g] = index.get(codesKey(groups.codes, width, g, skip)) ?? -1;
+    for (const p of positions) sums.set(p, totals.sums[p]!);
+    return { of, sums };
+  }
+  const index = new Map<string, number>();
+  for (let g = 0; g < groups.count; g++) {
+    if (!detail.shown[g]) continue;
+    const key = skip < 0 ? '' : codesKey(groups.codes, width, g, skip);
+    let t = index.get(key);
+    if (t === undefined) index.set(key, (t = index.size));
+    of[g] = t;
+  }
+  for (const p of positions) {
+    const total = new ExactSums(index.size);
+    for (let g = 0; g < groups.count; g++) if (of[g]! >= 0 && include(g)) total.addGroup(of[g]!, groups.sums[p]!, g);
+    sums.set(p, total);
+  }
+  return { of, sums };
+}
+
+export function shareValue(groups: Groups, position: number, g: number, totals: ShareTotals): number {
+  const t = totals.of[g]!;
+  return t < 0 ? NaN : divide(groups.sums[position]!.rounded(g), totals.sums.get(position)!.rounded(t));
+}
+
+/** Each group's denominator in one level: its exact sum, or null where a key of its rows has none. */
+export interface LevelDenominators {
+  readonly sums: ExactSums;
+  /** 1 where some key of the group's rows has no denominator row. */
+  readonly unmatched: Uint8Array;
+}
+
+export function perValue(groups: Groups, position: number, g: number, denominators: LevelDenominators): number {
+  return denominators.unmatched[g] ? NaN : divide(groups.sums[position]!.rounded(g), denominators.sums.rounded(g));
+}
+
+/** The numerator keys a denominator has no row for. */
+export interface Unmatched {
+  readonly count: number;
+  /** The first ten, in key order: each key dimension's value. */
+  readonly keys: readonly Readonly<Record<string, string | number>>[];
+}
+
+/** How the rows of each fine group (group_by plus the key dimensions) match the denominator. */
+export interface FineKeys {
+  /** Each fine group's detail group. */
+  readonly toDetail: Int32Array;
+  /** Each fine group's key: its index in the denominator table, or table.count + n for the n-th key it lacks. */
+  readonly key: Int32Array;
+  /** Codes (the numerator's) of each key it lacks, in the order numbered. */
+  readonly missing: readonly (readonly number[])[];
+}
+
+/**
+ * Each fine group's key in `table`: `codesOf(f)` gives its key dimensions' codes in
+ * the numerator's dictionaries, `translate` each dimension's code into the table's.
+ */
+export function matchKeys(fineCount: number, toDetail: Int32Array, codesOf: (f: number) => number[], translate: readonly Int32Array[], table: DenominatorTable): FineKeys {
+  const key = new Int32Array(fineCount);
+  const missing: number[][] = [];
+  const missingIndex = new Map<string, number>();
+  for (let f = 0; f < fineCount; f++) {
+    const codes = codesOf(f);
+    const found = table.find(codes.map((code, i) => translate[i]![code]!));
+    if (found >= 0) {
+      key[f] = found;
+      continue;
+    }
+    const text = codes.join(',');
+    let n = missingIndex.get(text);
+    if (n === undefined) {
+      missingIndex.set(text, (n = missing.length));
+      missing.push(codes);
+    }
+    key[f] = table.count + n;
+  }
+  return { toDetail, key, missing };
+}
+
+/** A level's denominators: for each of its groups, the sum over the distinct keys of its rows. */
+export function levelDenominators(level: Level, fine: FineKeys, table: DenominatorTable): LevelDenominators {
+  const count = level.groups.count;
+  const sums = new ExactSums(count);
+  const unmatched = new Uint8Array(count);
+  const seen = new Set<number>();
+  const keys = table.count + fine.missing.length;
+  for (let f = 0; f < fine.key.length; f++) {
+    const l = level.fromDetail[fine.toDetail[f]!]!;
+    if (l < 0) continue;
+    const k = fine.key[f]!;
+    if (k >= table.count) {
+      unmatched[l] = 1;
+      continue;
+    }
+    // A key shared by several groups of the level below counts once here.
+    const pair = l * keys + k;
+    if (seen.has(pair)) continue;
+    seen.add(pair);
+    sums.addGroup(l, table.sums, k);
+  }
+  return { sums, unmatched };
+}
+
+/** The keys lacking a denominator among the shown detail groups' rows, counted, the first ten by value. */
+export function unmatchedKeys(detail: Level, fine: FineKeys, tableCount: number, names: readonly string[], valueOf: (i: number, code: number) => string | number): Unmatched {
+  const lacking = new Set<number>();
+  for (let f = 0; f < fine.key.length; f++) if (fine.key[f]! >= tableCount && detail.shown[fine.toDetail[f]!]) lacking.add(fine.key[f]! - tableCount);
+  const codes = [...lacking].map((n) => fine.missing[n]!);
+  codes.sort((a, b) => {
+    for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return a[i]! - b[i]!;
+    return 0;
+  });
+  return { count: codes.length, keys: codes.slice(0, 10).map((key) => Object.fromEntries(names.map((name, i) => [name, valueOf(i, key[i]!)]))) };
+}
