@@ -112,8 +112,8 @@ cli('a 429 is waited out visibly, for as long as Retry-After says', async () => 
   }
 });
 
-// The server on this branch serves JSON only; CSV and Arrow are checked against a loopback
-// server that answers as docs/api.md documents (cursor in X-Next-Cursor).
+// Pages of CSV and Arrow whose contents the test chooses, from a loopback server that
+// answers as docs/api.md documents (cursor in X-Next-Cursor).
 
 cli('--format csv keeps one header row across pages', async () => {
   const server = await mimic('text/csv', (page) => `year,country,ggr\r\n${2020 + page},France,${page}.5\r\n`);
@@ -145,9 +145,19 @@ cli('--format arrow writes one stream for every page, dictionaries merged', asyn
       { country: 'Italy', year: 2022, ggr: 2.5 }, { country: 'France', year: 2022, ggr: 2.5 },
     ]);
     assert.is(String(table.schema.fields.map((f) => f.type)), 'Dictionary<Int32, Utf8>,Int32,Float64');
+    assert.match(res.stderr, /5 rows \| 3 pages \| rate-limit budget left: 48 \| done/);
   } finally {
     await server.close();
   }
+});
+
+cli('--format arrow against the server: the progress line counts the rows written', async () => {
+  const res = await runCli(['fx', '--fx-local-currency', 'JPY', '--all', '--limit', '10', '--format', 'arrow'], env);
+  assert.is(res.code, 0, res.stderr);
+  const expected = (await walkPages(service, '/v1/financials?metric=fx&fx_local_currency=JPY', 1000)).flatMap((p) => p.data);
+  assert.ok(expected.length > 10, 'more than one page');
+  assert.is(tableFromIPC(res.stdout).numRows, expected.length);
+  assert.match(res.stderr, new RegExp(`${expected.length} rows \\| ${Math.ceil(expected.length / 10)} pages \\| rate-limit budget left: \\d+ \\| done`));
 });
 
 cli.run();

@@ -1,5 +1,6 @@
 import { once } from 'node:events';
 import cliProgress from 'cli-progress';
+import { tableFromIPC } from 'apache-arrow';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { DataQueryClient, DataQueryError, DataQueryNetworkError, type AggregateQuery, type Filters, type Metric, type Page, type RetryEvent, type RevisionQuery, type WalkOptions } from '../client/index.ts';
 import { DATASETS, type DatasetDef } from '../registry.ts';
@@ -99,7 +100,8 @@ async function query(run: Run, bar: ReturnType<typeof progress>): Promise<string
     const pages: Uint8Array[] = [];
     for await (const page of run.pages('arrow', walk) as AsyncGenerator<Page<Uint8Array>>) {
       pages.push(page.body);
-      bar.page(0, page);
+      // Counted from the page's own record batches: an Arrow body has no rows to count as text.
+      bar.page(tableFromIPC(page.body).numRows, page);
       next = page.nextCursor;
     }
     await write(mergeArrowPages(pages));
