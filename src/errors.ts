@@ -241,11 +241,12 @@ export class MethodNotAllowedError extends ApiError {
   }
 }
 
-/** An `Accept` that rules out every format the endpoint serves. */
+/** An `Accept` that rules out every format the endpoint serves (and no `format=` chose one). */
 export class NotAcceptableError extends ApiError {
   override readonly code = 'not_acceptable';
-  constructor(served: readonly string[]) {
-    super(406, { error: `Not acceptable: this endpoint serves ${served.join(', ')} (choose one with the Accept header)` });
+  /** `served`: the media types, in order; `names`: the same formats as `format=` names them. */
+  constructor(served: readonly string[], names: readonly string[]) {
+    super(406, { error: `Not acceptable: this endpoint serves ${served.join(', ')} (choose one with the Accept header, or with format=${names.join('|')})` });
   }
 }
 

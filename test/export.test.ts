@@ -110,7 +110,7 @@ exports('the whole dataset is the release\'s own file: its ETag, 304, ranges and
 exports('406, filter errors and unknown releases, each as /v1/financials words them', async () => {
   const service = state.service!;
   const unacceptable = await service.get('/v1/export?metric=ggr', { headers: { accept: 'application/json' } });
-  assert.equal([unacceptable.status, unacceptable.json.error], [406, `Not acceptable: this endpoint serves ${Object.values(FORMATS).join(', ')} (choose one with the Accept header)`]);
+  assert.equal([unacceptable.status, unacceptable.json.error], [406, `Not acceptable: this endpoint serves ${Object.values(FORMATS).join(', ')} (choose one with the Accept header, or with format=${Object.keys(FORMATS).join('|')})`]);
   for (const q of ['metric=fx&product=Lottery', 'metric=revenue', 'period=2020', 'metric=ggr&release=1999-01']) {
     const financial = await service.get(`/v1/financials?${q}`);
     const exported = await service.get(`/v1/export?${q}`);

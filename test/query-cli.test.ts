@@ -78,6 +78,10 @@ cli('errors name the field and the fix; a filter the metric does not have is ref
   const wrongKey = await runCli(['ggr'], { ...env, DQS_API_KEY: 'sk_live_nope' });
   assert.is(wrongKey.code, 1);
   assert.match(wrongKey.stderr, /error 401: Invalid or revoked API key/);
+  const badCursor = await runCli(['ggr', '--cursor', 'nope'], env);
+  assert.is(badCursor.code, 1);
+  assert.match(badCursor.stderr, /error 400: Invalid pagination cursor\n\(request id [0-9a-f-]{36}\)\nrepeat the command without --cursor to start again from the first page/);
+  assert.not.match(badCursor.stderr, /resume with/);
   const notADimension = await runCli(['fx', '--product', 'Poker'], env);
   assert.is(notADimension.code, 1);
   assert.match(notADimension.stderr, /unknown option '--product'/);

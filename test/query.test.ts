@@ -123,4 +123,16 @@ cursors('the canonical scope is unchanged: cursors issued before stay valid', ()
   const reordered = new Map([['country', ['France', 'Spain']], ['year', ['2020', '2021']]]);
   assert.is(codec.decode('2n9c.64_LsnkjhRyQoPrnqKXl2A', { release: '2026-11', dataset: 'ggr', filters: reordered, period: '2019-01-01:2022-12-31' }), 123456);
 });
+cursors('a cursor names its format and pages only that one; tokens without a format page any', () => {
+  const codec = new CursorCodec(Buffer.alloc(32, 7));
+  const scope = { release: '2026-11', dataset: 'country_reference', filters: new Map() };
+  const csv = codec.encode({ ...scope, format: 'csv' }, 41);
+  assert.match(csv, /^15\.[A-Za-z0-9_-]{22}\.4cc3\.csv$/);
+  assert.is(codec.decode(csv, { ...scope, format: 'csv' }), 41);
+  for (const other of ['json', 'arrow', undefined] as const) assert.throws(() => codec.decode(csv, { ...scope, format: other }), other);
+  // The format is signed: renaming it in the token breaks the MAC.
+  assert.throws(() => codec.decode(csv.replace(/csv$/, 'arrow'), { ...scope, format: 'arrow' }));
+  const legacy = codec.encode(scope, 41);
+  for (const format of ['json', 'csv', 'arrow', undefined] as const) assert.is(codec.decode(legacy, { ...scope, format }), 41, format);
+});
 cursors.run();

@@ -249,7 +249,8 @@ class CliError extends Error {}
 function explain(err: unknown): string {
   if (err instanceof DataQueryError) {
     const fields = Object.entries(err.details?.fieldErrors ?? {}).map(([field, messages]) => `\n  ${field}: ${messages.join('; ')}`);
-    const resume = err.resumeCursor ? `\nresume with: --cursor ${err.resumeCursor}` : '';
+    // A refused cursor is never worth resuming from: the walk starts again without one (docs/api.md "Pagination").
+    const resume = err.error === 'Invalid pagination cursor' ? '\nrepeat the command without --cursor to start again from the first page' : err.resumeCursor ? `\nresume with: --cursor ${err.resumeCursor}` : '';
     return `error ${err.status}: ${err.error}${fields.join('')}${err.requestId ? `\n(request id ${err.requestId})` : ''}${resume}`;
   }
   if (err instanceof DataQueryNetworkError) return `error: ${err.message}; is DQS_URL right and the service up?${err.resumeCursor ? `\nresume with: --cursor ${err.resumeCursor}` : ''}`;

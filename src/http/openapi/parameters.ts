@@ -18,6 +18,7 @@ export const SHARED_DESCRIPTIONS: Readonly<Record<string, string>> = {
   cursor: 'Opaque cursor of the next page: `pagination.cursor` of the previous JSON page, or its `X-Next-Cursor` header. Keep the other parameters the same.',
   release: 'A published release `YYYY-MM` to read instead of the current one (GET /v1/releases lists them). Its answers never change: they are cached as immutable. Given once.',
   year: 'Filter by integer year; repeat for several values. Applies to every metric.',
+  format: 'The body\'s format, by name: it wins over `Accept`, so a URL alone (pandas, R, Excel, a browser) picks it. A cursor pages only the format it was issued in. Given once.',
 };
 
 type Schema = v.GenericSchema & { entries: Record<string, v.GenericSchema> };

@@ -5,7 +5,6 @@ import {
   InvalidParametersError,
   KeysUnavailableError,
   MissingKeyError,
-  NotAcceptableError,
   NotReadyError,
   QueryTooLongError,
   ReleaseLoadingError,
@@ -16,7 +15,7 @@ import {
 } from '../../errors.ts';
 import { FORMATS } from '../../render/formats.ts';
 import { QUERY_LIMITS } from '../middleware/query-guard.ts';
-import { PAGE_FORMATS } from '../respond/negotiate.ts';
+import { notAcceptable, PAGE_FORMATS } from '../respond/negotiate.ts';
 import type { Json } from './json.ts';
 
 // The responses several routes share, each error response with one example per error
@@ -119,11 +118,11 @@ export function pageResponses(envelope: string, text: { csv: string; arrow: stri
   };
   return {
     200: {
-      description: 'One page, in the format `Accept` chose (JSON when there is none).',
+      description: 'One page, in the format `format` names, else the one `Accept` chose (JSON when there is neither).',
       headers: { ...limits, ...caching, Link: { $ref: '#/components/headers/Link' }, 'X-Next-Cursor': { $ref: '#/components/headers/X-Next-Cursor' } },
       content: Object.fromEntries(PAGE_FORMATS.map((f) => [FORMATS[f].mediaType, bodies[f]])),
     },
     304: { description: 'If-None-Match holds this representation\'s ETag.', headers: { ...limits, ETag: caching.ETag } },
-    406: errorResponse('`Accept` names no format served.', { notAcceptable: new NotAcceptableError(PAGE_FORMATS.map((f) => FORMATS[f].mediaType)) }, limits),
+    406: errorResponse('`Accept` names no format served, and no `format` chose one.', { notAcceptable: notAcceptable(PAGE_FORMATS) }, limits),
   };
 }

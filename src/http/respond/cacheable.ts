@@ -81,7 +81,7 @@ export async function respondCacheable(
 }
 
 // A cache entry is one buffer: the next cursor's length (a byte; cursors are ASCII
-// and under 40 characters), the cursor, then the body, so a hit costs no parsing.
+// and under 50 characters), the cursor, then the body, so a hit costs no parsing.
 const entryBytes = ({ body, next = '' }: Rendered) => 1 + next.length + body.length;
 
 function cacheEntry(rendered: Rendered): Buffer {

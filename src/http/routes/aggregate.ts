@@ -21,9 +21,9 @@ import { releaseId } from '../openapi/components.ts';
 import { financialParameters, financialSets } from '../openapi/parameters.ts';
 import { keyedErrors, pageResponses, ref, unknownRelease } from '../openapi/responses.ts';
 import { dimensionFilters, filterParams, filtersApplied, yearParam } from '../params/dimension-filters.ts';
-import { cursorParam, limitParam, parseQuery, periodParam, releaseParam, repeatable, single } from '../params/params.ts';
+import { cursorParam, formatParam, limitParam, parseQuery, periodParam, releaseParam, repeatable, single } from '../params/params.ts';
 import { respondCacheable } from '../respond/cacheable.ts';
-import { negotiate, PAGE_FORMATS } from '../respond/negotiate.ts';
+import { PAGE_FORMATS, responseFormat } from '../respond/negotiate.ts';
 import { setNextPage, slicePage } from '../respond/paging.ts';
 import type { Route } from './route.ts';
 
@@ -48,6 +48,7 @@ export const schema = v.objectWithRest(
     period: periodParam,
     limit: limitParam(1000),
     cursor: cursorParam,
+    format: formatParam(PAGE_FORMATS),
     release: releaseParam,
     group_by: groupByParam,
     measure: v.optional(repeatable(v.pipe(v.string(), v.minLength(1, 'Expected <metric> or <metric>:<fn>')))),
@@ -58,7 +59,7 @@ export const schema = v.objectWithRest(
   filterParams,
 );
 
-const CONTROL_PARAMS = new Set(['metric', 'period', 'limit', 'cursor', 'release', 'group_by', 'measure', 'order', 'rollup']);
+const CONTROL_PARAMS = new Set(['metric', 'period', 'limit', 'cursor', 'format', 'release', 'group_by', 'measure', 'order', 'rollup']);
 
 /** Each metric's kind, unit, default function and what combining it needs (the registry's METRICS); docs/api.md holds it too. */
 export function metricsTable(): string {
@@ -114,19 +115,19 @@ function operation() {
 export const aggregate: Route = {
   path: '/v1/aggregate',
   async handle(ctx, services) {
-    const { metric, period, limit, cursor, release, group_by, measure, order, rollup, ...params } = parseQuery(schema, ctx.query);
+    const { metric, period, limit, cursor, format: named, release, group_by, measure, order, rollup, ...params } = parseQuery(schema, ctx.query);
     const def = findDataset(metric, 'financial');
     if (!def) throw new UnknownMetricError(metric);
     const filters = dimensionFilters(ctx.query, def, CONTROL_PARAMS, params);
     const plan = planAggregate(def, { groupBy: group_by, measures: measure, order, rollup, filters });
-    const format = negotiate(ctx.get('accept'), PAGE_FORMATS);
+    const format = responseFormat(ctx.get('accept'), named, PAGE_FORMATS);
     ctx.vary('Accept');
     // Held while answering: the kept result needs no tables, but the rows are read from this release's store.
     const hold = await services.releases.hold({ cursor, release });
     try {
       const { id, datasets } = hold.release;
       const served = datasets.get(def.name)!;
-      const scope: QueryScope = { release: id, dataset: def.name, filters: plan.filters, period: period?.text, shape: planShape(plan) };
+      const scope: QueryScope = { release: id, dataset: def.name, filters: plan.filters, period: period?.text, shape: planShape(plan), format: format.name };
       const after = cursor === undefined ? -1 : services.cursors.decode(cursor, scope);
       const whole = JSON.stringify(['aggregate', ...canonicalScope(scope)]);
       const render = async () => {

@@ -5,7 +5,8 @@ import { envelope, releaseId } from '../openapi/components.ts';
 import { financialParameters, financialSets } from '../openapi/parameters.ts';
 import { keyedErrors, pageResponses, unknownRelease } from '../openapi/responses.ts';
 import { dimensionFilters, filterParams, filtersApplied, yearParam } from '../params/dimension-filters.ts';
-import { cursorParam, limitParam, parseQuery, periodParam, releaseParam, single } from '../params/params.ts';
+import { cursorParam, formatParam, limitParam, parseQuery, periodParam, releaseParam, single } from '../params/params.ts';
+import { PAGE_FORMATS } from '../respond/negotiate.ts';
 import { respondWithPage } from '../respond/paging.ts';
 import type { Route } from './route.ts';
 
@@ -17,6 +18,7 @@ export const schema = v.objectWithRest(
     period: periodParam,
     limit: limitParam(100),
     cursor: cursorParam,
+    format: formatParam(PAGE_FORMATS),
     release: releaseParam,
     year: yearParam,
   },
@@ -24,7 +26,7 @@ export const schema = v.objectWithRest(
 );
 
 /** Parameters that shape the request rather than filter rows. */
-const CONTROL_PARAMS = new Set(['metric', 'period', 'limit', 'cursor', 'release']);
+const CONTROL_PARAMS = new Set(['metric', 'period', 'limit', 'cursor', 'format', 'release']);
 
 const fx = findDataset('fx', 'financial')!;
 const perMetric = financialSets.map((d) => `| ${d.name} | ${d.dimensions.join(', ')} | ${d.metrics.join(', ')} |`).join('\n');
@@ -32,7 +34,7 @@ const perMetric = financialSets.map((d) => `| ${d.name} | ${d.dimensions.join(',
 export const financials: Route = {
   path: '/v1/financials',
   async handle(ctx, services) {
-    const { metric, period, limit, cursor, release, ...params } = parseQuery(schema, ctx.query);
+    const { metric, period, limit, cursor, format, release, ...params } = parseQuery(schema, ctx.query);
     const def = findDataset(metric, 'financial');
     if (!def) throw new UnknownMetricError(metric);
     const filters = dimensionFilters(ctx.query, def, CONTROL_PARAMS, params);
@@ -44,6 +46,7 @@ export const financials: Route = {
       limit,
       cursor,
       release,
+      format,
       meta: (rowCount) => ({ dataset: def.name, metric: def.name, filters_applied: applied, row_count: rowCount }),
     });
   },

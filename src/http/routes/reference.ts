@@ -4,7 +4,8 @@ import { findDataset } from '../../registry.ts';
 import { envelope, releaseId } from '../openapi/components.ts';
 import { queryParameters, referenceSets } from '../openapi/parameters.ts';
 import { keyedErrors, pageResponses, unknownRelease } from '../openapi/responses.ts';
-import { cursorParam, limitParam, parseQuery, releaseParam, single, unknownKeys } from '../params/params.ts';
+import { cursorParam, formatParam, limitParam, parseQuery, releaseParam, single, unknownKeys } from '../params/params.ts';
+import { PAGE_FORMATS } from '../respond/negotiate.ts';
 import { respondWithPage } from '../respond/paging.ts';
 import type { Route } from './route.ts';
 
@@ -14,17 +15,18 @@ export const schema = v.object({
   dataset: single(v.pipe(v.string(), v.minLength(1))),
   limit: limitParam(100),
   cursor: cursorParam,
+  format: formatParam(PAGE_FORMATS),
   release: releaseParam,
 });
 
-const UNKNOWN_PARAMETER = 'Unknown parameter: /v1/reference accepts dataset, limit, cursor and release';
+const UNKNOWN_PARAMETER = 'Unknown parameter: /v1/reference accepts dataset, limit, cursor, format and release';
 
 export const reference: Route = {
   path: '/v1/reference',
   async handle(ctx, services) {
     const unknown = unknownKeys(ctx.query, (key) => Object.hasOwn(schema.entries, key));
     if (unknown.length) throw new InvalidParametersError(Object.fromEntries(unknown.map((key) => [key, [UNKNOWN_PARAMETER]])));
-    const { dataset, limit, cursor, release } = parseQuery(schema, ctx.query);
+    const { dataset, limit, cursor, format, release } = parseQuery(schema, ctx.query);
     const def = findDataset(dataset, 'reference');
     if (!def) throw new UnknownDatasetError(dataset);
     await respondWithPage(ctx, services, {
@@ -33,6 +35,7 @@ export const reference: Route = {
       limit,
       cursor,
       release,
+      format,
       meta: (rowCount) => ({ dataset: def.name, row_count: rowCount }),
     });
   },
@@ -40,7 +43,7 @@ export const reference: Route = {
     operationId: 'getReference',
     tags: ['data'],
     summary: 'Query a reference dataset',
-    description: 'Flat rows of a reference dataset. Any parameter other than dataset, limit and cursor is refused.',
+    description: 'Flat rows of a reference dataset. Any parameter other than dataset, limit, cursor, format and release is refused.',
     parameters: queryParameters(schema),
     responses: {
       ...pageResponses('ReferenceResponse'),

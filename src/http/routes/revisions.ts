@@ -10,9 +10,9 @@ import { releaseId } from '../openapi/components.ts';
 import { financialParameters, financialSets } from '../openapi/parameters.ts';
 import { keyedErrors, pageResponses, ref, unknownRelease } from '../openapi/responses.ts';
 import { dimensionFilters, filterParams, filtersApplied, yearParam } from '../params/dimension-filters.ts';
-import { cursorParam, limitParam, parseQuery, periodParam, releaseParam, repeatable, single } from '../params/params.ts';
+import { cursorParam, formatParam, limitParam, parseQuery, periodParam, releaseParam, repeatable, single } from '../params/params.ts';
 import { respondCacheable } from '../respond/cacheable.ts';
-import { negotiate, PAGE_FORMATS } from '../respond/negotiate.ts';
+import { PAGE_FORMATS, responseFormat } from '../respond/negotiate.ts';
 import { setNextPage, slicePage } from '../respond/paging.ts';
 import type { Route } from './route.ts';
 
@@ -25,6 +25,7 @@ export const schema = v.objectWithRest(
     period: periodParam,
     limit: limitParam(100),
     cursor: cursorParam,
+    format: formatParam(PAGE_FORMATS),
     from: releaseParam,
     to: releaseParam,
     change: v.optional(repeatable(v.picklist(CHANGES, 'Expected added, removed or changed'))),
@@ -33,7 +34,7 @@ export const schema = v.objectWithRest(
   filterParams,
 );
 
-const CONTROL_PARAMS = new Set(['metric', 'period', 'limit', 'cursor', 'from', 'to', 'change']);
+const CONTROL_PARAMS = new Set(['metric', 'period', 'limit', 'cursor', 'format', 'from', 'to', 'change']);
 
 const DESCRIPTIONS = {
   from: 'The earlier release `YYYY-MM`; by default the one published before `to`. Given once.',
@@ -46,7 +47,7 @@ const exists = (file: string) => fs.access(file).then(() => true, () => false);
 export const revisions: Route = {
   path: '/v1/revisions',
   async handle(ctx, services) {
-    const { metric, period, limit, cursor, from: fromParam, to: toParam, change, ...params } = parseQuery(schema, ctx.query);
+    const { metric, period, limit, cursor, format: named, from: fromParam, to: toParam, change, ...params } = parseQuery(schema, ctx.query);
     const def = findDataset(metric, 'financial');
     if (!def) throw new UnknownMetricError(metric);
     const filters = dimensionFilters(ctx.query, def, CONTROL_PARAMS, params);
@@ -60,12 +61,12 @@ export const revisions: Route = {
     if (!releases.isPublished(from)) throw new UnknownReleaseError(from);
     const changes = change && [...new Set(change)].sort((a, b) => CHANGES.indexOf(a) - CHANGES.indexOf(b));
 
+    const format = responseFormat(ctx.get('accept'), named, PAGE_FORMATS);
+    ctx.vary('Accept');
     // The cursor and cache key name `to` as their release, and `from` and the kinds of change as the shape.
-    const scope: QueryScope = { release: to, dataset: def.name, filters, period: period?.text, shape: JSON.stringify(['revisions', from, changes ?? null]) };
+    const scope: QueryScope = { release: to, dataset: def.name, filters, period: period?.text, shape: JSON.stringify(['revisions', from, changes ?? null]), format: format.name };
     const after = cursor === undefined ? -1 : services.cursors.decode(cursor, scope);
     const whole = JSON.stringify(['revisions', ...canonicalScope(scope)]);
-    const format = negotiate(ctx.get('accept'), PAGE_FORMATS);
-    ctx.vary('Accept');
     const files = { from: releases.fileOf(from, def.name), to: releases.fileOf(to, def.name) };
     const render = async () => {
       const result = await services.revisions
