@@ -39,19 +39,20 @@ export class InvalidParametersError extends ApiError {
   }
 }
 
+/** Spec 7.2's text and catalog hint, then `hint`: what was probably meant (src/http/params/metric.ts). */
 export class UnknownMetricError extends ApiError {
   override readonly code = 'unknown_metric';
 
-  constructor(metric: string) {
-    super(400, { error: `Unknown metric: '${metric}'. Use GET /v1/catalog to list the available metrics.` });
+  constructor(metric: string, hint?: string) {
+    super(400, { error: `Unknown metric: '${metric}'. Use GET /v1/catalog to list the available metrics.${hint ? ` ${hint}` : ''}` });
   }
 }
 
 export class UnknownDatasetError extends ApiError {
   override readonly code = 'unknown_dataset';
 
-  constructor(dataset: string) {
-    super(400, { error: `Unknown dataset: '${dataset}'. Use GET /v1/catalog to list the available datasets.` });
+  constructor(dataset: string, hint?: string) {
+    super(400, { error: `Unknown dataset: '${dataset}'. Use GET /v1/catalog to list the available datasets.${hint ? ` ${hint}` : ''}` });
   }
 }
 

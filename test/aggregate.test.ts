@@ -280,6 +280,7 @@ values('guards: each refusal names the fix, in the spec\'s error shape', async (
     ['metric=ggr&fx=USD&group_by=region&order=-revenue', 'Invalid order "-revenue": use one of region, ggr_sum, rows, with a leading - for descending'],
     ['metric=ggr&fx=USD&state=&state=Nevada', 'Cannot add national totals (state "") to the rows they total: filter state to "" alone or leave "" out, or add state to group_by'],
     ['metric=revenue', "Unknown metric: 'revenue'. Use GET /v1/catalog to list the available metrics."],
+    ['metric=gdp_usd&group_by=region', "Unknown metric: 'gdp_usd'. Use GET /v1/catalog to list the available metrics. gdp_usd is a metric of the dataset country: use metric=country&measure=gdp_usd"],
     ['metric=fx&product=Poker', `Invalid filter dimension "product" for metric "fx". Valid dimensions: ${DATASETS.find((d) => d.name === 'fx')!.dimensions.join(', ')}`],
   ];
   for (const [query, error] of refused) {
@@ -288,7 +289,7 @@ values('guards: each refusal names the fix, in the spec\'s error shape', async (
     assert.equal(res.json, { error }, query);
   }
   const fields: Array<[string, string, string]> = [
-    ['fx=USD', 'metric', 'Invalid type: Expected string but received undefined'],
+    ['fx=USD', 'metric', 'Invalid type: Expected string but received undefined: metric is required, one of ggr, turnover, fx, country'],
     ['metric=ggr&fx=USD&group_by=year,region,country,state,category,product,channel', 'group_by', 'At most 6 dimensions'],
     ['metric=ggr&fx=USD&group_by=year,year', 'group_by', 'Each dimension may be grouped by once'],
     ['metric=ggr&fx=USD&rollup=yes', 'rollup', 'Expected true or false'],

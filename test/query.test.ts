@@ -6,6 +6,7 @@ import { buildAggregateTables } from '../src/store/aggregate-tables.ts';
 import { JsonRenderer } from '../src/render/json-renderer.ts';
 import type { StoredDataset } from '../src/store/loader.ts';
 import { CursorCodec } from '../src/query/cursor.ts';
+import { alternatives, closest } from '../src/query/suggest.ts';
 import { fileConditions, pageQuery, whereClauses, type YearRange } from '../src/query/filters.ts';
 
 // The one place request values turn into SQL, as a table of input → (sql, params):
@@ -136,3 +137,22 @@ cursors('a cursor names its format and pages only that one; tokens without a for
   for (const format of ['json', 'csv', 'arrow', undefined] as const) assert.is(codec.decode(legacy, { ...scope, format }), 41, format);
 });
 cursors.run();
+
+const suggest = suite('suggestions for names and values we do not hold');
+suggest('case first, then a few edits (a swap is one), nearest first, at most three', () => {
+  const countries = ['France', 'Finland', 'Iceland', 'Ireland', 'Poland', 'Iran', 'Iraq'];
+  assert.equal(closest('france', countries), ['France']);
+  assert.equal(closest('Frnace', countries), ['France']);
+  assert.equal(closest('Irak', countries), ['Iran', 'Iraq']);
+  assert.equal(closest('Irland', countries), ['Ireland', 'Finland', 'Iceland']);
+  assert.equal(closest('Irland', countries, 10), ['Ireland', 'Finland', 'Iceland', 'Iran', 'Poland']);
+  // A value equal but for case is what was meant: nothing else is offered beside it.
+  assert.equal(closest('usd', ['BSD', 'RSD', 'USD']), ['USD']);
+  assert.equal(closest('Germany', countries), []);
+  assert.equal(closest('', ['', 'a']), []);
+  assert.equal(closest('a'.repeat(101), ['a'.repeat(100)]), [], 'a value longer than anything held gets none, cheaply');
+  assert.is(alternatives(['A']), '"A"');
+  assert.is(alternatives(['A', 'B"']), '"A" or "B\\""');
+  assert.is(alternatives(['A', 'B', 'C']), '"A", "B" or "C"');
+});
+suggest.run();

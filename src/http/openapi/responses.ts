@@ -13,8 +13,11 @@ import {
   UnknownReleaseError,
   type ApiError,
 } from '../../errors.ts';
+import * as v from 'valibot';
 import { FORMATS } from '../../render/formats.ts';
 import { QUERY_LIMITS } from '../middleware/query-guard.ts';
+import { unknownMetric, type MetricUse } from '../params/metric.ts';
+import { invalidParameters } from '../params/params.ts';
 import { notAcceptable, PAGE_FORMATS } from '../respond/negotiate.ts';
 import type { Json } from './json.ts';
 
@@ -89,6 +92,19 @@ export function keyedErrors(extra400: Record<string, ApiError>): Json {
     }, headerRefs(['Retry-After'])),
   };
 }
+
+/** The 400 of a request without its required parameters, as `schema` words it. */
+export function missingParameters(schema: v.GenericSchema): ApiError {
+  const parsed = v.safeParse(schema, {});
+  return invalidParameters(parsed.success ? [] : parsed.issues);
+}
+
+/** The 400s a financial route's `metric` gives: missing (from the route's `schema`), unknown, and a metric of a dataset named instead of the dataset. */
+export const metricErrors = (schema: v.GenericSchema, use: MetricUse = 'rows'): Record<string, ApiError> => ({
+  missingMetric: missingParameters(schema),
+  unknownMetric: unknownMetric('revenue', use),
+  metricOfADataset: unknownMetric('inflation', use),
+});
 
 /** For operations that take `release=`. */
 export const unknownRelease = () => ({ 404: errorResponse('`release` names no published release.', { unknownRelease: new UnknownReleaseError('1999-01') }, headerRefs(LIMIT_HEADERS)) });

@@ -2,6 +2,7 @@ import type { Context } from 'koa';
 import { whereClauses, type Filters } from '../../query/filters.ts';
 import { readPage } from '../../query/page.ts';
 import { canonicalScope, type QueryScope } from '../../query/scope.ts';
+import { unmatchedValues } from '../../query/unmatched.ts';
 import type { Services } from '../../services.ts';
 import { respondCacheable } from './cacheable.ts';
 import { PAGE_FORMATS, responseFormat } from './negotiate.ts';
@@ -40,7 +41,10 @@ export async function respondWithPage(ctx: Context, services: Services, request:
       const clauses = whereClauses(served, request.filters, request.period?.years);
       const page = await readPage(services.db, served, clauses, request.limit, after);
       const cursor = page.nextAfter === undefined ? '' : services.cursors.encode(scope, page.nextAfter);
-      const envelope = { meta: { ...request.meta(page.rids.length), release: release.id }, pagination: { cursor, has_more: cursor !== '' } };
+      // An empty answer says which filter values the release does not hold.
+      const warnings = page.rids.length === 0 ? unmatchedValues(served, request.filters) : [];
+      const meta = { ...request.meta(page.rids.length), release: release.id, ...(warnings.length > 0 && { warnings }) };
+      const envelope = { meta, pagination: { cursor, has_more: cursor !== '' } };
       return { body: served.rows.page(format.name, page.rids, envelope), next: cursor || undefined };
     };
     const next = await respondCacheable(ctx, services, { key, contentType: format.contentType, render, release: release.id });

@@ -5,22 +5,22 @@ import {
   InvalidGroupByError,
   InvalidMeasureError,
   InvalidOrderError,
-  InvalidParametersError,
   MixedTotalsError,
   MixedUnitsError,
   RateSumError,
   TooManyGroupsError,
-  UnknownMetricError,
 } from '../../errors.ts';
 import { computeAggregate, defaultFunction, FUNCTIONS, MAX_GROUP_BY, planAggregate, planShape } from '../../query/aggregate.ts';
 import { canonicalScope, type QueryScope } from '../../query/scope.ts';
+import { unmatchedValues } from '../../query/unmatched.ts';
 import { findDataset, metricDef } from '../../registry.ts';
 import { aggregateTable } from '../../render/aggregates.ts';
 import { renderTable } from '../../render/table.ts';
-import { releaseId } from '../openapi/components.ts';
+import { releaseId, warnings } from '../openapi/components.ts';
 import { financialParameters, financialSets } from '../openapi/parameters.ts';
-import { keyedErrors, pageResponses, ref, unknownRelease } from '../openapi/responses.ts';
+import { keyedErrors, metricErrors, pageResponses, ref, unknownRelease } from '../openapi/responses.ts';
 import { dimensionFilters, filterParams, filtersApplied, yearParam } from '../params/dimension-filters.ts';
+import { datasetParam, financialDataset } from '../params/metric.ts';
 import { cursorParam, formatParam, limitParam, parseQuery, periodParam, releaseParam, repeatable, single } from '../params/params.ts';
 import { respondCacheable } from '../respond/cacheable.ts';
 import { PAGE_FORMATS, responseFormat } from '../respond/negotiate.ts';
@@ -44,7 +44,7 @@ const groupByParam = v.optional(
 
 export const schema = v.objectWithRest(
   {
-    metric: single(v.pipe(v.string(), v.minLength(1))),
+    metric: datasetParam('metric', 'financial'),
     period: periodParam,
     limit: limitParam(1000),
     cursor: cursorParam,
@@ -95,8 +95,7 @@ function operation() {
         arrow: 'Arrow IPC stream: text dimensions Utf8, `year` Int32, measures Float64, `rows` Int32; a rolled-up dimension is null.',
       }),
       ...keyedErrors({
-        missingMetric: new InvalidParametersError({ metric: ['Invalid type: Expected string but received undefined'] }),
-        unknownMetric: new UnknownMetricError('revenue'),
+        ...metricErrors(schema, 'aggregate'),
         invalidFilterDimension: new InvalidFilterDimensionError('product', 'fx', fx.dimensions),
         invalidGroupBy: new InvalidGroupByError('product', 'fx', fx.dimensions),
         invalidMeasure: new InvalidMeasureError('ggr:median', 'ggr', ['ggr']),
@@ -116,8 +115,7 @@ export const aggregate: Route = {
   path: '/v1/aggregate',
   async handle(ctx, services) {
     const { metric, period, limit, cursor, format: named, release, group_by, measure, order, rollup, ...params } = parseQuery(schema, ctx.query);
-    const def = findDataset(metric, 'financial');
-    if (!def) throw new UnknownMetricError(metric);
+    const def = financialDataset(metric, 'aggregate');
     const filters = dimensionFilters(ctx.query, def, CONTROL_PARAMS, params);
     const plan = planAggregate(def, { groupBy: group_by, measures: measure, order, rollup, filters });
     const format = responseFormat(ctx.get('accept'), named, PAGE_FORMATS);
@@ -133,6 +131,7 @@ export const aggregate: Route = {
       const render = async () => {
         const result = await services.aggregates.get(whole, [id], () => computeAggregate(def, served.aggregates, plan, period?.years, services.aggregateMaxGroups));
         const { start, end, pagination } = slicePage(services, scope, result.count, after, limit);
+        const unmatched = result.count === 0 ? unmatchedValues(served, plan.filters) : [];
         const meta = {
           dataset: def.name,
           metric: def.name,
@@ -142,6 +141,7 @@ export const aggregate: Route = {
           ...(plan.omitted.length > 0 && { omitted: plan.omitted }),
           row_count: end - start,
           release: id,
+          ...(unmatched.length > 0 && { warnings: unmatched }),
         };
         const dictionaries = plan.groupBy.map((d) => served.aggregates.dictionaries[def.dimensions.indexOf(d)]!);
         return { body: renderTable(format.name, aggregateTable({ plan, result, dictionaries, start, end }), { meta, pagination }), next: pagination.cursor || undefined };
@@ -196,6 +196,7 @@ export const aggregate: Route = {
             },
             row_count: { type: 'integer', minimum: 0, description: 'Groups in this page.' },
             release: releaseId,
+            warnings,
           },
         },
         data: { type: 'array', items: ref('AggregateRow') },

@@ -7,10 +7,8 @@ import * as v from 'valibot';
 import {
   ExportLimitError,
   InvalidFilterDimensionError,
-  InvalidParametersError,
   RangeNotSatisfiableError,
   TooManyRequestsError,
-  UnknownMetricError,
 } from '../../errors.ts';
 import type { Decision, WindowState } from '../../limits/limiter.ts';
 import { copyParquet, matchingRids } from '../../query/export.ts';
@@ -20,9 +18,10 @@ import type { ReleaseHold } from '../../releases/releases.ts';
 import { FORMATS } from '../../render/formats.ts';
 import type { Services } from '../../services.ts';
 import { financialParameters } from '../openapi/parameters.ts';
-import { errorResponse, headerRefs, keyedErrors, LIMIT_HEADERS, unknownRelease } from '../openapi/responses.ts';
+import { errorResponse, headerRefs, keyedErrors, LIMIT_HEADERS, metricErrors, unknownRelease } from '../openapi/responses.ts';
 import { dimensionFilters, filterParams, yearParam } from '../params/dimension-filters.ts';
-import { formatParam, parseQuery, periodParam, releaseParam, single } from '../params/params.ts';
+import { datasetParam, financialDataset } from '../params/metric.ts';
+import { formatParam, parseQuery, periodParam, releaseParam } from '../params/params.ts';
 import { EXPORT_FORMATS, notAcceptable, responseFormat } from '../respond/negotiate.ts';
 import { sendFile } from '../respond/send-file.ts';
 import type { Route } from './route.ts';
@@ -32,7 +31,7 @@ import type { Route } from './route.ts';
 
 export const schema = v.objectWithRest(
   {
-    metric: single(v.pipe(v.string(), v.minLength(1))),
+    metric: datasetParam('metric', 'financial'),
     period: periodParam,
     format: formatParam(EXPORT_FORMATS),
     release: releaseParam,
@@ -48,8 +47,7 @@ const BATCH = 16_384;
 
 async function handle(ctx: Context, services: Services): Promise<void> {
   const { metric, period, format: named, release: asked, ...params } = parseQuery(schema, ctx.query);
-  const def = findDataset(metric, 'financial');
-  if (!def) throw new UnknownMetricError(metric);
+  const def = financialDataset(metric);
   const filters = dimensionFilters(ctx.query, def, CONTROL_PARAMS, params);
   const format = responseFormat(ctx.get('accept'), named, EXPORT_FORMATS);
   ctx.vary('Accept');
@@ -153,8 +151,7 @@ export const exporter: Route = {
       406: errorResponse('`Accept` names no export format, and no `format` chose one.', { notAcceptable: notAcceptable(EXPORT_FORMATS) }, headerRefs(LIMIT_HEADERS)),
       416: errorResponse('`Range` starts past the end of the file.', { rangeNotSatisfiable: new RangeNotSatisfiableError(1234) }, headerRefs(LIMIT_HEADERS)),
       ...keyedErrors({
-        missingMetric: new InvalidParametersError({ metric: ['Invalid type: Expected string but received undefined'] }),
-        unknownMetric: new UnknownMetricError('revenue'),
+        ...metricErrors(schema),
         invalidFilterDimension: new InvalidFilterDimensionError('product', 'fx', findDataset('fx', 'financial')!.dimensions),
       }),
       429: errorResponse('A rate limit (spec 8) or the key\'s daily export budget is spent; retry after `Retry-After` seconds.', {

@@ -1,11 +1,12 @@
 import * as v from 'valibot';
-import { InvalidCursorError, InvalidFilterDimensionError, InvalidParametersError, UnknownMetricError } from '../../errors.ts';
+import { InvalidCursorError, InvalidFilterDimensionError, InvalidParametersError } from '../../errors.ts';
 import { findDataset } from '../../registry.ts';
-import { envelope, releaseId } from '../openapi/components.ts';
+import { envelope, releaseId, warnings } from '../openapi/components.ts';
 import { financialParameters, financialSets } from '../openapi/parameters.ts';
-import { keyedErrors, pageResponses, unknownRelease } from '../openapi/responses.ts';
+import { keyedErrors, metricErrors, pageResponses, unknownRelease } from '../openapi/responses.ts';
 import { dimensionFilters, filterParams, filtersApplied, yearParam } from '../params/dimension-filters.ts';
-import { cursorParam, formatParam, limitParam, parseQuery, periodParam, releaseParam, single } from '../params/params.ts';
+import { datasetParam, financialDataset } from '../params/metric.ts';
+import { cursorParam, formatParam, limitParam, parseQuery, periodParam, releaseParam } from '../params/params.ts';
 import { PAGE_FORMATS } from '../respond/negotiate.ts';
 import { respondWithPage } from '../respond/paging.ts';
 import type { Route } from './route.ts';
@@ -14,7 +15,7 @@ import type { Route } from './route.ts';
 
 export const schema = v.objectWithRest(
   {
-    metric: single(v.pipe(v.string(), v.minLength(1))),
+    metric: datasetParam('metric', 'financial'),
     period: periodParam,
     limit: limitParam(100),
     cursor: cursorParam,
@@ -35,8 +36,7 @@ export const financials: Route = {
   path: '/v1/financials',
   async handle(ctx, services) {
     const { metric, period, limit, cursor, format, release, ...params } = parseQuery(schema, ctx.query);
-    const def = findDataset(metric, 'financial');
-    if (!def) throw new UnknownMetricError(metric);
+    const def = financialDataset(metric);
     const filters = dimensionFilters(ctx.query, def, CONTROL_PARAMS, params);
     const applied = filtersApplied(filters, period);
     await respondWithPage(ctx, services, {
@@ -59,9 +59,8 @@ export const financials: Route = {
     responses: {
       ...pageResponses('FinancialResponse'),
       ...keyedErrors({
-        missingMetric: new InvalidParametersError({ metric: ['Invalid type: Expected string but received undefined'] }),
+        ...metricErrors(schema),
         badPeriod: new InvalidParametersError({ period: ['Expected format: YYYY-MM-DD:YYYY-MM-DD'] }),
-        unknownMetric: new UnknownMetricError('revenue'),
         invalidFilterDimension: new InvalidFilterDimensionError('product', 'fx', fx.dimensions),
         invalidCursor: new InvalidCursorError(),
       }),
@@ -75,6 +74,6 @@ export const financials: Route = {
       filters_applied: { type: 'object', additionalProperties: { type: 'array', items: { type: 'string' } } },
       row_count: { type: 'integer', minimum: 0 },
       release: releaseId,
-    }),
+    }, { warnings }),
   },
 };

@@ -1,10 +1,11 @@
 import * as v from 'valibot';
-import { InvalidCursorError, InvalidParametersError, UnknownDatasetError } from '../../errors.ts';
+import { InvalidCursorError, InvalidParametersError } from '../../errors.ts';
 import { findDataset } from '../../registry.ts';
 import { envelope, releaseId } from '../openapi/components.ts';
 import { queryParameters, referenceSets } from '../openapi/parameters.ts';
-import { keyedErrors, pageResponses, unknownRelease } from '../openapi/responses.ts';
-import { cursorParam, formatParam, limitParam, parseQuery, releaseParam, single, unknownKeys } from '../params/params.ts';
+import { keyedErrors, missingParameters, pageResponses, unknownRelease } from '../openapi/responses.ts';
+import { datasetParam, unknownDataset } from '../params/metric.ts';
+import { cursorParam, formatParam, limitParam, parseQuery, releaseParam, unknownKeys } from '../params/params.ts';
 import { PAGE_FORMATS } from '../respond/negotiate.ts';
 import { respondWithPage } from '../respond/paging.ts';
 import type { Route } from './route.ts';
@@ -12,7 +13,7 @@ import type { Route } from './route.ts';
 // GET /v1/reference: one keyset page of a reference dataset's rows (spec 2.3).
 
 export const schema = v.object({
-  dataset: single(v.pipe(v.string(), v.minLength(1))),
+  dataset: datasetParam('dataset', 'reference'),
   limit: limitParam(100),
   cursor: cursorParam,
   format: formatParam(PAGE_FORMATS),
@@ -28,7 +29,7 @@ export const reference: Route = {
     if (unknown.length) throw new InvalidParametersError(Object.fromEntries(unknown.map((key) => [key, [UNKNOWN_PARAMETER]])));
     const { dataset, limit, cursor, format, release } = parseQuery(schema, ctx.query);
     const def = findDataset(dataset, 'reference');
-    if (!def) throw new UnknownDatasetError(dataset);
+    if (!def) throw unknownDataset(dataset);
     await respondWithPage(ctx, services, {
       dataset: def.name,
       filters: new Map(),
@@ -48,7 +49,9 @@ export const reference: Route = {
     responses: {
       ...pageResponses('ReferenceResponse'),
       ...keyedErrors({
-        unknownDataset: new UnknownDatasetError('countries'),
+        missingDataset: missingParameters(schema),
+        unknownDataset: unknownDataset('countries'),
+        financialDataset: unknownDataset('ggr'),
         unknownParameter: new InvalidParametersError({ country: [UNKNOWN_PARAMETER] }),
         invalidCursor: new InvalidCursorError(),
       }),

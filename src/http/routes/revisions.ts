@@ -1,6 +1,6 @@
 import fs from 'node:fs/promises';
 import * as v from 'valibot';
-import { InvalidCursorError, InvalidFilterDimensionError, InvalidParametersError, NotReadyError, UnknownMetricError, UnknownReleaseError } from '../../errors.ts';
+import { InvalidCursorError, InvalidFilterDimensionError, InvalidParametersError, NotReadyError, UnknownReleaseError } from '../../errors.ts';
 import { CHANGES, computeRevisions } from '../../query/revisions.ts';
 import { canonicalScope, type QueryScope } from '../../query/scope.ts';
 import { findDataset } from '../../registry.ts';
@@ -8,9 +8,10 @@ import { revisionTable } from '../../render/revisions.ts';
 import { renderTable } from '../../render/table.ts';
 import { releaseId } from '../openapi/components.ts';
 import { financialParameters, financialSets } from '../openapi/parameters.ts';
-import { keyedErrors, pageResponses, ref, unknownRelease } from '../openapi/responses.ts';
+import { keyedErrors, metricErrors, pageResponses, ref, unknownRelease } from '../openapi/responses.ts';
 import { dimensionFilters, filterParams, filtersApplied, yearParam } from '../params/dimension-filters.ts';
-import { cursorParam, formatParam, limitParam, parseQuery, periodParam, releaseParam, repeatable, single } from '../params/params.ts';
+import { datasetParam, financialDataset } from '../params/metric.ts';
+import { cursorParam, formatParam, limitParam, parseQuery, periodParam, releaseParam, repeatable } from '../params/params.ts';
 import { respondCacheable } from '../respond/cacheable.ts';
 import { PAGE_FORMATS, responseFormat } from '../respond/negotiate.ts';
 import { setNextPage, slicePage } from '../respond/paging.ts';
@@ -21,7 +22,7 @@ import type { Route } from './route.ts';
 
 export const schema = v.objectWithRest(
   {
-    metric: single(v.pipe(v.string(), v.minLength(1))),
+    metric: datasetParam('metric', 'financial'),
     period: periodParam,
     limit: limitParam(100),
     cursor: cursorParam,
@@ -48,8 +49,7 @@ export const revisions: Route = {
   path: '/v1/revisions',
   async handle(ctx, services) {
     const { metric, period, limit, cursor, format: named, from: fromParam, to: toParam, change, ...params } = parseQuery(schema, ctx.query);
-    const def = findDataset(metric, 'financial');
-    if (!def) throw new UnknownMetricError(metric);
+    const def = financialDataset(metric);
     const filters = dimensionFilters(ctx.query, def, CONTROL_PARAMS, params);
     const { releases } = services;
     const current = releases.current();
@@ -105,8 +105,7 @@ export const revisions: Route = {
         arrow: 'Arrow IPC stream: text dimensions and `change` Utf8, `year` Int32, values Float64; null where the row is absent.',
       }),
       ...keyedErrors({
-        missingMetric: new InvalidParametersError({ metric: ['Invalid type: Expected string but received undefined'] }),
-        unknownMetric: new UnknownMetricError('revenue'),
+        ...metricErrors(schema),
         noEarlierRelease: new InvalidParametersError({ from: ['No release was published before 2026-07: name the release to compare with, as from=YYYY-MM'] }),
         invalidFilterDimension: new InvalidFilterDimensionError('product', 'fx', findDataset('fx', 'financial')!.dimensions),
         invalidCursor: new InvalidCursorError(),
