@@ -6,6 +6,7 @@ import { DATASETS } from '../../registry.ts';
 import type { LoadedRelease } from '../../releases/releases.ts';
 import type { Services } from '../../services.ts';
 import { releaseId } from '../openapi/components.ts';
+import { exampleRequest } from '../openapi/examples.ts';
 import { queryParameters } from '../openapi/parameters.ts';
 import { headerRefs, keyedErrors, LIMIT_HEADERS, ref, unknownRelease } from '../openapi/responses.ts';
 import { parseQuery, releaseParam } from '../params/params.ts';
@@ -75,6 +76,7 @@ export const catalog: Route = {
     summary: 'List every dataset',
     description: 'Every dataset with its name, description, dimensions and metrics (spec 2.1), and, once a release is loaded, the release served (or the one `release` names) and each dataset\'s row count and first and last year. Other parameters are ignored.',
     parameters: queryParameters(schema),
+    'x-codeSamples': exampleRequest('/v1/catalog'),
     responses: {
       200: {
         description: 'The catalog (JSON only; Accept is not negotiated here).',

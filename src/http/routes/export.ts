@@ -17,6 +17,7 @@ import { findDataset, type DatasetDef } from '../../registry.ts';
 import type { ReleaseHold } from '../../releases/releases.ts';
 import { FORMATS } from '../../render/formats.ts';
 import type { Services } from '../../services.ts';
+import { exampleRequest } from '../openapi/examples.ts';
 import { financialParameters } from '../openapi/parameters.ts';
 import { errorResponse, headerRefs, keyedErrors, LIMIT_HEADERS, metricErrors, unknownRelease } from '../openapi/responses.ts';
 import { dimensionFilters, filterParams, yearParam } from '../params/dimension-filters.ts';
@@ -136,6 +137,7 @@ export const exporter: Route = {
     summary: 'Every matching row of a financial dataset in one file',
     description: `The rows /v1/financials would page for the same filters and release, in the same order, as flat columns (the dimensions, then the metrics; \`year\` INTEGER, metrics DOUBLE), in one response. \`format\` (${EXPORT_FORMATS.join(', ')}) or else \`Accept\` picks the file: ${mediaTypes.map((t) => `\`${t}\``).join(', ')}; none or \`*/*\` is Parquet. Counts one request and one export of the key's daily export budget. Unfiltered Parquet is the release's own published file: ETag, 304, and \`Range\` for resumable downloads.`,
     parameters: financialParameters(schema),
+    'x-codeSamples': exampleRequest('/v1/export?metric=fx&fx_local_currency=JPY&format=csv'),
     responses: {
       200: {
         description: 'The whole export.',

@@ -2,6 +2,7 @@ import * as v from 'valibot';
 import { InvalidCursorError, InvalidFilterDimensionError, InvalidParametersError } from '../../errors.ts';
 import { findDataset } from '../../registry.ts';
 import { envelope, releaseId, warnings } from '../openapi/components.ts';
+import { exampleRequest } from '../openapi/examples.ts';
 import { financialParameters, financialSets } from '../openapi/parameters.ts';
 import { keyedErrors, metricErrors, pageResponses, unknownRelease } from '../openapi/responses.ts';
 import { dimensionFilters, filterParams, filtersApplied, yearParam } from '../params/dimension-filters.ts';
@@ -56,6 +57,7 @@ export const financials: Route = {
     summary: 'Query a financial dataset',
     description: `Rows of one financial dataset, filtered by its dimensions. A parameter that is not a dimension of the metric is the invalid-filter-dimension error. Dimensions and metrics per metric:\n\n| metric | dimensions | metrics |\n|---|---|---|\n${perMetric}`,
     parameters: financialParameters(schema),
+    'x-codeSamples': exampleRequest('/v1/financials?metric=ggr&country=France&year=2024&limit=5'),
     responses: {
       ...pageResponses('FinancialResponse'),
       ...keyedErrors({

@@ -2,6 +2,7 @@ import * as v from 'valibot';
 import { InvalidCursorError, InvalidParametersError } from '../../errors.ts';
 import { findDataset } from '../../registry.ts';
 import { envelope, releaseId } from '../openapi/components.ts';
+import { exampleRequest } from '../openapi/examples.ts';
 import { queryParameters, referenceSets } from '../openapi/parameters.ts';
 import { keyedErrors, missingParameters, pageResponses, unknownRelease } from '../openapi/responses.ts';
 import { datasetParam, unknownDataset } from '../params/metric.ts';
@@ -46,6 +47,7 @@ export const reference: Route = {
     summary: 'Query a reference dataset',
     description: 'Flat rows of a reference dataset. Any parameter other than dataset, limit, cursor, format and release is refused.',
     parameters: queryParameters(schema),
+    'x-codeSamples': exampleRequest('/v1/reference?dataset=country_reference&limit=3'),
     responses: {
       ...pageResponses('ReferenceResponse'),
       ...keyedErrors({

@@ -7,6 +7,7 @@ import { findDataset } from '../../registry.ts';
 import { revisionTable } from '../../render/revisions.ts';
 import { renderTable } from '../../render/table.ts';
 import { releaseId } from '../openapi/components.ts';
+import { exampleRequest } from '../openapi/examples.ts';
 import { financialParameters, financialSets } from '../openapi/parameters.ts';
 import { keyedErrors, metricErrors, pageResponses, ref, unknownRelease } from '../openapi/responses.ts';
 import { dimensionFilters, filterParams, filtersApplied, yearParam } from '../params/dimension-filters.ts';
@@ -99,6 +100,7 @@ export const revisions: Route = {
     summary: 'Rows of a financial dataset that differ between two published releases',
     description: 'Rows matched by their dimension values: `added` (only in `to`), `removed` (only in `from`) or `changed` (any metric differs), with their values in each release. Takes every filter of /v1/financials. Pages follow the dimension values in order; one walk computes the diff once.',
     parameters: financialParameters(schema, DESCRIPTIONS),
+    'x-codeSamples': exampleRequest('/v1/revisions?metric=ggr&country=France&change=changed&limit=5'),
     responses: {
       ...pageResponses('RevisionsResponse', {
         csv: 'RFC 4180 CSV with a header row: the dimensions, `change`, then `before_<metric>` and `after_<metric>` per metric; empty where the row is absent.',
