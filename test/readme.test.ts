@@ -81,6 +81,20 @@ async function savedParquet(): Promise<{ rows: number; byFx: Record<string, numb
   }
 }
 
+/**
+ * Runs a snippet that saves the Parquet export, then requires the file it saved to be
+ * the whole export (read by DuckDB); gives what it ran and what the file must hold.
+ */
+async function savingExport(snippet: () => Promise<{ ok: boolean; stdout: string; stderr: string }>) {
+  await fs.rm(path.join(work, 'downloads', 'ggr-france.parquet'), { force: true });
+  const result = await snippet();
+  const want = (await expected()).france;
+  const saved = await savedParquet();
+  assert.is(saved.rows, want.rows, 'the saved file is the whole export');
+  for (const [fx, ggr] of Object.entries(want.byFx)) close(saved.byFx[fx]!, ggr, fx);
+  return { result, want };
+}
+
 const readme = suite('README: pandas and R against a real server');
 readme.before(async () => {
   service = await startTestService({ dataDir: (await twoReleaseDataDir()).dataDir });
@@ -138,11 +152,7 @@ withPandas('pandas: the Parquet export is saved as the service sent it and read 
   const [reads, parquet] = await snippets('python');
   const engine = await run(PYTHON, ['-c', 'import pyarrow']).then(() => true, () => false);
   const checks = `\nprint(${JSON.stringify(MARK)})\nimport json\nprint(json.dumps({"rows": len(france), "by_fx": {fx: float(v) for fx, v in france.groupby("fx")["ggr"].sum().items()}}))\n`;
-  const result = await execute(PYTHON, [], `${reads}\n${parquet}\n${checks}`);
-  const want = (await expected()).france;
-  const saved = await savedParquet();
-  assert.is(saved.rows, want.rows, 'the saved file is the whole export');
-  for (const [fx, ggr] of Object.entries(want.byFx)) close(saved.byFx[fx]!, ggr, fx);
+  const { result, want } = await savingExport(() => execute(PYTHON, [], `${reads}\n${parquet}\n${checks}`));
   if (engine) {
     assert.ok(result.ok, result.stderr);
     const got = checksOf(result.stdout);
@@ -189,11 +199,7 @@ withR('R: a page, an aggregate and an export read from the URL keep the service\
 withR('R: the Parquet export is saved as the service sent it and read back where the arrow package is installed', async () => {
   const [reads, parquet] = await snippets('r');
   const engine = await run(RSCRIPT!, ['--vanilla', '-e', 'quit(status = if (requireNamespace("arrow", quietly = TRUE)) 0 else 1)']).then(() => true, () => false);
-  const result = await execute(RSCRIPT!, ['--vanilla'], `${reads}\n${parquet}\ncat(${JSON.stringify(MARK)}, "\\n", nrow(france), "\\n", sep = "")\n`);
-  const want = (await expected()).france;
-  const saved = await savedParquet();
-  assert.is(saved.rows, want.rows, 'the saved file is the whole export');
-  for (const [fx, ggr] of Object.entries(want.byFx)) close(saved.byFx[fx]!, ggr, fx);
+  const { result, want } = await savingExport(() => execute(RSCRIPT!, ['--vanilla'], `${reads}\n${parquet}\ncat(${JSON.stringify(MARK)}, "\\n", nrow(france), "\\n", sep = "")\n`));
   if (engine) {
     assert.ok(result.ok, result.stderr);
     assert.is(Number(result.stdout.slice(result.stdout.indexOf(MARK) + MARK.length)), want.rows);
