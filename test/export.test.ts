@@ -177,7 +177,7 @@ exports('the typed client streams an export; the query CLI writes it to stdout w
 exports('README\'s export examples answer, and DuckDB reads what they download', async () => {
   const text = await fs.readFile(path.resolve(import.meta.dirname, '../README.md'), 'utf8');
   const section = text.slice(text.indexOf('### Bulk export'), text.indexOf('### CSV and Arrow'));
-  const lines = [...section.matchAll(/^curl -s -o (\S+) "http:\/\/127\.0\.0\.1:3000(\/v1\/export[^"]+)"(.*)$/gm)];
+  const lines = [...section.matchAll(/^curl -s -o (\S+) "\$BASE(\/v1\/export[^"]+)"(.*)$/gm)];
   assert.ok(lines.length >= 2, 'README shows the export examples');
   for (const [, file, pathAndQuery, rest] of lines) {
     const accept = /-H "Accept: ([^"]+)"/.exec(rest!)?.[1];

@@ -32,14 +32,16 @@ const oneOf = (names: readonly string[]) => `(?:${names.join('|')})`;
  * whose ungrouped, unfiltered aggregate is allowed and adds something up. (ggr and
  * turnover alone would add up several currencies, which is refused; fx holds rates only.)
  */
-function aggregateExample(): { metric: string; measure: string } {
+function aggregateExample(): { metric: string; measure: string; refused: string[] } {
+  const refused: string[] = [];
   for (const def of financialSets) {
     try {
       const plan = planAggregate(def, { groupBy: [], filters: new Map(), measures: undefined, order: undefined, rollup: false });
       const sum = plan.measures.find((m) => m.fn === 'sum');
-      if (sum) return { metric: def.name, measure: `${sum.metric}:${sum.fn}` };
+      if (sum) return { metric: def.name, measure: `${sum.metric}:${sum.fn}`, refused };
     } catch {
       // Refused without a filter: not an example that works alone.
+      refused.push(def.name);
     }
   }
   throw new Error('no financial dataset aggregates without filters: the document has no working example for /v1/aggregate');
@@ -80,7 +82,7 @@ export const AGGREGATE_NOTES: Readonly<Record<string, ParameterNotes>> = {
   metric: {
     ...SHARED_NOTES.metric,
     example: aggregate.metric,
-    description: `${SHARED_NOTES.metric!.description} Its example, ${aggregate.metric}, aggregates alone; ggr and turnover need fx filtered to one currency or grouped by.`,
+    description: `${SHARED_NOTES.metric!.description} Its example, ${aggregate.metric}, aggregates with no other parameter; ${aggregate.refused.join(' and ')} alone would add up amounts in different units, which is refused (filter or group by the unit, as this operation's example request does).`,
   },
   group_by: {
     // One name per value, or several comma-separated in one.
