@@ -39,19 +39,20 @@ export class InvalidParametersError extends ApiError {
   }
 }
 
+/** Spec 7.2's text and catalog hint, then `hint`: what was probably meant (src/http/params/metric.ts). */
 export class UnknownMetricError extends ApiError {
   override readonly code = 'unknown_metric';
 
-  constructor(metric: string) {
-    super(400, { error: `Unknown metric: '${metric}'. Use GET /v1/catalog to list the available metrics.` });
+  constructor(metric: string, hint?: string) {
+    super(400, { error: `Unknown metric: '${metric}'. Use GET /v1/catalog to list the available metrics.${hint ? ` ${hint}` : ''}` });
   }
 }
 
 export class UnknownDatasetError extends ApiError {
   override readonly code = 'unknown_dataset';
 
-  constructor(dataset: string) {
-    super(400, { error: `Unknown dataset: '${dataset}'. Use GET /v1/catalog to list the available datasets.` });
+  constructor(dataset: string, hint?: string) {
+    super(400, { error: `Unknown dataset: '${dataset}'. Use GET /v1/catalog to list the available datasets.${hint ? ` ${hint}` : ''}` });
   }
 }
 
@@ -307,11 +308,12 @@ export class MethodNotAllowedError extends ApiError {
   }
 }
 
-/** An `Accept` that rules out every format the endpoint serves. */
+/** An `Accept` that rules out every format the endpoint serves (and no `format=` chose one). */
 export class NotAcceptableError extends ApiError {
   override readonly code = 'not_acceptable';
-  constructor(served: readonly string[]) {
-    super(406, { error: `Not acceptable: this endpoint serves ${served.join(', ')} (choose one with the Accept header)` });
+  /** `served`: the media types, in order; `names`: the same formats as `format=` names them. */
+  constructor(served: readonly string[], names: readonly string[]) {
+    super(406, { error: `Not acceptable: this endpoint serves ${served.join(', ')} (choose one with the Accept header, or with format=${names.join('|')})` });
   }
 }
 

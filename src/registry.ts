@@ -112,6 +112,32 @@ const DEFINITIONS = [
 
 export const DATASETS: readonly DatasetDef[] = DEFINITIONS;
 
+type DimensionName = (typeof DEFINITIONS)[number]['dimensions'][number];
+
+/**
+ * What each dimension means, and a value it takes, as spec 2.4 illustrates them. Which
+ * values a dimension holds is each release's to say, not the registry's (no closed set
+ * is known here: docs/api.md "OpenAPI"). The OpenAPI document's descriptions and
+ * examples read it.
+ */
+export const DIMENSIONS: Readonly<Record<DimensionName, { readonly meaning: string; readonly example: string }>> = {
+  year: { meaning: 'Calendar year, an integer', example: '2024' },
+  region: { meaning: 'Geographic region', example: 'Europe' },
+  country: { meaning: 'Country name', example: 'France' },
+  state: { meaning: 'State or province; "" on a country\'s national rows', example: 'Nevada' },
+  category: { meaning: 'Gambling category', example: 'Betting' },
+  product: { meaning: 'Product type', example: 'Sport Betting' },
+  channel: { meaning: 'Distribution channel', example: 'Online' },
+  sub_channel: { meaning: 'Sub-channel classification', example: 'Onshore' },
+  fx: { meaning: 'Currency code of the amounts', example: 'USD' },
+  fx_local_currency: { meaning: 'Local currency code', example: 'JPY' },
+  temporal: { meaning: 'Time classification', example: 'Current' },
+  calculation: { meaning: 'Calculation method', example: 'Reported' },
+  country_type: { meaning: 'Country type', example: 'Tracked' },
+};
+
+export const dimensionDef = (name: string) => DIMENSIONS[name as DimensionName];
+
 type MetricName = (typeof DEFINITIONS)[number]['metrics'][number];
 
 const currency = { dimension: 'fx', units: 'currencies', one: 'currency' } as const;

@@ -44,9 +44,13 @@ const invalidParams = (res: Response, field: string) => {
   return res.json.details.fieldErrors[field] as string[];
 };
 
-errors('missing metric: fieldErrors.metric says a string was expected and none received', async () => {
-  const messages = invalidParams(await service.get('/v1/financials'), 'metric');
-  assert.equal(messages, ['Invalid type: Expected string but received undefined']);
+errors('missing metric: fieldErrors.metric says a string was expected and none received, then what to send', async () => {
+  for (const path of ['/v1/financials', '/v1/aggregate', '/v1/revisions', '/v1/export']) {
+    const messages = invalidParams(await service.get(path), 'metric');
+    assert.equal(messages, ['Invalid type: Expected string but received undefined: metric is required, one of ggr, turnover, fx, country'], path);
+  }
+  assert.equal(invalidParams(await service.get('/v1/financials?metric='), 'metric'), ['Invalid length: Expected >=1 but received 0: metric is required, one of ggr, turnover, fx, country']);
+  assert.equal(invalidParams(await service.get('/v1/reference'), 'dataset'), ['Invalid type: Expected string but received undefined: dataset is required, one of country_reference']);
 });
 
 errors('malformed period: fieldErrors.period has the expected format', async () => {
@@ -62,10 +66,20 @@ errors('missing metric and bad period are reported together', async () => {
   invalidParams(res, 'period');
 });
 
-errors('unknown metric names it in single quotes and points to the catalog', async () => {
-  for (const metric of ['nope', 'GGR', 'country_reference']) {
-    const res = await service.get(`/v1/financials?metric=${metric}`);
-    assertError(res, 400, `Unknown metric: '${metric}'. Use GET /v1/catalog to list the available metrics.`);
+errors('unknown metric names it in single quotes and points to the catalog, then says what was meant', async () => {
+  const catalog = (metric: string) => `Unknown metric: '${metric}'. Use GET /v1/catalog to list the available metrics.`;
+  const cases = [
+    ['nope', '/v1/financials', catalog('nope')],
+    ['GGR', '/v1/financials', `${catalog('GGR')} Did you mean "ggr"?`],
+    ['turnovr', '/v1/export', `${catalog('turnovr')} Did you mean "turnover"?`],
+    ['country_reference', '/v1/financials', `${catalog('country_reference')} country_reference is a reference dataset: use GET /v1/reference?dataset=country_reference`],
+    ['inflation', '/v1/financials', `${catalog('inflation')} inflation is a metric of the dataset country: use metric=country`],
+    ['fx_current_usd', '/v1/revisions', `${catalog('fx_current_usd')} fx_current_usd is a metric of the dataset fx: use metric=fx`],
+    ['inflation', '/v1/aggregate', `${catalog('inflation')} inflation is a metric of the dataset country: use metric=country&measure=inflation`],
+  ];
+  for (const [metric, path, error] of cases) {
+    const res = await service.get(`${path}?metric=${metric}`);
+    assertError(res, 400, error!);
     assert.is(res.json.details, undefined);
   }
 });
@@ -134,13 +148,41 @@ errors('limit and year must be integers in range', async () => {
 });
 
 errors('reference: unknown, financial or missing dataset, and unknown parameters', async () => {
-  for (const dataset of ['ggr', 'nope']) {
-    const res = await service.get(`/v1/reference?dataset=${dataset}`);
-    assertError(res, 400, `Unknown dataset: '${dataset}'. Use GET /v1/catalog to list the available datasets.`);
-  }
+  const catalog = (dataset: string) => `Unknown dataset: '${dataset}'. Use GET /v1/catalog to list the available datasets.`;
+  assertError(await service.get('/v1/reference?dataset=nope'), 400, catalog('nope'));
+  assertError(await service.get('/v1/reference?dataset=ggr'), 400, `${catalog('ggr')} ggr is a financial dataset: use GET /v1/financials?metric=ggr`);
+  assertError(await service.get('/v1/reference?dataset=country_refrence'), 400, `${catalog('country_refrence')} Did you mean "country_reference"?`);
   invalidParams(await service.get('/v1/reference'), 'dataset');
   const messages = invalidParams(await service.get('/v1/reference?dataset=country_reference&region=Europe'), 'region');
   assert.match(messages[0]!, /Unknown parameter/);
+});
+
+errors('an answer without rows names each filter value the release does not hold, and what was meant', async () => {
+  const warned = async (path: string) => {
+    const res = await service.get(path);
+    assert.is(res.status, 200, res.text);
+    assert.is(res.json.meta.row_count, 0, path);
+    return res.json.meta.warnings;
+  };
+  assert.equal(await warned('/v1/financials?metric=ggr&country=france'), ['country "france" matches no value; did you mean "France"?']);
+  assert.equal(await warned('/v1/financials?metric=country&country=Irland&country=Atlantis&year=1850'), [
+    'year "1850" matches no value; the release holds 2000 to 2030',
+    'country "Atlantis" matches no value',
+    'country "Irland" matches no value; did you mean "Ireland", "Finland" or "Iceland"?',
+  ]);
+  assert.equal(await warned('/v1/aggregate?metric=ggr&fx=usd&group_by=region&channel=Onlin'), [
+    'channel "Onlin" matches no value; did you mean "Online"?',
+    'fx "usd" matches no value; did you mean "USD"?',
+  ]);
+  // Values the release holds, in a combination no row has: no warning, only no rows.
+  assert.is(await warned('/v1/financials?metric=ggr&country=France&state=Nevada'), undefined);
+  // Rows found: a value that matched nothing among others that did is not warned of.
+  const some = await service.get('/v1/financials?metric=ggr&country=France&country=france&limit=1');
+  assert.is(some.json.meta.row_count, 1);
+  assert.is(some.json.meta.warnings, undefined);
+  // Only JSON has room for it; CSV is the header row alone.
+  const csv = await service.get('/v1/financials?metric=ggr&country=france&format=csv');
+  assert.is(csv.text.split('\r\n').filter(Boolean).length, 1);
 });
 
 errors('unknown paths are JSON 404s; under /v1 a key comes first', async () => {

@@ -110,7 +110,7 @@ exports('the whole dataset is the release\'s own file: its ETag, 304, ranges and
 exports('406, filter errors and unknown releases, each as /v1/financials words them', async () => {
   const service = state.service!;
   const unacceptable = await service.get('/v1/export?metric=ggr', { headers: { accept: 'application/json' } });
-  assert.equal([unacceptable.status, unacceptable.json.error], [406, `Not acceptable: this endpoint serves ${Object.values(FORMATS).join(', ')} (choose one with the Accept header)`]);
+  assert.equal([unacceptable.status, unacceptable.json.error], [406, `Not acceptable: this endpoint serves ${Object.values(FORMATS).join(', ')} (choose one with the Accept header, or with format=${Object.keys(FORMATS).join('|')})`]);
   for (const q of ['metric=fx&product=Lottery', 'metric=revenue', 'period=2020', 'metric=ggr&release=1999-01']) {
     const financial = await service.get(`/v1/financials?${q}`);
     const exported = await service.get(`/v1/export?${q}`);
@@ -177,7 +177,7 @@ exports('the typed client streams an export; the query CLI writes it to stdout w
 exports('README\'s export examples answer, and DuckDB reads what they download', async () => {
   const text = await fs.readFile(path.resolve(import.meta.dirname, '../README.md'), 'utf8');
   const section = text.slice(text.indexOf('### Bulk export'), text.indexOf('### CSV and Arrow'));
-  const lines = [...section.matchAll(/^curl -s -o (\S+) "http:\/\/127\.0\.0\.1:3000(\/v1\/export[^"]+)"(.*)$/gm)];
+  const lines = [...section.matchAll(/^curl -s -o (\S+) "\$BASE(\/v1\/export[^"]+)"(.*)$/gm)];
   assert.ok(lines.length >= 2, 'README shows the export examples');
   for (const [, file, pathAndQuery, rest] of lines) {
     const accept = /-H "Accept: ([^"]+)"/.exec(rest!)?.[1];

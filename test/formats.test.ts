@@ -7,7 +7,8 @@ import { request } from 'undici';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { DATASETS } from '../src/registry.ts';
-import { startTestService, tempDir, type TestService } from './helpers/service.ts';
+import { CursorCodec } from '../src/query/cursor.ts';
+import { FIXTURE_RELEASE, startTestService, tempDir, type TestService } from './helpers/service.ts';
 
 // CSV and Arrow by Accept on /v1/financials and /v1/reference: bytes and headers, the
 // same rows as the JSON answer (read back by apache-arrow and by DuckDB), 406, and
@@ -237,7 +238,7 @@ Refused('an Accept naming nothing served is 406 in JSON, listing what is served'
       assert.is(res.status, 406, `${accept} ${path}`);
       assert.match(String(res.headers['content-type']), /^application\/json/);
       assert.equal(JSON.parse(res.body.toString()), {
-        error: `Not acceptable: this endpoint serves application/json, text/csv, ${ARROW} (choose one with the Accept header)`,
+        error: `Not acceptable: this endpoint serves application/json, text/csv, ${ARROW} (choose one with the Accept header, or with format=json|csv|arrow)`,
       });
       assert.is(res.headers['cache-control'], 'no-store');
       assert.ok(res.headers['x-ratelimit-remaining'], 'still a counted request');
@@ -351,12 +352,93 @@ Links('CSV and Arrow: Link and X-Next-Cursor on every page but the last; the row
   }
 });
 
-Links('a cursor from X-Next-Cursor works as the cursor parameter, in any format', async () => {
+Links('a cursor pages the format it was issued in, named by Accept or by format=; in another format it is refused', async () => {
   const first = await ok('/v1/reference?dataset=country_reference&limit=50', ARROW);
   const cursor = String(first.headers['x-next-cursor']);
-  const second = JSON.parse((await ok(`/v1/reference?dataset=country_reference&limit=50&cursor=${cursor}`)).body.toString());
   const whole = JSON.parse((await ok('/v1/reference?dataset=country_reference&limit=100')).body.toString());
-  assert.equal(second.data, whole.data.slice(50, 100));
+  const second = tableFromIPC((await ok(`/v1/reference?dataset=country_reference&limit=50&format=arrow&cursor=${cursor}`)).body);
+  assert.equal(arrowRows(second), whole.data.slice(50, 100));
+  for (const [other, accept] of [['', undefined], ['', CSV], ['&format=json', ARROW], ['&format=csv', undefined]] as const) {
+    const refused = await raw(`/v1/reference?dataset=country_reference&limit=50${other}&cursor=${cursor}`, accept ? { accept } : {});
+    assert.equal([refused.status, JSON.parse(refused.body.toString())], [400, { error: 'Invalid pagination cursor' }], `${other} ${accept}`);
+  }
+  const json = JSON.parse((await ok('/v1/reference?dataset=country_reference&limit=50')).body.toString());
+  assert.is((await raw(`/v1/reference?dataset=country_reference&limit=50&cursor=${json.pagination.cursor}`, { accept: CSV })).status, 400, 'a JSON cursor does not page CSV');
+});
+
+Links('cursors issued before they named a format page every format, as they did', async () => {
+  const secret = (await fs.readFile(path.join(service.stateDir, 'cursor-secret'), 'utf8')).trim();
+  const legacy = new CursorCodec(Buffer.from(secret, 'hex')).encode({ release: FIXTURE_RELEASE, dataset: 'country_reference', filters: new Map() }, 49);
+  assert.match(legacy, /^[0-9a-z]+\.[A-Za-z0-9_-]{22}\.[0-9a-z]+$/, 'no format in the token');
+  const whole = JSON.parse((await ok('/v1/reference?dataset=country_reference&limit=100')).body.toString());
+  const json = JSON.parse((await ok(`/v1/reference?dataset=country_reference&limit=50&cursor=${legacy}`)).body.toString());
+  assert.equal(json.data, whole.data.slice(50, 100));
+  assert.equal(arrowRows(tableFromIPC((await ok(`/v1/reference?dataset=country_reference&limit=50&cursor=${legacy}`, ARROW)).body)), whole.data.slice(50, 100));
 });
 
 Links.run();
+
+const Named = suite('formats: format= in the URL');
+Named.before(async () => {
+  service = await startTestService();
+});
+Named.after(() => service.stop());
+
+// Each endpoint's URL without a format, and the formats format= may name there.
+const ENDPOINTS = [
+  ['/v1/financials?metric=ggr&country=France&year=2024&limit=20', ['json', 'csv', 'arrow']],
+  ['/v1/reference?dataset=country_reference&limit=20', ['json', 'csv', 'arrow']],
+  ['/v1/aggregate?metric=ggr&group_by=region&fx=USD', ['json', 'csv', 'arrow']],
+  [`/v1/revisions?metric=fx&from=${FIXTURE_RELEASE}&to=${FIXTURE_RELEASE}`, ['json', 'csv', 'arrow']],
+  ['/v1/export?metric=fx&fx_local_currency=JPY', ['parquet', 'csv', 'arrow', 'ndjson']],
+] as const;
+const MEDIA: Record<string, string> = { json: 'application/json', csv: CSV, arrow: ARROW, parquet: 'application/vnd.apache.parquet', ndjson: 'application/x-ndjson' };
+
+Named('format= gives the body Accept would, and wins over Accept', async () => {
+  for (const [url, formats] of ENDPOINTS) {
+    for (const format of formats) {
+      const byAccept = await ok(url, MEDIA[format]);
+      // Whatever Accept says, even a type the endpoint does not serve.
+      for (const accept of [undefined, 'text/html', MEDIA[format === 'csv' ? 'arrow' : 'csv']]) {
+        const named = await ok(`${url}&format=${format}`, accept);
+        assert.is(named.headers['content-type'], byAccept.headers['content-type'], `${url} ${format} ${accept}`);
+        if (format !== 'parquet') assert.ok(named.body.equals(byAccept.body), `${url} ${format} ${accept}: the same bytes`);
+      }
+    }
+  }
+});
+
+Named('an unknown or repeated format is a 400 listing the accepted ones, in JSON', async () => {
+  for (const [url, formats] of ENDPOINTS) {
+    for (const value of ['xml', 'JSON', '', 'csv&format=csv']) {
+      const res = await service.get(`${url}&format=${value}`, { headers: { accept: CSV } });
+      const expected = value.includes('&') ? 'Expected a single value, received several' : `Expected ${formats.slice(0, -1).join(', ')} or ${formats.at(-1)}`;
+      assert.equal([res.status, res.json], [400, { error: 'Invalid query parameters', details: { formErrors: [], fieldErrors: { format: [expected] } } }], `${url} ${value}`);
+    }
+  }
+  // Not a filter: the metric's dimensions are checked as before, and format is not among them.
+  const filter = await service.get('/v1/financials?metric=fx&product=Poker&format=csv');
+  assert.match(filter.json.error, /^Invalid filter dimension "product" for metric "fx"\. Valid dimensions: /);
+});
+
+Named('the format is part of the cache key and of the cursor: each format its own ETag, and the next page in the same format', async () => {
+  const url = '/v1/financials?metric=fx&region=Europe&limit=40';
+  const tags = new Map<string, string>();
+  for (const format of ['json', 'csv', 'arrow']) {
+    const named = await ok(`${url}&format=${format}`);
+    tags.set(format, String(named.headers.etag));
+    // The same representation as Accept's, so the same tag; a 304 for either.
+    assert.is(String((await ok(url, MEDIA[format])).headers.etag), tags.get(format));
+    assert.is((await raw(`${url}&format=${format}`, { 'if-none-match': tags.get(format)! })).status, 304);
+    const next = format === 'json' ? JSON.parse(named.body.toString()).pagination.cursor : String(named.headers['x-next-cursor']);
+    assert.is(named.headers.link, `<${url.replace(/ /g, '%20')}&format=${format}&cursor=${encodeURIComponent(next)}>; rel="next"`);
+    const following = await ok(`${url}&format=${format}&cursor=${encodeURIComponent(next)}`);
+    assert.is(following.headers['content-type'], named.headers['content-type']);
+    for (const other of ['json', 'csv', 'arrow'].filter((f) => f !== format)) {
+      assert.is((await raw(`${url}&format=${other}&cursor=${encodeURIComponent(next)}`)).status, 400, `${format} cursor, ${other} page`);
+    }
+  }
+  assert.is(new Set(tags.values()).size, 3);
+});
+
+Named.run();

@@ -133,16 +133,20 @@ function countDecodes(): () => number {
 }
 
 Replay('every format and coding: the same status, headers and bytes as the full path, without reading the request again', async () => {
-  const first = await raw(service, '/v1/financials?metric=ggr&country=France&limit=5');
-  const cursor = JSON.parse(first.body.toString()).pagination.cursor;
-  const page2 = `/v1/financials?metric=ggr&country=France&limit=5&cursor=${cursor}`;
+  // A cursor pages the format it came with: each format's second page, by its own cursor.
+  const first = '/v1/financials?metric=ggr&country=France&limit=5';
+  const page2 = (cursor: string) => `${first}&cursor=${cursor}`;
+  const json = page2(JSON.parse((await raw(service, first)).body.toString()).pagination.cursor);
+  const csv = page2(String((await raw(service, first, { accept: 'text/csv' })).headers['x-next-cursor']));
+  const arrow = page2(String((await raw(service, `${first}&format=arrow`)).headers['x-next-cursor']));
   const decodes = countDecodes();
   const cases: [string, Record<string, string>][] = [
-    [page2, {}],
-    [page2, { 'accept-encoding': 'br' }],
-    [page2, { 'accept-encoding': 'gzip' }],
-    [page2, { accept: 'text/csv' }],
-    [page2, { accept: 'application/vnd.apache.arrow.stream', 'accept-encoding': 'gzip' }],
+    [json, {}],
+    [json, { 'accept-encoding': 'br' }],
+    [json, { 'accept-encoding': 'gzip' }],
+    [csv, { accept: 'text/csv' }],
+    [arrow, { accept: 'application/vnd.apache.arrow.stream', 'accept-encoding': 'gzip' }],
+    [`${arrow}&format=arrow`, {}],
     ['/v1/reference?dataset=country_reference&limit=3', {}],
     ['/v1/catalog', { 'accept-encoding': 'br' }],
     ['/docs', {}],

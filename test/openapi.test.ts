@@ -73,7 +73,7 @@ Doc('every error a client can get from the data endpoints is an example, with th
     new errors.DuplicateKeyHeaderError(),
     new errors.InvalidCursorError(),
     new errors.UnknownMetricError('revenue'),
-    new errors.NotAcceptableError(['application/json', 'text/csv', 'application/vnd.apache.arrow.stream']),
+    new errors.NotAcceptableError(['application/json', 'text/csv', 'application/vnd.apache.arrow.stream'], ['json', 'csv', 'arrow']),
     new errors.TooManyRequestsError(42),
     new errors.NotReadyError(),
     new errors.KeysUnavailableError(),

@@ -186,7 +186,7 @@ codes('every error in the catalog has its own stable snake_case code', () => {
     new errors.KeysUnavailableError(), new errors.AdminUnauthorizedError(), new errors.QueryTooLongError(1),
     new errors.MalformedRequestError(), new errors.HeadersTooLargeError(), new errors.RequestTimeoutError(),
     new errors.NotFoundError(), new errors.MethodNotAllowedError([]), new errors.NotReadyError(), new errors.InternalError(),
-    new errors.NotAcceptableError(['application/json']), new errors.ConflictError('x'), new errors.ReleaseLoadError('x'),
+    new errors.NotAcceptableError(['application/json'], ['json']), new errors.ConflictError('x'), new errors.ReleaseLoadError('x'),
     new errors.InvalidGroupByError('a', 'b', []), new errors.InvalidMeasureError('a', 'b', []), new errors.InvalidOrderError('a', []),
     new errors.MixedUnitsError('x'), new errors.MixedTotalsError('x'), new errors.RateSumError('x'), new errors.TooManyGroupsError(2, 1),
     new errors.UnknownReleaseError('2026-01'), new errors.ReleaseLoadingError('2026-01'), new errors.ReleaseUnavailableError('2026-01'),

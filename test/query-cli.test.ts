@@ -97,6 +97,10 @@ cli('errors name the field and the fix; a filter the metric does not have is ref
   const wrongKey = await runCli(['ggr'], { ...env, DQS_API_KEY: 'sk_live_nope' });
   assert.is(wrongKey.code, 1);
   assert.match(wrongKey.stderr, /error 401: Invalid or revoked API key/);
+  const badCursor = await runCli(['ggr', '--cursor', 'nope'], env);
+  assert.is(badCursor.code, 1);
+  assert.match(badCursor.stderr, /error 400: Invalid pagination cursor\n\(request id [0-9a-f-]{36}\)\nrepeat the command without --cursor to start again from the first page/);
+  assert.not.match(badCursor.stderr, /resume with/);
   const notADimension = await runCli(['fx', '--product', 'Poker'], env);
   assert.is(notADimension.code, 1);
   assert.match(notADimension.stderr, /unknown option '--product'/);
@@ -131,8 +135,8 @@ cli('a 429 is waited out visibly, for as long as Retry-After says', async () => 
   }
 });
 
-// The server on this branch serves JSON only; CSV and Arrow are checked against a loopback
-// server that answers as docs/api.md documents (cursor in X-Next-Cursor).
+// Pages of CSV and Arrow whose contents the test chooses, from a loopback server that
+// answers as docs/api.md documents (cursor in X-Next-Cursor).
 
 cli('--format csv keeps one header row across pages', async () => {
   const server = await mimic('text/csv', (page) => `year,country,ggr\r\n${2020 + page},France,${page}.5\r\n`);
@@ -164,9 +168,19 @@ cli('--format arrow writes one stream for every page, dictionaries merged', asyn
       { country: 'Italy', year: 2022, ggr: 2.5 }, { country: 'France', year: 2022, ggr: 2.5 },
     ]);
     assert.is(String(table.schema.fields.map((f) => f.type)), 'Dictionary<Int32, Utf8>,Int32,Float64');
+    assert.match(res.stderr, /5 rows \| 3 pages \| rate-limit budget left: 48 \| done/);
   } finally {
     await server.close();
   }
+});
+
+cli('--format arrow against the server: the progress line counts the rows written', async () => {
+  const res = await runCli(['fx', '--fx-local-currency', 'JPY', '--all', '--limit', '10', '--format', 'arrow'], env);
+  assert.is(res.code, 0, res.stderr);
+  const expected = (await walkPages(service, '/v1/financials?metric=fx&fx_local_currency=JPY', 1000)).flatMap((p) => p.data);
+  assert.ok(expected.length > 10, 'more than one page');
+  assert.is(tableFromIPC(res.stdout).numRows, expected.length);
+  assert.match(res.stderr, new RegExp(`${expected.length} rows \\| ${Math.ceil(expected.length / 10)} pages \\| rate-limit budget left: \\d+ \\| done`));
 });
 
 cli.run();

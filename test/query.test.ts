@@ -7,6 +7,7 @@ import { jsonSyntax } from '../src/render/json-syntax.ts';
 import { TextRenderer } from '../src/render/text-renderer.ts';
 import type { StoredDataset } from '../src/store/loader.ts';
 import { CursorCodec } from '../src/query/cursor.ts';
+import { alternatives, closest } from '../src/query/suggest.ts';
 import { fileConditions, pageQuery, whereClauses, type YearRange } from '../src/query/filters.ts';
 
 // The one place request values turn into SQL, as a table of input → (sql, params):
@@ -123,4 +124,35 @@ cursors('the canonical scope is unchanged: cursors issued before stay valid', ()
   const reordered = new Map([['country', ['France', 'Spain']], ['year', ['2020', '2021']]]);
   assert.is(codec.decode('2n9c.64_LsnkjhRyQoPrnqKXl2A', { release: '2026-11', dataset: 'ggr', filters: reordered, period: '2019-01-01:2022-12-31' }), 123456);
 });
+cursors('a cursor names its format and pages only that one; tokens without a format page any', () => {
+  const codec = new CursorCodec(Buffer.alloc(32, 7));
+  const scope = { release: '2026-11', dataset: 'country_reference', filters: new Map() };
+  const csv = codec.encode({ ...scope, format: 'csv' }, 41);
+  assert.match(csv, /^15\.[A-Za-z0-9_-]{22}\.4cc3\.csv$/);
+  assert.is(codec.decode(csv, { ...scope, format: 'csv' }), 41);
+  for (const other of ['json', 'arrow', undefined] as const) assert.throws(() => codec.decode(csv, { ...scope, format: other }), other);
+  // The format is signed: renaming it in the token breaks the MAC.
+  assert.throws(() => codec.decode(csv.replace(/csv$/, 'arrow'), { ...scope, format: 'arrow' }));
+  const legacy = codec.encode(scope, 41);
+  for (const format of ['json', 'csv', 'arrow', undefined] as const) assert.is(codec.decode(legacy, { ...scope, format }), 41, format);
+});
 cursors.run();
+
+const suggest = suite('suggestions for names and values we do not hold');
+suggest('case first, then a few edits (a swap is one), nearest first, at most three', () => {
+  const countries = ['France', 'Finland', 'Iceland', 'Ireland', 'Poland', 'Iran', 'Iraq'];
+  assert.equal(closest('france', countries), ['France']);
+  assert.equal(closest('Frnace', countries), ['France']);
+  assert.equal(closest('Irak', countries), ['Iran', 'Iraq']);
+  assert.equal(closest('Irland', countries), ['Ireland', 'Finland', 'Iceland']);
+  assert.equal(closest('Irland', countries, 10), ['Ireland', 'Finland', 'Iceland', 'Iran', 'Poland']);
+  // A value equal but for case is what was meant: nothing else is offered beside it.
+  assert.equal(closest('usd', ['BSD', 'RSD', 'USD']), ['USD']);
+  assert.equal(closest('Germany', countries), []);
+  assert.equal(closest('', ['', 'a']), []);
+  assert.equal(closest('a'.repeat(101), ['a'.repeat(100)]), [], 'a value longer than anything held gets none, cheaply');
+  assert.is(alternatives(['A']), '"A"');
+  assert.is(alternatives(['A', 'B"']), '"A" or "B\\""');
+  assert.is(alternatives(['A', 'B', 'C']), '"A", "B" or "C"');
+});
+suggest.run();

@@ -225,14 +225,17 @@ vintages('the typed client and the query CLI: releases(), revisions(), the relea
 
 vintages('README\'s vintage examples answer', async () => {
   const text = await fs.readFile(path.resolve(import.meta.dirname, '../README.md'), 'utf8');
-  const section = text.slice(text.indexOf('### Releases and revisions'), text.indexOf('### CSV and Arrow'));
-  const lines = [...section.matchAll(/^curl -s "http:\/\/127\.0\.0\.1:3000(\/v1\/[^"]+)"(.*)$/gm)];
+  const section = text.slice(text.indexOf('### Releases and revisions'), text.indexOf('### Bulk export'));
+  const lines = [...section.matchAll(/^curl -s "\$BASE(\/v1\/[^"]+)"(.*)$/gm)];
   assert.ok(lines.length >= 4, 'README shows the vintage examples');
-  for (const [, pathAndQuery, rest] of lines) {
+  // README names the release served before its second one FIRST, and that one NEXT.
+  const [next, first] = (await state.service!.get('/v1/releases')).json.releases.map((r: { id: string }) => r.id);
+  for (const [, example, rest] of lines) {
+    const pathAndQuery = example!.replaceAll('$FIRST', first).replaceAll('$NEXT', next);
     const accept = /-H "Accept: ([^"]+)"/.exec(rest!)?.[1];
-    const res = await state.service!.get(pathAndQuery!, accept ? { headers: { accept } } : {});
+    const res = await state.service!.get(pathAndQuery, accept ? { headers: { accept } } : {});
     assert.is(res.status, 200, `${pathAndQuery}: ${res.text}`);
-    if (accept) assert.ok(res.text.split('\r\n').length > 3, pathAndQuery);
+    if (accept || pathAndQuery.includes('format=csv')) assert.ok(res.text.split('\r\n').length > 3, pathAndQuery);
     else assert.ok((res.json.data ?? res.json.releases).length > 0, pathAndQuery);
   }
 });

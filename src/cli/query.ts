@@ -1,5 +1,6 @@
 import { once } from 'node:events';
 import cliProgress from 'cli-progress';
+import { tableFromIPC } from 'apache-arrow';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { DataQueryClient, DataQueryError, DataQueryNetworkError, type AggregateQuery, type Filters, type Metric, type Page, type RetryEvent, type RevisionQuery, type WalkOptions } from '../client/index.ts';
 import { COMPARES, denominatorEntries, HAVING_OPS } from '../query/derived-plan.ts';
@@ -100,7 +101,8 @@ async function query(run: Run, bar: ReturnType<typeof progress>): Promise<string
     const pages: Uint8Array[] = [];
     for await (const page of run.pages('arrow', walk) as AsyncGenerator<Page<Uint8Array>>) {
       pages.push(page.body);
-      bar.page(0, page);
+      // Counted from the page's own record batches: an Arrow body has no rows to count as text.
+      bar.page(tableFromIPC(page.body).numRows, page);
       next = page.nextCursor;
     }
     await write(mergeArrowPages(pages));
@@ -260,7 +262,8 @@ class CliError extends Error {}
 function explain(err: unknown): string {
   if (err instanceof DataQueryError) {
     const fields = Object.entries(err.details?.fieldErrors ?? {}).map(([field, messages]) => `\n  ${field}: ${messages.join('; ')}`);
-    const resume = err.resumeCursor ? `\nresume with: --cursor ${err.resumeCursor}` : '';
+    // A refused cursor is never worth resuming from: the walk starts again without one (docs/api.md "Pagination").
+    const resume = err.error === 'Invalid pagination cursor' ? '\nrepeat the command without --cursor to start again from the first page' : err.resumeCursor ? `\nresume with: --cursor ${err.resumeCursor}` : '';
     return `error ${err.status}: ${err.error}${fields.join('')}${err.requestId ? `\n(request id ${err.requestId})` : ''}${resume}`;
   }
   if (err instanceof DataQueryNetworkError) return `error: ${err.message}; is DQS_URL right and the service up?${err.resumeCursor ? `\nresume with: --cursor ${err.resumeCursor}` : ''}`;

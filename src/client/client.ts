@@ -33,7 +33,8 @@ export interface WalkOptions<Body = unknown> {
 }
 
 export interface FinancialPage<M extends Metric> {
-  readonly meta: { dataset: M; metric: M; filters_applied: Record<string, string[]>; row_count: number; release: string };
+  /** `warnings`: on a page without rows, each filter value the release does not hold, and what was meant (docs/api.md "Responses"). */
+  readonly meta: { dataset: M; metric: M; filters_applied: Record<string, string[]>; row_count: number; release: string; warnings?: string[] };
   readonly data: FinancialRow<M>[];
   readonly pagination: { cursor: string; has_more: boolean };
 }

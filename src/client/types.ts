@@ -80,6 +80,8 @@ export interface AggregateMeta<M extends Metric> {
   readonly unmatched?: { readonly count: number; readonly keys: readonly Readonly<Record<string, string | number>>[] };
   readonly row_count: number;
   readonly release: string;
+  /** Without groups: each filter value the release does not hold, and what was meant. */
+  readonly warnings?: readonly string[];
 }
 
 /** What /v1/revisions takes besides the metric: every filter of `metric`, the two releases and the kinds of change. */

@@ -76,8 +76,10 @@ export function revisionsQuery({ def, from, to, filters, period, changes }: Revi
 export async function computeRevisions(db: Database, query: RevisionQuery): Promise<RevisionResult> {
   const { def } = query;
   const { sql, params } = revisionsQuery(query);
-  const columns = await db.use(async (lease) => (await lease.connection.runAndReadAll(sql, params)).getColumns());
-  const count = columns[0]?.length ?? 0;
+  const read = await db.use(async (lease) => (await lease.connection.runAndReadAll(sql, params)).getColumns());
+  // DuckDB gives no columns at all for a result without rows.
+  const columns = read.length > 0 ? read : Array.from({ length: def.dimensions.length + 1 + 2 * def.metrics.length }, () => []);
+  const count = columns[0]!.length;
   const dimensions = def.dimensions.map((name, d) => dictionaryCode(name, columns[d]! as (string | number)[]));
   const m = def.metrics.length;
   const floats = (c: number) => Float64Array.from(columns[c]! as (number | null)[], (x) => (x === null ? NaN : x));

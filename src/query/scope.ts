@@ -1,3 +1,4 @@
+import type { FormatName } from '../render/formats.ts';
 import type { Filters } from './filters.ts';
 
 /** What a page request selects: a different release, dataset or filter set is another selection. */
@@ -8,6 +9,12 @@ export interface QueryScope {
   readonly period?: string;
   /** What else shapes the answer, beyond which rows (an aggregate's grouping, measures and order). */
   readonly shape?: string;
+  /**
+   * The format of the page a cursor is issued with: the cursor codec binds it, so a
+   * cursor pages only that format. Not part of `canonicalScope`, which also keys kept
+   * results (one aggregate or diff serves every format); page cache keys add it themselves.
+   */
+  readonly format?: FormatName;
 }
 
 const byCodeUnits = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);

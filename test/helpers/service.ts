@@ -5,6 +5,7 @@ import path from 'node:path';
 import { Writable } from 'node:stream';
 import { request } from 'undici';
 import { generateRelease } from '../../etl/generate.ts';
+import { loadDrop } from '../../etl/load.ts';
 import { loadConfig } from '../../src/config.ts';
 import type { Clock } from '../../src/limits/limiter.ts';
 import { createLogger } from '../../src/log.ts';
@@ -44,6 +45,38 @@ export async function fixtureDataDir(options: { seed?: number; scale?: number; r
     }
   }
   return dataDir;
+}
+
+/** The month after `release` (`2026-11` → `2026-12`). */
+export function nextMonth(release: string): string {
+  const [year, month] = release.split('-').map(Number) as [number, number];
+  return month === 12 ? `${year + 1}-01` : `${year}-${String(month + 1).padStart(2, '0')}`;
+}
+
+/**
+ * A DATA_DIR holding the fixture release and, published after it by `etl load`, a
+ * second one generated with seed 2: what README.md's recipe for a second release
+ * makes. Cached on disk like the fixture, keyed by the same digest.
+ */
+export async function twoReleaseDataDir(): Promise<{ dataDir: string; releases: readonly [string, string] }> {
+  const fixture = await fixtureDataDir();
+  const releases = [FIXTURE_RELEASE, nextMonth(FIXTURE_RELEASE)] as const;
+  const dataDir = `${fixture}-and-${releases[1]}`;
+  if (!(await fs.stat(path.join(dataDir, releases[1], 'manifest.json')).then(() => true, () => false))) {
+    const work = `${dataDir}.${process.pid}.tmp`;
+    await fs.rm(work, { recursive: true, force: true });
+    await fs.cp(fixture, work, { recursive: true });
+    const drop = await tempDir('dqs-drop-');
+    try {
+      await generateRelease({ out: path.join(drop, releases[1]), seed: 2, scale: 0.02, release: releases[1] });
+      await loadDrop({ drop: path.join(drop, releases[1]), dataDir: work, release: releases[1], force: false, minYear: 1990, maxYear: 2100, maxRowChange: 0.25 });
+    } finally {
+      await fs.rm(drop, { recursive: true, force: true });
+    }
+    await fs.rm(dataDir, { recursive: true, force: true });
+    await fs.rename(work, dataDir);
+  }
+  return { dataDir, releases };
 }
 
 export const tempDir = (prefix = 'dqs-test-') => fs.mkdtemp(path.join(os.tmpdir(), prefix));

@@ -10,6 +10,13 @@ export const releaseId: Json = { type: 'string', pattern: '^\\d{4}-(0[1-9]|1[0-2
 
 export const rowName = (def: DatasetDef) => `${def.name}Row`;
 
+/** `meta.warnings` of an answer without rows. */
+export const warnings: Json = {
+  type: 'array',
+  items: { type: 'string' },
+  description: 'Only on an answer without rows, and only when a filter names a value the release does not hold: one line per such value, with the values meant when they are near, e.g. `country "france" matches no value; did you mean "France"?`.',
+};
+
 function rowSchema(def: DatasetDef): Json {
   const dimensions = {
     type: 'object',
@@ -30,14 +37,14 @@ function rowSchema(def: DatasetDef): Json {
   };
 }
 
-/** A page's JSON envelope (spec 2.6): `meta` with exactly these fields, rows of `sets`, pagination. */
-export function envelope(sets: readonly DatasetDef[], meta: Record<string, Json>): Json {
+/** A page's JSON envelope (spec 2.6): `meta` with exactly these fields (and those of `optional` when they apply), rows of `sets`, pagination. */
+export function envelope(sets: readonly DatasetDef[], meta: Record<string, Json>, optional: Record<string, Json> = {}): Json {
   return {
     type: 'object',
     additionalProperties: false,
     required: ['meta', 'data', 'pagination'],
     properties: {
-      meta: { type: 'object', additionalProperties: false, required: Object.keys(meta), properties: meta },
+      meta: { type: 'object', additionalProperties: false, required: Object.keys(meta), properties: { ...meta, ...optional } },
       data: { type: 'array', items: { anyOf: sets.map((d) => ref(rowName(d))) } },
       pagination: ref('Pagination'),
     },

@@ -1,11 +1,18 @@
 import type { Documented, Json } from './json.ts';
 import { SHARED_SCHEMAS } from './components.ts';
+import { examplePath } from './examples.ts';
 import { HEADERS } from './responses.ts';
 
 // The OpenAPI 3.1 description of the public API, collected from the routes: each
 // declares its own operation (parameters from its valibot schema, every error it can
 // give from the error catalog) and the schemas its responses name.
 // docs/openapi.json is this document, kept equal by test/openapi.test.ts.
+
+/** The operation, its description ending with its example request (`x-codeSamples`), which Swagger UI does not show otherwise. */
+function withExample(operation: Json): Json {
+  const example = examplePath(operation);
+  return example === undefined ? operation : { ...operation, description: `${operation.description}\n\nExample: \`GET ${example}\`` };
+}
 
 export function openApiDocument(routes: readonly Documented[], version: string): Json {
   return {
@@ -25,7 +32,7 @@ export function openApiDocument(routes: readonly Documented[], version: string):
       { name: 'documentation', description: 'This document, its page and the changelog; no key.' },
     ],
     security: [{ apiKey: [] }],
-    paths: Object.fromEntries(routes.flatMap((route) => (route.operation ? [[route.path, { get: route.operation }]] : []))),
+    paths: Object.fromEntries(routes.flatMap((route) => (route.operation ? [[route.path, { get: withExample(route.operation) }]] : []))),
     components: {
       securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'A key `sk_live_…` from the invite and claim flow (spec 5).' } },
       headers: HEADERS,

@@ -1,54 +1,51 @@
 import { toJsonSchema } from '@valibot/to-json-schema';
 import * as v from 'valibot';
-import { DATASETS } from '../../registry.ts';
+import { dimensionDef } from '../../registry.ts';
+import { financialSets, SHARED_NOTES, type ParameterNotes } from './examples.ts';
 import type { Json } from './json.ts';
 
 // A route's query parameters in the OpenAPI document, from its own valibot schema:
-// names, patterns, defaults and which are required come from what the code validates.
+// names, patterns, defaults, closed sets and which are required come from what the
+// code validates; descriptions, the closed sets checked elsewhere and examples from
+// the notes (examples.ts).
 
-export const financialSets = DATASETS.filter((d) => d.kind === 'financial');
-export const referenceSets = DATASETS.filter((d) => d.kind === 'reference');
-
-/** Descriptions of the parameters several routes share. */
-export const SHARED_DESCRIPTIONS: Readonly<Record<string, string>> = {
-  metric: `Financial dataset: ${financialSets.map((d) => d.name).join(', ')} (GET /v1/catalog lists them). Given once.`,
-  dataset: `Reference dataset: ${referenceSets.map((d) => d.name).join(', ')}. Given once.`,
-  period: 'Keeps rows whose calendar year overlaps `YYYY-MM-DD:YYYY-MM-DD` (rows are annual). Given once.',
-  limit: 'Rows per page. Given once.',
-  cursor: 'Opaque cursor of the next page: `pagination.cursor` of the previous JSON page, or its `X-Next-Cursor` header. Keep the other parameters the same.',
-  release: 'A published release `YYYY-MM` to read instead of the current one (GET /v1/releases lists them). Its answers never change: they are cached as immutable. Given once.',
-  year: 'Filter by integer year; repeat for several values. Applies to every metric.',
-};
+export { financialSets, referenceSets } from './examples.ts';
 
 type Schema = v.GenericSchema & { entries: Record<string, v.GenericSchema> };
 
+type Notes = Readonly<Record<string, string | ParameterNotes>>;
+
 /**
- * A route schema's parameters, each with its description (`descriptions` over the
- * shared ones): a parameter that may repeat is a form-exploded array
- * (`country=A&country=B`); `limit` an integer with the bounds the schema checks.
+ * A route schema's parameters, each with its notes (a description, or more), the
+ * route's `notes` over `more` over the shared ones: a parameter that may repeat is a
+ * form-exploded array (`country=A&country=B`); `limit` an integer with the bounds the
+ * schema checks.
  */
-export function queryParameters(schema: Schema, descriptions: Readonly<Record<string, string>> = {}): Json[] {
+export function queryParameters(schema: Schema, notes: Notes = {}, more: Readonly<Record<string, ParameterNotes>> = {}): Json[] {
   const converted = toJsonSchema(schema, { errorMode: 'ignore' }) as { properties: Record<string, Json> };
   const missing = v.safeParse(schema, {});
   const required = new Set(missing.success ? [] : missing.issues.map((issue) => String(issue.path?.[0]?.key)));
-  const described = { ...SHARED_DESCRIPTIONS, ...descriptions };
   return Object.entries(converted.properties).map(([name, property]) => {
+    const own = notes[name];
+    const note: ParameterNotes = { ...SHARED_NOTES[name], ...more[name], ...(typeof own === 'string' ? { description: own } : own) };
     const repeats = Array.isArray(property.anyOf);
     const { anyOf: _anyOf, type: _type, items, default: fallback, ...rest } = property;
-    const itemSchema = repeats ? (items as Json) : { type: 'string', ...rest };
+    const itemSchema = { ...(repeats ? (items as Json) : { type: 'string', ...rest }), ...(note.values && { enum: note.values }), ...note.schema };
     const parameter = {
       name,
       in: 'query',
       required: required.has(name),
       ...(repeats ? { style: 'form', explode: true } : {}),
+      description: note.description,
       schema: repeats ? { type: 'array', items: itemSchema } : fallback === undefined ? itemSchema : { ...itemSchema, default: fallback },
+      example: note.example,
     };
     if (name === 'limit') {
       const limit = schema.entries.limit;
       const bounds = { minimum: actionRequirement(limit, 'min_value'), maximum: actionRequirement(limit, 'max_value') };
-      return { ...parameter, description: described.limit, schema: { type: 'integer', ...bounds, default: Number(fallback) } };
+      return { ...parameter, schema: { type: 'integer', ...bounds, default: Number(fallback) } };
     }
-    return { ...parameter, description: described[name] };
+    return parameter;
   });
 }
 
@@ -70,21 +67,23 @@ export function dimensionParameters(taken: readonly Json[]): Json[] {
   const dimensions = [...new Set(financialSets.flatMap((d) => d.dimensions))].filter((d) => !known.has(d));
   return dimensions.map((dimension) => {
     const metrics = financialSets.filter((d) => d.dimensions.includes(dimension)).map((d) => d.name);
+    const { meaning, example } = dimensionDef(dimension);
     return {
       name: dimension,
       in: 'query',
       required: false,
       style: 'form',
       explode: true,
-      description: `Filter by ${dimension}; repeat for several values (OR). Applies to metric ${metrics.join(', ')}; with any other metric it is the invalid-filter-dimension error.`,
+      description: `${meaning}. Filter by ${dimension}; repeat for several values (OR). Applies to metric ${metrics.join(', ')}; with any other metric it is the invalid-filter-dimension error. Its values are the release's (no closed set: an answer without rows names the values it does not hold in \`meta.warnings\`).`,
       'x-metrics': metrics,
       schema: { type: 'array', items: { type: 'string' } },
+      example: [example],
     };
   });
 }
 
-/** A financial route's parameters: its schema's (each with its example from `examples`, if any), then one per dimension. */
-export const financialParameters = (schema: Schema, descriptions: Readonly<Record<string, string>> = {}, examples: Readonly<Record<string, unknown>> = {}): Json[] => {
-  const own = queryParameters(schema, descriptions).map((p) => (String(p.name) in examples ? { ...p, example: examples[String(p.name)] } : p));
+/** A financial route's parameters: its schema's, then one per dimension. */
+export const financialParameters = (schema: Schema, notes: Notes = {}, more: Readonly<Record<string, ParameterNotes>> = {}): Json[] => {
+  const own = queryParameters(schema, notes, more);
   return [...own, ...dimensionParameters(own)];
 };

@@ -5,7 +5,6 @@ import {
   InvalidParametersError,
   KeysUnavailableError,
   MissingKeyError,
-  NotAcceptableError,
   NotReadyError,
   QueryTooLongError,
   ReleaseLoadingError,
@@ -14,9 +13,12 @@ import {
   UnknownReleaseError,
   type ApiError,
 } from '../../errors.ts';
+import * as v from 'valibot';
 import { FORMATS } from '../../render/formats.ts';
 import { QUERY_LIMITS } from '../middleware/query-guard.ts';
-import { PAGE_FORMATS } from '../respond/negotiate.ts';
+import { unknownMetric, type MetricUse } from '../params/metric.ts';
+import { invalidParameters } from '../params/params.ts';
+import { notAcceptable, PAGE_FORMATS } from '../respond/negotiate.ts';
 import type { Json } from './json.ts';
 
 // The responses several routes share, each error response with one example per error
@@ -91,6 +93,19 @@ export function keyedErrors(extra400: Record<string, ApiError>): Json {
   };
 }
 
+/** The 400 of a request without its required parameters, as `schema` words it. */
+export function missingParameters(schema: v.GenericSchema): ApiError {
+  const parsed = v.safeParse(schema, {});
+  return invalidParameters(parsed.success ? [] : parsed.issues);
+}
+
+/** The 400s a financial route's `metric` gives: missing (from the route's `schema`), unknown, and a metric of a dataset named instead of the dataset. */
+export const metricErrors = (schema: v.GenericSchema, use: MetricUse = 'rows'): Record<string, ApiError> => ({
+  missingMetric: missingParameters(schema),
+  unknownMetric: unknownMetric('revenue', use),
+  metricOfADataset: unknownMetric('inflation', use),
+});
+
 /** For operations that take `release=`. */
 export const unknownRelease = () => ({ 404: errorResponse('`release` names no published release.', { unknownRelease: new UnknownReleaseError('1999-01') }, headerRefs(LIMIT_HEADERS)) });
 
@@ -119,11 +134,11 @@ export function pageResponses(envelope: string, text: { csv: string; arrow: stri
   };
   return {
     200: {
-      description: 'One page, in the format `Accept` chose (JSON when there is none).',
+      description: 'One page, in the format `format` names, else the one `Accept` chose (JSON when there is neither).',
       headers: { ...limits, ...caching, Link: { $ref: '#/components/headers/Link' }, 'X-Next-Cursor': { $ref: '#/components/headers/X-Next-Cursor' } },
       content: Object.fromEntries(PAGE_FORMATS.map((f) => [FORMATS[f].mediaType, bodies[f]])),
     },
     304: { description: 'If-None-Match holds this representation\'s ETag.', headers: { ...limits, ETag: caching.ETag } },
-    406: errorResponse('`Accept` names no format served.', { notAcceptable: new NotAcceptableError(PAGE_FORMATS.map((f) => FORMATS[f].mediaType)) }, limits),
+    406: errorResponse('`Accept` names no format served, and no `format` chose one.', { notAcceptable: notAcceptable(PAGE_FORMATS) }, limits),
   };
 }

@@ -1,6 +1,7 @@
 import * as v from 'valibot';
 import { InvalidParametersError } from '../../errors.ts';
 import type { YearRange } from '../../query/filters.ts';
+import type { FormatName } from '../../render/formats.ts';
 import { RELEASE_ID } from '../../releases/manifest.ts';
 
 // Building blocks for query-string schemas. Koa parses `a=1&a=2` into an array, so
@@ -48,6 +49,10 @@ export const releaseParam = v.optional(single(v.pipe(v.string(), v.regex(RELEASE
 
 // Any text: whether it is a cursor of ours is for the cursor codec to say ("Invalid pagination cursor").
 export const cursorParam = v.optional(single(v.string()));
+
+/** `format=`: one of the formats an endpoint serves, by name; it wins over Accept (docs/api.md "Formats"). */
+export const formatParam = <const N extends FormatName>(offered: readonly N[]) =>
+  v.optional(single(v.picklist(offered, `Expected ${offered.slice(0, -1).join(', ')} or ${offered.at(-1)}`)));
 
 const PERIOD = /^(\d{4})-(\d{2})-(\d{2}):(\d{4})-(\d{2})-(\d{2})$/;
 

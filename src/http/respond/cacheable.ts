@@ -6,8 +6,9 @@ import { encode, negotiateCoding } from './content-coding.ts';
 /**
  * Folded into every ETag. ETags come from the request, not the bytes, so a change
  * to how a body is rendered must change this or clients keep the old bytes on a 304.
+ * 3: JSON pages' cursors name their format, and empty answers carry meta.warnings.
  */
-const REPRESENTATION = 2;
+const REPRESENTATION = 3;
 
 /** A response body, and the cursor of the page after it when there is one. */
 export interface Rendered {
@@ -81,7 +82,7 @@ export async function respondCacheable(
 }
 
 // A cache entry is one buffer: the next cursor's length (a byte; cursors are ASCII
-// and under 40 characters), the cursor, then the body, so a hit costs no parsing.
+// and under 50 characters), the cursor, then the body, so a hit costs no parsing.
 const entryBytes = ({ body, next = '' }: Rendered) => 1 + next.length + body.length;
 
 function cacheEntry(rendered: Rendered): Buffer {

@@ -27,6 +27,22 @@ export function negotiate<N extends FormatName>(accept: string, offered: readonl
     if (chosen.size >= MAX_REMEMBERED) chosen.clear();
     chosen.set(memo, name);
   }
-  if (!name) throw new NotAcceptableError(offered.map((n) => FORMATS[n].mediaType));
+  if (!name) throw notAcceptable(offered);
   return FORMATS[name] as Format & { readonly name: N };
 }
+
+/**
+ * The format of a response: the one `format=` names (validated against `offered` by the
+ * route's schema), which wins over Accept, since a URL is what pandas, R, Excel and a
+ * browser build; otherwise the one Accept asks for (`negotiate`).
+ */
+export function responseFormat<N extends FormatName>(accept: string, named: N | undefined, offered: readonly N[]): Format & { readonly name: N } {
+  return named === undefined ? negotiate(accept, offered) : (FORMATS[named] as Format & { readonly name: N });
+}
+
+/** The 406 of an endpoint serving `offered`, naming each format both ways. */
+export const notAcceptable = (offered: readonly FormatName[]) =>
+  new NotAcceptableError(
+    offered.map((n) => FORMATS[n].mediaType),
+    offered,
+  );

@@ -2,9 +2,10 @@ import type { Context } from 'koa';
 import { whereClauses, type Filters } from '../../query/filters.ts';
 import { readPage } from '../../query/page.ts';
 import { canonicalScope, type QueryScope } from '../../query/scope.ts';
+import { unmatchedValues } from '../../query/unmatched.ts';
 import type { Services } from '../../services.ts';
 import { respondCacheable } from './cacheable.ts';
-import { negotiate, PAGE_FORMATS } from './negotiate.ts';
+import { PAGE_FORMATS, responseFormat } from './negotiate.ts';
 
 export interface PageRequest {
   readonly dataset: string;
@@ -14,31 +15,36 @@ export interface PageRequest {
   readonly cursor?: string;
   /** The `release=` asked for; the current one when absent. */
   readonly release?: string;
+  /** The `format=` asked for; Accept's choice when absent. */
+  readonly format?: (typeof PAGE_FORMATS)[number];
   /** The envelope's `meta` for a page of `rowCount` rows. */
   readonly meta: (rowCount: number) => Record<string, unknown>;
 }
 
 /**
- * Answers with one keyset page of a dataset's rows in the format `Accept` asks for
- * (JSON: the spec's envelope). The page is the same for every request with the same
+ * Answers with one keyset page of a dataset's rows in the format `format=` or `Accept`
+ * asks for (JSON: the spec's envelope). The page is the same for every request with the same
  * release, canonical scope, limit, cursor position and format, so that is its cache
  * key. On a miss DuckDB picks the rows and the release's renderers write them.
  */
 export async function respondWithPage(ctx: Context, services: Services, request: PageRequest): Promise<void> {
-  const format = negotiate(ctx.get('accept'), PAGE_FORMATS);
+  const format = responseFormat(ctx.get('accept'), request.format, PAGE_FORMATS);
   ctx.vary('Accept');
   const hold = await services.releases.hold(request);
   try {
     const release = hold.release;
     const served = release.datasets.get(request.dataset)!;
-    const scope: QueryScope = { release: release.id, dataset: request.dataset, filters: request.filters, period: request.period?.text };
+    const scope: QueryScope = { release: release.id, dataset: request.dataset, filters: request.filters, period: request.period?.text, format: format.name };
     const after = request.cursor === undefined ? -1 : services.cursors.decode(request.cursor, scope);
     const key = JSON.stringify([format.name, ...canonicalScope(scope), request.limit, after]);
     const render = async () => {
       const clauses = whereClauses(served, request.filters, request.period?.years);
       const page = await readPage(services.db, served, clauses, request.limit, after);
       const cursor = page.nextAfter === undefined ? '' : services.cursors.encode(scope, page.nextAfter);
-      const envelope = { meta: { ...request.meta(page.rids.length), release: release.id }, pagination: { cursor, has_more: cursor !== '' } };
+      // An empty answer says which filter values the release does not hold.
+      const warnings = page.rids.length === 0 ? unmatchedValues(served, request.filters) : [];
+      const meta = { ...request.meta(page.rids.length), release: release.id, ...(warnings.length > 0 && { warnings }) };
+      const envelope = { meta, pagination: { cursor, has_more: cursor !== '' } };
       return { body: served.rows.page(format.name, page.rids, envelope), next: cursor || undefined };
     };
     const next = await respondCacheable(ctx, services, { key, contentType: format.contentType, render, release: release.id });

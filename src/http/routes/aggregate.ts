@@ -16,22 +16,24 @@ import {
   RateSumError,
   RollupConflictError,
   TooManyGroupsError,
-  UnknownMetricError,
 } from '../../errors.ts';
 import { computeAggregate, defaultFunction, FUNCTIONS, MAX_GROUP_BY, planAggregate, planShape } from '../../query/aggregate.ts';
 import { COMPARES, derivedMeta, HAVING_OPS, perRefusal } from '../../query/derived-plan.ts';
 import { canonicalScope, type QueryScope } from '../../query/scope.ts';
+import { unmatchedValues } from '../../query/unmatched.ts';
 import { DENOMINATOR_NAMES, DENOMINATORS, findDataset, metricDef, type DenominatorDef } from '../../registry.ts';
 import { aggregateTable } from '../../render/aggregates.ts';
 import { renderTable } from '../../render/table.ts';
-import { releaseId } from '../openapi/components.ts';
+import { releaseId, warnings } from '../openapi/components.ts';
+import { AGGREGATE_NOTES, exampleRequest, type ParameterNotes } from '../openapi/examples.ts';
 import { financialParameters, financialSets } from '../openapi/parameters.ts';
-import { keyedErrors, pageResponses, ref, unknownRelease } from '../openapi/responses.ts';
+import { keyedErrors, metricErrors, pageResponses, ref, unknownRelease } from '../openapi/responses.ts';
 import { dimensionFilters, filterParams, filtersApplied, yearParam } from '../params/dimension-filters.ts';
 import { HAVING_FORMAT, havingParam } from '../params/having.ts';
-import { cursorParam, limitParam, parseQuery, periodParam, releaseParam, repeatable, single } from '../params/params.ts';
+import { datasetParam, financialDataset } from '../params/metric.ts';
+import { cursorParam, formatParam, limitParam, parseQuery, periodParam, releaseParam, repeatable, single } from '../params/params.ts';
 import { respondCacheable } from '../respond/cacheable.ts';
-import { negotiate, PAGE_FORMATS } from '../respond/negotiate.ts';
+import { PAGE_FORMATS, responseFormat } from '../respond/negotiate.ts';
 import { setNextPage, slicePage } from '../respond/paging.ts';
 import type { Route } from './route.ts';
 
@@ -52,10 +54,11 @@ const groupByParam = v.optional(
 
 export const schema = v.objectWithRest(
   {
-    metric: single(v.pipe(v.string(), v.minLength(1))),
+    metric: datasetParam('metric', 'financial'),
     period: periodParam,
     limit: limitParam(1000),
     cursor: cursorParam,
+    format: formatParam(PAGE_FORMATS),
     release: releaseParam,
     group_by: groupByParam,
     measure: v.optional(repeatable(v.pipe(v.string(), v.minLength(1, 'Expected <metric> or <metric>:<fn>')))),
@@ -70,7 +73,7 @@ export const schema = v.objectWithRest(
   filterParams,
 );
 
-const CONTROL_PARAMS = new Set(['metric', 'period', 'limit', 'cursor', 'release', 'group_by', 'measure', 'order', 'rollup', 'compare', 'share', 'per', 'having']);
+const CONTROL_PARAMS = new Set(['metric', 'period', 'limit', 'cursor', 'format', 'release', 'group_by', 'measure', 'order', 'rollup', 'compare', 'share', 'per', 'having']);
 
 /** Each metric's kind, unit, default function and what combining it needs (the registry's METRICS); docs/api.md holds it too. */
 export function metricsTable(): string {
@@ -109,7 +112,13 @@ const DERIVED_DESCRIPTIONS = {
   having: `\`<key>.<op>.<number>\`, op one of ${HAVING_OPS.join(', ')}; repeat for several, all must hold. Keeps the groups whose value passes, after derived measures and before order and paging; null never passes. The key is a measure key of the answer, derived ones included, or \`rows\`. Not with rollup.`,
 };
 
-const DERIVED_EXAMPLES = { compare: 'previous_year', share: 'channel', per: 'adult_population', having: ['ggr_sum.gt.1e9'] };
+/** Examples of the derived parameters, for the document. */
+const DERIVED_NOTES: Readonly<Record<string, ParameterNotes>> = {
+  compare: { example: 'previous_year' },
+  share: { example: 'channel' },
+  per: { example: 'adult_population' },
+  having: { example: ['ggr_sum.gt.1e9'] },
+};
 
 /** The refusals of the derived parameters, each as the catalog words it. */
 const DERIVED_ERRORS = {
@@ -142,7 +151,8 @@ function operation() {
     tags: ['data'],
     summary: 'Totals, averages, minima and maxima of a financial dataset, grouped',
     description: `Groups the rows of one financial dataset that pass the filters by up to ${MAX_GROUP_BY} dimensions and computes each measure per group: sums are exact (the double nearest the true sum), averages divide that sum by \`rows\`. Takes every filter of /v1/financials. What each metric may be combined with:\n\n${metricsTable()}\n\nWithout a filter or a grouping on \`state\`, only national rows (\`state\` "") are read, since a country's national row already totals its states' rows.`,
-    parameters: financialParameters(schema, DESCRIPTIONS, DERIVED_EXAMPLES),
+    parameters: financialParameters(schema, DESCRIPTIONS, { ...AGGREGATE_NOTES, ...DERIVED_NOTES }),
+    'x-codeSamples': exampleRequest('/v1/aggregate?metric=ggr&group_by=region&fx=USD'),
     responses: {
       ...pageResponses('AggregateResponse', {
         csv: 'RFC 4180 CSV with a header row: the group_by dimensions, the measure keys, then `rows`; a rolled-up dimension is an empty field (an empty string value is `""`).',
@@ -150,8 +160,7 @@ function operation() {
       }),
       ...keyedErrors({
         ...DERIVED_ERRORS,
-        missingMetric: new InvalidParametersError({ metric: ['Invalid type: Expected string but received undefined'] }),
-        unknownMetric: new UnknownMetricError('revenue'),
+        ...metricErrors(schema, 'aggregate'),
         invalidFilterDimension: new InvalidFilterDimensionError('product', 'fx', fx.dimensions),
         invalidGroupBy: new InvalidGroupByError('product', 'fx', fx.dimensions),
         invalidMeasure: new InvalidMeasureError('ggr:median', 'ggr', ['ggr']),
@@ -170,25 +179,25 @@ function operation() {
 export const aggregate: Route = {
   path: '/v1/aggregate',
   async handle(ctx, services) {
-    const { metric, period, limit, cursor, release, group_by, measure, order, rollup, compare, share, per, having, ...params } = parseQuery(schema, ctx.query);
-    const def = findDataset(metric, 'financial');
-    if (!def) throw new UnknownMetricError(metric);
+    const { metric, period, limit, cursor, format: named, release, group_by, measure, order, rollup, compare, share, per, having, ...params } = parseQuery(schema, ctx.query);
+    const def = financialDataset(metric, 'aggregate');
     const filters = dimensionFilters(ctx.query, def, CONTROL_PARAMS, params);
     const plan = planAggregate(def, { groupBy: group_by, measures: measure, order, rollup, filters, derived: { compare, share, per, having } });
-    const format = negotiate(ctx.get('accept'), PAGE_FORMATS);
+    const format = responseFormat(ctx.get('accept'), named, PAGE_FORMATS);
     ctx.vary('Accept');
     // Held while answering: the kept result needs no tables, but the rows are read from this release's store.
     const hold = await services.releases.hold({ cursor, release });
     try {
       const { id, datasets } = hold.release;
       const served = datasets.get(def.name)!;
-      const scope: QueryScope = { release: id, dataset: def.name, filters: plan.filters, period: period?.text, shape: planShape(plan) };
+      const scope: QueryScope = { release: id, dataset: def.name, filters: plan.filters, period: period?.text, shape: planShape(plan), format: format.name };
       const after = cursor === undefined ? -1 : services.cursors.decode(cursor, scope);
       const whole = JSON.stringify(['aggregate', ...canonicalScope(scope)]);
       const render = async () => {
         const tablesOf = (name: string) => datasets.get(name)!.aggregates;
         const result = await services.aggregates.get(whole, [id], () => computeAggregate(def, served.aggregates, plan, period?.years, services.aggregateMaxGroups, tablesOf));
         const { start, end, pagination } = slicePage(services, scope, result.count, after, limit);
+        const unmatched = result.count === 0 ? unmatchedValues(served, plan.filters) : [];
         const meta = {
           dataset: def.name,
           metric: def.name,
@@ -199,6 +208,7 @@ export const aggregate: Route = {
           ...derivedMeta(plan.derived, result.unmatched),
           row_count: end - start,
           release: id,
+          ...(unmatched.length > 0 && { warnings: unmatched }),
         };
         const dictionaries = plan.groupBy.map((d) => served.aggregates.dictionaries[def.dimensions.indexOf(d)]!);
         return { body: renderTable(format.name, aggregateTable({ plan, result, dictionaries, start, end }), { meta, pagination }), next: pagination.cursor || undefined };
@@ -273,6 +283,7 @@ export const aggregate: Route = {
             },
             row_count: { type: 'integer', minimum: 0, description: 'Groups in this page.' },
             release: releaseId,
+            warnings,
           },
         },
         data: { type: 'array', items: ref('AggregateRow') },

@@ -7,6 +7,7 @@ import { DATASETS, DENOMINATORS } from '../../registry.ts';
 import type { LoadedRelease } from '../../releases/releases.ts';
 import type { Services } from '../../services.ts';
 import { releaseId } from '../openapi/components.ts';
+import { exampleRequest } from '../openapi/examples.ts';
 import { queryParameters } from '../openapi/parameters.ts';
 import { headerRefs, keyedErrors, LIMIT_HEADERS, ref, unknownRelease } from '../openapi/responses.ts';
 import { parseQuery, releaseParam } from '../params/params.ts';
@@ -79,6 +80,7 @@ export const catalog: Route = {
     summary: 'List every dataset',
     description: 'Every dataset with its name, description, dimensions and metrics (spec 2.1), the denominators `per` on /v1/aggregate may divide its sums by, and, once a release is loaded, the release served (or the one `release` names) and each dataset\'s row count and first and last year. Other parameters are ignored.',
     parameters: queryParameters(schema),
+    'x-codeSamples': exampleRequest('/v1/catalog'),
     responses: {
       200: {
         description: 'The catalog (JSON only; Accept is not negotiated here).',

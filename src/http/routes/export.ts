@@ -7,11 +7,8 @@ import * as v from 'valibot';
 import {
   ExportLimitError,
   InvalidFilterDimensionError,
-  InvalidParametersError,
-  NotAcceptableError,
   RangeNotSatisfiableError,
   TooManyRequestsError,
-  UnknownMetricError,
 } from '../../errors.ts';
 import type { Decision, WindowState } from '../../limits/limiter.ts';
 import { copyParquet, matchingRids } from '../../query/export.ts';
@@ -20,11 +17,13 @@ import { findDataset, type DatasetDef } from '../../registry.ts';
 import type { ReleaseHold } from '../../releases/releases.ts';
 import { FORMATS } from '../../render/formats.ts';
 import type { Services } from '../../services.ts';
+import { exampleRequest } from '../openapi/examples.ts';
 import { financialParameters } from '../openapi/parameters.ts';
-import { errorResponse, headerRefs, keyedErrors, LIMIT_HEADERS, unknownRelease } from '../openapi/responses.ts';
+import { errorResponse, headerRefs, keyedErrors, LIMIT_HEADERS, metricErrors, unknownRelease } from '../openapi/responses.ts';
 import { dimensionFilters, filterParams, yearParam } from '../params/dimension-filters.ts';
-import { parseQuery, periodParam, releaseParam, single } from '../params/params.ts';
-import { EXPORT_FORMATS, negotiate } from '../respond/negotiate.ts';
+import { datasetParam, financialDataset } from '../params/metric.ts';
+import { formatParam, parseQuery, periodParam, releaseParam } from '../params/params.ts';
+import { EXPORT_FORMATS, notAcceptable, responseFormat } from '../respond/negotiate.ts';
 import { sendFile } from '../respond/send-file.ts';
 import type { Route } from './route.ts';
 
@@ -33,25 +32,25 @@ import type { Route } from './route.ts';
 
 export const schema = v.objectWithRest(
   {
-    metric: single(v.pipe(v.string(), v.minLength(1))),
+    metric: datasetParam('metric', 'financial'),
     period: periodParam,
+    format: formatParam(EXPORT_FORMATS),
     release: releaseParam,
     year: yearParam,
   },
   filterParams,
 );
 
-const CONTROL_PARAMS = new Set(['metric', 'period', 'release']);
+const CONTROL_PARAMS = new Set(['metric', 'period', 'format', 'release']);
 
 /** Rows per batch read and written: a few MB of text, so memory stays flat whatever the export's size. */
 const BATCH = 16_384;
 
 async function handle(ctx: Context, services: Services): Promise<void> {
-  const { metric, period, release: asked, ...params } = parseQuery(schema, ctx.query);
-  const def = findDataset(metric, 'financial');
-  if (!def) throw new UnknownMetricError(metric);
+  const { metric, period, format: named, release: asked, ...params } = parseQuery(schema, ctx.query);
+  const def = financialDataset(metric);
   const filters = dimensionFilters(ctx.query, def, CONTROL_PARAMS, params);
-  const format = negotiate(ctx.get('accept'), EXPORT_FORMATS);
+  const format = responseFormat(ctx.get('accept'), named, EXPORT_FORMATS);
   ctx.vary('Accept');
   const hold = await services.releases.hold({ release: asked });
   let streaming = false;
@@ -136,8 +135,9 @@ export const exporter: Route = {
     operationId: 'getExport',
     tags: ['data'],
     summary: 'Every matching row of a financial dataset in one file',
-    description: `The rows /v1/financials would page for the same filters and release, in the same order, as flat columns (the dimensions, then the metrics; \`year\` INTEGER, metrics DOUBLE), in one response. \`Accept\` picks the file: ${mediaTypes.map((t) => `\`${t}\``).join(', ')}; none or \`*/*\` is Parquet. Counts one request and one export of the key's daily export budget. Unfiltered Parquet is the release's own published file: ETag, 304, and \`Range\` for resumable downloads.`,
+    description: `The rows /v1/financials would page for the same filters and release, in the same order, as flat columns (the dimensions, then the metrics; \`year\` INTEGER, metrics DOUBLE), in one response. \`format\` (${EXPORT_FORMATS.join(', ')}) or else \`Accept\` picks the file: ${mediaTypes.map((t) => `\`${t}\``).join(', ')}; none or \`*/*\` is Parquet. Counts one request and one export of the key's daily export budget. Unfiltered Parquet is the release's own published file: ETag, 304, and \`Range\` for resumable downloads.`,
     parameters: financialParameters(schema),
+    'x-codeSamples': exampleRequest('/v1/export?metric=fx&fx_local_currency=JPY&format=csv'),
     responses: {
       200: {
         description: 'The whole export.',
@@ -150,11 +150,10 @@ export const exporter: Route = {
         content: { 'application/vnd.apache.parquet': { schema: { type: 'string', contentMediaType: 'application/vnd.apache.parquet' } } },
       },
       304: { description: 'If-None-Match holds the whole file\'s ETag.', headers: headerRefs([...LIMIT_HEADERS, 'ETag']) },
-      406: errorResponse('`Accept` names no export format.', { notAcceptable: new NotAcceptableError(mediaTypes) }, headerRefs(LIMIT_HEADERS)),
+      406: errorResponse('`Accept` names no export format, and no `format` chose one.', { notAcceptable: notAcceptable(EXPORT_FORMATS) }, headerRefs(LIMIT_HEADERS)),
       416: errorResponse('`Range` starts past the end of the file.', { rangeNotSatisfiable: new RangeNotSatisfiableError(1234) }, headerRefs(LIMIT_HEADERS)),
       ...keyedErrors({
-        missingMetric: new InvalidParametersError({ metric: ['Invalid type: Expected string but received undefined'] }),
-        unknownMetric: new UnknownMetricError('revenue'),
+        ...metricErrors(schema),
         invalidFilterDimension: new InvalidFilterDimensionError('product', 'fx', findDataset('fx', 'financial')!.dimensions),
       }),
       429: errorResponse('A rate limit (spec 8) or the key\'s daily export budget is spent; retry after `Retry-After` seconds.', {

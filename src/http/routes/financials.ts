@@ -1,11 +1,14 @@
 import * as v from 'valibot';
-import { InvalidCursorError, InvalidFilterDimensionError, InvalidParametersError, UnknownMetricError } from '../../errors.ts';
+import { InvalidCursorError, InvalidFilterDimensionError, InvalidParametersError } from '../../errors.ts';
 import { findDataset } from '../../registry.ts';
-import { envelope, releaseId } from '../openapi/components.ts';
+import { envelope, releaseId, warnings } from '../openapi/components.ts';
+import { exampleRequest } from '../openapi/examples.ts';
 import { financialParameters, financialSets } from '../openapi/parameters.ts';
-import { keyedErrors, pageResponses, unknownRelease } from '../openapi/responses.ts';
+import { keyedErrors, metricErrors, pageResponses, unknownRelease } from '../openapi/responses.ts';
 import { dimensionFilters, filterParams, filtersApplied, yearParam } from '../params/dimension-filters.ts';
-import { cursorParam, limitParam, parseQuery, periodParam, releaseParam, single } from '../params/params.ts';
+import { datasetParam, financialDataset } from '../params/metric.ts';
+import { cursorParam, formatParam, limitParam, parseQuery, periodParam, releaseParam } from '../params/params.ts';
+import { PAGE_FORMATS } from '../respond/negotiate.ts';
 import { respondWithPage } from '../respond/paging.ts';
 import type { Route } from './route.ts';
 
@@ -13,10 +16,11 @@ import type { Route } from './route.ts';
 
 export const schema = v.objectWithRest(
   {
-    metric: single(v.pipe(v.string(), v.minLength(1))),
+    metric: datasetParam('metric', 'financial'),
     period: periodParam,
     limit: limitParam(100),
     cursor: cursorParam,
+    format: formatParam(PAGE_FORMATS),
     release: releaseParam,
     year: yearParam,
   },
@@ -24,7 +28,7 @@ export const schema = v.objectWithRest(
 );
 
 /** Parameters that shape the request rather than filter rows. */
-const CONTROL_PARAMS = new Set(['metric', 'period', 'limit', 'cursor', 'release']);
+const CONTROL_PARAMS = new Set(['metric', 'period', 'limit', 'cursor', 'format', 'release']);
 
 const fx = findDataset('fx', 'financial')!;
 const perMetric = financialSets.map((d) => `| ${d.name} | ${d.dimensions.join(', ')} | ${d.metrics.join(', ')} |`).join('\n');
@@ -32,9 +36,8 @@ const perMetric = financialSets.map((d) => `| ${d.name} | ${d.dimensions.join(',
 export const financials: Route = {
   path: '/v1/financials',
   async handle(ctx, services) {
-    const { metric, period, limit, cursor, release, ...params } = parseQuery(schema, ctx.query);
-    const def = findDataset(metric, 'financial');
-    if (!def) throw new UnknownMetricError(metric);
+    const { metric, period, limit, cursor, format, release, ...params } = parseQuery(schema, ctx.query);
+    const def = financialDataset(metric);
     const filters = dimensionFilters(ctx.query, def, CONTROL_PARAMS, params);
     const applied = filtersApplied(filters, period);
     await respondWithPage(ctx, services, {
@@ -44,6 +47,7 @@ export const financials: Route = {
       limit,
       cursor,
       release,
+      format,
       meta: (rowCount) => ({ dataset: def.name, metric: def.name, filters_applied: applied, row_count: rowCount }),
     });
   },
@@ -53,12 +57,12 @@ export const financials: Route = {
     summary: 'Query a financial dataset',
     description: `Rows of one financial dataset, filtered by its dimensions. A parameter that is not a dimension of the metric is the invalid-filter-dimension error. Dimensions and metrics per metric:\n\n| metric | dimensions | metrics |\n|---|---|---|\n${perMetric}`,
     parameters: financialParameters(schema),
+    'x-codeSamples': exampleRequest('/v1/financials?metric=ggr&country=France&year=2024&limit=5'),
     responses: {
       ...pageResponses('FinancialResponse'),
       ...keyedErrors({
-        missingMetric: new InvalidParametersError({ metric: ['Invalid type: Expected string but received undefined'] }),
+        ...metricErrors(schema),
         badPeriod: new InvalidParametersError({ period: ['Expected format: YYYY-MM-DD:YYYY-MM-DD'] }),
-        unknownMetric: new UnknownMetricError('revenue'),
         invalidFilterDimension: new InvalidFilterDimensionError('product', 'fx', fx.dimensions),
         invalidCursor: new InvalidCursorError(),
       }),
@@ -72,6 +76,6 @@ export const financials: Route = {
       filters_applied: { type: 'object', additionalProperties: { type: 'array', items: { type: 'string' } } },
       row_count: { type: 'integer', minimum: 0 },
       release: releaseId,
-    }),
+    }, { warnings }),
   },
 };

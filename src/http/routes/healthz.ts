@@ -1,3 +1,4 @@
+import { exampleRequest } from '../openapi/examples.ts';
 import { edgeErrors } from '../openapi/responses.ts';
 import type { Route } from './route.ts';
 
@@ -15,6 +16,7 @@ export const healthz: Route = {
     summary: 'Whether data is served (no key)',
     description: 'For orchestrators and balancers: 200 with the release served once data is loaded, 503 while the first release loads.',
     security: [],
+    'x-codeSamples': exampleRequest('/healthz', false),
     responses: {
       200: {
         description: 'Serving a release; `retained` are the other releases loaded (the one a switch replaced, those asked for by `release=` or a cursor), most recently used first.',

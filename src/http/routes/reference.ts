@@ -1,38 +1,43 @@
 import * as v from 'valibot';
-import { InvalidCursorError, InvalidParametersError, UnknownDatasetError } from '../../errors.ts';
+import { InvalidCursorError, InvalidParametersError } from '../../errors.ts';
 import { findDataset } from '../../registry.ts';
 import { envelope, releaseId } from '../openapi/components.ts';
+import { exampleRequest } from '../openapi/examples.ts';
 import { queryParameters, referenceSets } from '../openapi/parameters.ts';
-import { keyedErrors, pageResponses, unknownRelease } from '../openapi/responses.ts';
-import { cursorParam, limitParam, parseQuery, releaseParam, single, unknownKeys } from '../params/params.ts';
+import { keyedErrors, missingParameters, pageResponses, unknownRelease } from '../openapi/responses.ts';
+import { datasetParam, unknownDataset } from '../params/metric.ts';
+import { cursorParam, formatParam, limitParam, parseQuery, releaseParam, unknownKeys } from '../params/params.ts';
+import { PAGE_FORMATS } from '../respond/negotiate.ts';
 import { respondWithPage } from '../respond/paging.ts';
 import type { Route } from './route.ts';
 
 // GET /v1/reference: one keyset page of a reference dataset's rows (spec 2.3).
 
 export const schema = v.object({
-  dataset: single(v.pipe(v.string(), v.minLength(1))),
+  dataset: datasetParam('dataset', 'reference'),
   limit: limitParam(100),
   cursor: cursorParam,
+  format: formatParam(PAGE_FORMATS),
   release: releaseParam,
 });
 
-const UNKNOWN_PARAMETER = 'Unknown parameter: /v1/reference accepts dataset, limit, cursor and release';
+const UNKNOWN_PARAMETER = 'Unknown parameter: /v1/reference accepts dataset, limit, cursor, format and release';
 
 export const reference: Route = {
   path: '/v1/reference',
   async handle(ctx, services) {
     const unknown = unknownKeys(ctx.query, (key) => Object.hasOwn(schema.entries, key));
     if (unknown.length) throw new InvalidParametersError(Object.fromEntries(unknown.map((key) => [key, [UNKNOWN_PARAMETER]])));
-    const { dataset, limit, cursor, release } = parseQuery(schema, ctx.query);
+    const { dataset, limit, cursor, format, release } = parseQuery(schema, ctx.query);
     const def = findDataset(dataset, 'reference');
-    if (!def) throw new UnknownDatasetError(dataset);
+    if (!def) throw unknownDataset(dataset);
     await respondWithPage(ctx, services, {
       dataset: def.name,
       filters: new Map(),
       limit,
       cursor,
       release,
+      format,
       meta: (rowCount) => ({ dataset: def.name, row_count: rowCount }),
     });
   },
@@ -40,12 +45,15 @@ export const reference: Route = {
     operationId: 'getReference',
     tags: ['data'],
     summary: 'Query a reference dataset',
-    description: 'Flat rows of a reference dataset. Any parameter other than dataset, limit and cursor is refused.',
+    description: 'Flat rows of a reference dataset. Any parameter other than dataset, limit, cursor, format and release is refused.',
     parameters: queryParameters(schema),
+    'x-codeSamples': exampleRequest('/v1/reference?dataset=country_reference&limit=3'),
     responses: {
       ...pageResponses('ReferenceResponse'),
       ...keyedErrors({
-        unknownDataset: new UnknownDatasetError('countries'),
+        missingDataset: missingParameters(schema),
+        unknownDataset: unknownDataset('countries'),
+        financialDataset: unknownDataset('ggr'),
         unknownParameter: new InvalidParametersError({ country: [UNKNOWN_PARAMETER] }),
         invalidCursor: new InvalidCursorError(),
       }),

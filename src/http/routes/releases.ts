@@ -3,6 +3,7 @@ import { InvalidParametersError, NotReadyError } from '../../errors.ts';
 import { DATASETS } from '../../registry.ts';
 import type { Releases } from '../../releases/releases.ts';
 import { releaseId } from '../openapi/components.ts';
+import { exampleRequest } from '../openapi/examples.ts';
 import { headerRefs, keyedErrors, LIMIT_HEADERS, ref } from '../openapi/responses.ts';
 import { unknownKeys } from '../params/params.ts';
 import { respondCacheable } from '../respond/cacheable.ts';
@@ -55,6 +56,7 @@ export const releases: Route = {
     operationId: 'getReleases',
     tags: ['data'],
     summary: 'The published releases, newest first',
+    'x-codeSamples': exampleRequest('/v1/releases'),
     description: 'Each release a request may name with `release=`: when it was published, whether it is current, each dataset\'s row count and years, and, against the release that was current when it was published (`changes_against`), the rows added, removed and changed per dataset (computed once by `etl load`).',
     responses: {
       200: {

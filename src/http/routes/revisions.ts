@@ -1,18 +1,20 @@
 import fs from 'node:fs/promises';
 import * as v from 'valibot';
-import { InvalidCursorError, InvalidFilterDimensionError, InvalidParametersError, NotReadyError, UnknownMetricError, UnknownReleaseError } from '../../errors.ts';
+import { InvalidCursorError, InvalidFilterDimensionError, InvalidParametersError, NotReadyError, UnknownReleaseError } from '../../errors.ts';
 import { CHANGES, computeRevisions } from '../../query/revisions.ts';
 import { canonicalScope, type QueryScope } from '../../query/scope.ts';
 import { findDataset } from '../../registry.ts';
 import { revisionTable } from '../../render/revisions.ts';
 import { renderTable } from '../../render/table.ts';
 import { releaseId } from '../openapi/components.ts';
+import { exampleRequest } from '../openapi/examples.ts';
 import { financialParameters, financialSets } from '../openapi/parameters.ts';
-import { keyedErrors, pageResponses, ref, unknownRelease } from '../openapi/responses.ts';
+import { keyedErrors, metricErrors, pageResponses, ref, unknownRelease } from '../openapi/responses.ts';
 import { dimensionFilters, filterParams, filtersApplied, yearParam } from '../params/dimension-filters.ts';
-import { cursorParam, limitParam, parseQuery, periodParam, releaseParam, repeatable, single } from '../params/params.ts';
+import { datasetParam, financialDataset } from '../params/metric.ts';
+import { cursorParam, formatParam, limitParam, parseQuery, periodParam, releaseParam, repeatable } from '../params/params.ts';
 import { respondCacheable } from '../respond/cacheable.ts';
-import { negotiate, PAGE_FORMATS } from '../respond/negotiate.ts';
+import { PAGE_FORMATS, responseFormat } from '../respond/negotiate.ts';
 import { setNextPage, slicePage } from '../respond/paging.ts';
 import type { Route } from './route.ts';
 
@@ -21,10 +23,11 @@ import type { Route } from './route.ts';
 
 export const schema = v.objectWithRest(
   {
-    metric: single(v.pipe(v.string(), v.minLength(1))),
+    metric: datasetParam('metric', 'financial'),
     period: periodParam,
     limit: limitParam(100),
     cursor: cursorParam,
+    format: formatParam(PAGE_FORMATS),
     from: releaseParam,
     to: releaseParam,
     change: v.optional(repeatable(v.picklist(CHANGES, 'Expected added, removed or changed'))),
@@ -33,7 +36,7 @@ export const schema = v.objectWithRest(
   filterParams,
 );
 
-const CONTROL_PARAMS = new Set(['metric', 'period', 'limit', 'cursor', 'from', 'to', 'change']);
+const CONTROL_PARAMS = new Set(['metric', 'period', 'limit', 'cursor', 'format', 'from', 'to', 'change']);
 
 const DESCRIPTIONS = {
   from: 'The earlier release `YYYY-MM`; by default the one published before `to`. Given once.',
@@ -46,9 +49,8 @@ const exists = (file: string) => fs.access(file).then(() => true, () => false);
 export const revisions: Route = {
   path: '/v1/revisions',
   async handle(ctx, services) {
-    const { metric, period, limit, cursor, from: fromParam, to: toParam, change, ...params } = parseQuery(schema, ctx.query);
-    const def = findDataset(metric, 'financial');
-    if (!def) throw new UnknownMetricError(metric);
+    const { metric, period, limit, cursor, format: named, from: fromParam, to: toParam, change, ...params } = parseQuery(schema, ctx.query);
+    const def = financialDataset(metric);
     const filters = dimensionFilters(ctx.query, def, CONTROL_PARAMS, params);
     const { releases } = services;
     const current = releases.current();
@@ -60,12 +62,12 @@ export const revisions: Route = {
     if (!releases.isPublished(from)) throw new UnknownReleaseError(from);
     const changes = change && [...new Set(change)].sort((a, b) => CHANGES.indexOf(a) - CHANGES.indexOf(b));
 
+    const format = responseFormat(ctx.get('accept'), named, PAGE_FORMATS);
+    ctx.vary('Accept');
     // The cursor and cache key name `to` as their release, and `from` and the kinds of change as the shape.
-    const scope: QueryScope = { release: to, dataset: def.name, filters, period: period?.text, shape: JSON.stringify(['revisions', from, changes ?? null]) };
+    const scope: QueryScope = { release: to, dataset: def.name, filters, period: period?.text, shape: JSON.stringify(['revisions', from, changes ?? null]), format: format.name };
     const after = cursor === undefined ? -1 : services.cursors.decode(cursor, scope);
     const whole = JSON.stringify(['revisions', ...canonicalScope(scope)]);
-    const format = negotiate(ctx.get('accept'), PAGE_FORMATS);
-    ctx.vary('Accept');
     const files = { from: releases.fileOf(from, def.name), to: releases.fileOf(to, def.name) };
     const render = async () => {
       const result = await services.revisions
@@ -98,14 +100,14 @@ export const revisions: Route = {
     summary: 'Rows of a financial dataset that differ between two published releases',
     description: 'Rows matched by their dimension values: `added` (only in `to`), `removed` (only in `from`) or `changed` (any metric differs), with their values in each release. Takes every filter of /v1/financials. Pages follow the dimension values in order; one walk computes the diff once.',
     parameters: financialParameters(schema, DESCRIPTIONS),
+    'x-codeSamples': exampleRequest('/v1/revisions?metric=ggr&country=France&change=changed&limit=5'),
     responses: {
       ...pageResponses('RevisionsResponse', {
         csv: 'RFC 4180 CSV with a header row: the dimensions, `change`, then `before_<metric>` and `after_<metric>` per metric; empty where the row is absent.',
         arrow: 'Arrow IPC stream: text dimensions and `change` Utf8, `year` Int32, values Float64; null where the row is absent.',
       }),
       ...keyedErrors({
-        missingMetric: new InvalidParametersError({ metric: ['Invalid type: Expected string but received undefined'] }),
-        unknownMetric: new UnknownMetricError('revenue'),
+        ...metricErrors(schema),
         noEarlierRelease: new InvalidParametersError({ from: ['No release was published before 2026-07: name the release to compare with, as from=YYYY-MM'] }),
         invalidFilterDimension: new InvalidFilterDimensionError('product', 'fx', findDataset('fx', 'financial')!.dimensions),
         invalidCursor: new InvalidCursorError(),

@@ -1,0 +1,100 @@
+import { execFile } from 'node:child_process';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { examplePath } from '../src/http/openapi/examples.ts';
+import { send, startTestService, tempDir, twoReleaseDataDir, type TestService } from './helpers/service.ts';
+
+// Issue 31: third-party tooling uses the OpenAPI document as it is. Portman turns the
+// document the server serves into a Postman collection with its contract tests
+// (status, Content-Type, JSON body, schema, documented headers), and Newman runs it
+// against the server with nothing set but `baseUrl` and `apiKey`: every request is the
+// one the document's examples make, and every assertion must pass. Then each
+// operation's example request (`x-codeSamples`) is sent as the README would send it.
+
+const ROOT = path.resolve(import.meta.dirname, '..');
+const bin = (name: string) => path.join(ROOT, 'node_modules', '.bin', name);
+const run = promisify(execFile);
+
+let service: TestService;
+let work: string;
+const contract = suite('the OpenAPI document, as Portman and Newman use it');
+contract.before(async () => {
+  // Two releases, as README.md's recipe makes: /v1/revisions compares them by default.
+  service = await startTestService({ dataDir: (await twoReleaseDataDir()).dataDir });
+  work = await tempDir('dqs-portman-');
+});
+contract.after(async () => {
+  await service.stop();
+  await fs.rm(work, { recursive: true, force: true });
+});
+
+interface NewmanSummary {
+  run: {
+    stats: { requests: { total: number; failed: number }; assertions: { total: number; failed: number } };
+    executions: { item: { name: string }; response?: { code: number }; assertions?: { assertion: string; error?: { message: string } }[] }[];
+    failures: { source?: { name?: string }; error: { message: string; test?: string } }[];
+  };
+}
+
+contract('Portman generates the collection from /openapi.json; Newman runs it with only baseUrl and apiKey set, and every assertion passes', async () => {
+  const document = (await send(`${service.url}/openapi.json`)).json;
+  const operations = Object.values<Record<string, unknown>>(document.paths).length;
+  const collection = path.join(work, 'collection.json');
+  // Portman's defaults (no config of ours): contract tests on, optional parameters sent disabled.
+  await run(bin('portman'), ['--url', `${service.url}/openapi.json`, '--output', collection], { cwd: work, timeout: 120_000 });
+  const report = path.join(work, 'newman.json');
+  await run(
+    bin('newman'),
+    ['run', collection, '--env-var', `baseUrl=${service.url}`, '--env-var', `apiKey=${service.key}`, '--reporters', 'json', '--reporter-json-export', report, '--timeout-request', '30000'],
+    { cwd: work, timeout: 300_000 },
+  ).catch((err: Error) => err); // Non-zero on a failed assertion: the report says which.
+  const { run: summary } = JSON.parse(await fs.readFile(report, 'utf8')) as NewmanSummary;
+  const failures = summary.failures.map((f) => `${f.source?.name}: ${f.error.test ?? ''} ${f.error.message}`);
+  assert.equal(failures, [], 'every assertion passes');
+  assert.is(summary.stats.requests.total, operations, 'one request per operation of the document');
+  assert.is(summary.stats.requests.failed, 0);
+  for (const execution of summary.executions) {
+    assert.ok(execution.response && execution.response.code >= 200 && execution.response.code < 300, `${execution.item.name}: ${execution.response?.code}`);
+    // At least the status, the Content-Type and, but for the pages, the body or headers.
+    assert.ok((execution.assertions ?? []).length >= 2, `${execution.item.name} is tested`);
+  }
+  assert.is(summary.stats.assertions.failed, 0);
+  assert.ok(summary.stats.assertions.total >= 5 * operations, `${summary.stats.assertions.total} assertions`);
+});
+
+contract('every operation has an example request, and it works as written', async () => {
+  const document = (await send(`${service.url}/openapi.json`)).json;
+  for (const [route, item] of Object.entries<Record<string, any>>(document.paths)) {
+    const operation = item.get;
+    const example = examplePath(operation);
+    assert.ok(example, `${route} has x-codeSamples`);
+    assert.ok(example!.startsWith(route), `${route}: ${example}`);
+    assert.ok(operation.description.endsWith(`Example: \`GET ${example}\``), `${route}: the description shows it`);
+    const keyed = operation.security === undefined;
+    assert.is(operation['x-codeSamples'][0].source.includes('x-api-key: $KEY'), keyed, route);
+    const res = await service.get(example!, { key: keyed ? undefined : null });
+    assert.is(res.status, 200, `${example}: ${res.text.slice(0, 300)}`);
+    if (res.json?.meta) assert.ok(res.json.meta.row_count > 0, `${example} finds rows`);
+  }
+});
+
+contract('every parameter has an example; each dimension\'s is a value the sample holds', async () => {
+  const document = (await send(`${service.url}/openapi.json`)).json;
+  for (const [route, item] of Object.entries<Record<string, any>>(document.paths)) {
+    for (const parameter of item.get.parameters ?? []) {
+      assert.ok(parameter.example !== undefined, `${route} ${parameter.name} has an example`);
+      const values = parameter.schema.items?.enum ?? parameter.schema.enum;
+      if (values) for (const value of [parameter.example].flat()) assert.ok(values.includes(value), `${route} ${parameter.name}: ${value} is one of its values`);
+    }
+  }
+  for (const parameter of document.paths['/v1/financials'].get.parameters.filter((p: any) => p['x-metrics'])) {
+    const metric = parameter['x-metrics'].at(-1);
+    const res = await service.get(`/v1/financials?metric=${metric}&${parameter.name}=${encodeURIComponent(parameter.example[0])}&limit=1`);
+    assert.is(res.json.meta.row_count, 1, `${parameter.name}=${parameter.example[0]} on ${metric}`);
+  }
+});
+
+contract.run();
