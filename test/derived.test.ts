@@ -526,7 +526,7 @@ drop('meta.unmatched counts the keys without a denominator row, and lists the fi
 values('README: the five derived examples of README.md and its CLI line answer with their derived values', async () => {
   const text = await fs.readFile(path.resolve(import.meta.dirname, '../README.md'), 'utf8');
   const section = text.slice(text.indexOf('#### Derived measures'), text.indexOf('### Releases and revisions'));
-  const lines = [...section.matchAll(/^curl -s "http:\/\/127\.0\.0\.1:3000(\/v1\/aggregate\?[^"]+)"/gm)].map((m) => m[1]!);
+  const lines = [...section.matchAll(/^curl -s "\$BASE(\/v1\/aggregate\?[^"]+)"/gm)].map((m) => m[1]!);
   assert.is(lines.length, 5, 'YoY growth, online share, GGR per adult, % of GDP, hold');
   for (const [pathAndQuery, derived] of lines.map((line, i) => [line, ['_pct_change', '_share', '_per_adult_population', '_per_gdp_usd', '_per_turnover'][i]!] as const)) {
     const res = await service.get(pathAndQuery);
