@@ -39,6 +39,12 @@ export function createApp(services: Services, options: AppOptions = {}, table = 
   const router = new Router();
   for (const route of ROUTES) router.get(route.path, (ctx) => route.handle(ctx, services));
 
+  // Errors after the answer started (a streamed export cut short) reach only this:
+  // a body the client left, or the server ended idle (export_idle), is routine.
+  app.on('error', (err: NodeJS.ErrnoException, ctx?: Koa.Context) => {
+    const routine = err.code === 'ERR_STREAM_PREMATURE_CLOSE' || err.code === 'ECONNRESET' || err.code === 'EPIPE';
+    services.log[routine ? 'debug' : 'error']({ err, reqId: ctx?.state.requestId }, 'response stream ended early');
+  });
   app.use(publicPipeline(services, table, router));
   app.use(claimRoutes(services));
   app.use(router.routes());

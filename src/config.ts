@@ -1,3 +1,4 @@
+import os from 'node:os';
 import path from 'node:path';
 import * as v from 'valibot';
 
@@ -145,6 +146,26 @@ export const settings = {
   AGGREGATE_KEEP_BYTES: {
     schema: count(64 * 1024 * 1024, 'bytes'),
     help: 'Bound of the aggregate results kept whole for paging (docs/api.md "Aggregates"); a result evicted mid-walk is computed again',
+  },
+  ADMISSION_CONCURRENCY: {
+    schema: positiveInt(os.availableParallelism()),
+    help: 'Heavy jobs (an aggregate computed, a revisions diff, a filtered export, a release loaded for release=) running at once; more wait their turn, taken round-robin between keys (default: the cores)',
+  },
+  ADMISSION_PER_KEY: {
+    schema: positiveInt(2),
+    help: "Heavy jobs one API key may have running at once; its others wait, so one key's backlog never holds up another key's first request",
+  },
+  ADMISSION_WAIT_MS: {
+    schema: positiveInt(10_000),
+    help: 'Longest a heavy job waits for its turn before the request is refused with 503 and Retry-After',
+  },
+  EXPORT_IDLE_SECONDS: {
+    schema: positiveInt(60),
+    help: 'An export the client has not read from for this long is ended, and the release it reads let go',
+  },
+  EXPORTS_OPEN_PER_KEY: {
+    schema: positiveInt(2),
+    help: 'Exports one API key may have open at once; another is refused with 429 until one ends',
   },
   EXPORT_LIMIT_PER_DAY: {
     schema: positiveInt(50),

@@ -349,6 +349,22 @@ export class RangeNotSatisfiableError extends ApiError {
   }
 }
 
+/** Heavy work queued past ADMISSION_WAIT_MS, or DuckDB out of memory for it: the server is busy, not broken. */
+export class BusyError extends ApiError {
+  override readonly code = 'busy';
+  constructor(retryAfterSeconds: number) {
+    super(503, { error: `Server busy with heavy requests; try again in ${retryAfterSeconds} seconds`, retryAfterSeconds }, { 'Retry-After': String(retryAfterSeconds) });
+  }
+}
+
+/** A key with EXPORTS_OPEN_PER_KEY exports still streaming asks for another. */
+export class ExportsOpenError extends ApiError {
+  override readonly code = 'exports_open';
+  constructor(open: number, retryAfterSeconds: number) {
+    super(429, { error: `Too many exports open: at most ${open} per key at once; finish or cancel one, then try again`, retryAfterSeconds }, { 'Retry-After': String(retryAfterSeconds) });
+  }
+}
+
 /** A published release that is not loaded took longer than RELEASE_LOAD_WAIT_MS to load; the load goes on. */
 export class ReleaseLoadingError extends ApiError {
   override readonly code = 'release_loading';

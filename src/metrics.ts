@@ -100,6 +100,21 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly admissionWaitSeconds = new Histogram({
+    name: 'dqs_admission_wait_seconds',
+    help: 'Time a heavy job (aggregate, revisions, export, release_load) waited for its turn before it ran',
+    labelNames: ['kind'] as const,
+    buckets: [0.001, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [this.registry],
+  });
+
+  readonly heavyRefusals = new Counter({
+    name: 'dqs_heavy_refusals_total',
+    help: 'Heavy requests refused, by reason: busy (waited past ADMISSION_WAIT_MS, or DuckDB out of memory), too_many_groups (refused before grouping), exports_open (EXPORTS_OPEN_PER_KEY), export_idle (an export ended after EXPORT_IDLE_SECONDS unread)',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+
   /** Children bound once for what every cached hit counts: a labelled call looks its child up each time. */
   readonly cacheHits = this.cacheLookups.labels('hit');
   readonly cacheMisses = this.cacheLookups.labels('miss');
@@ -120,8 +135,19 @@ export class Metrics {
     };
     /** DuckDB's own accounting of its memory, by tag (its duckdb_memory() table). */
     duckdbMemory: () => Promise<ReadonlyArray<{ tag: string; bytes: number }>>;
+    admission: { readonly queued: number; readonly active: number };
     clock: Clock;
   }): void {
+    new Gauge({
+      name: 'dqs_admission_jobs',
+      help: 'Heavy jobs by state: waiting for a turn, or running',
+      labelNames: ['state'] as const,
+      registers: [this.registry],
+      collect() {
+        this.set({ state: 'waiting' }, sources.admission.queued);
+        this.set({ state: 'running' }, sources.admission.active);
+      },
+    });
     new Gauge({
       name: 'dqs_release_memory_bytes',
       help: 'Bytes each loaded release holds in memory, by part: columns (the column store), rollups (pre-aggregated tables), renderers (pre-encoded row fragments)',

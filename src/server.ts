@@ -4,6 +4,8 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import { createAdminApp } from './admin/app.ts';
+import { Admission } from './admission/queue.ts';
+import { OpenExports } from './admission/open-exports.ts';
 import { createPublicHandler } from './app.ts';
 import { LruResponseCache } from './cache/lru.ts';
 import { NoopResponseCache } from './cache/noop.ts';
@@ -22,7 +24,7 @@ import { Metrics } from './metrics.ts';
 import { resultBytes } from './query/aggregate.ts';
 import { CursorCodec } from './query/cursor.ts';
 import { KeptResults } from './query/kept-results.ts';
-import { revisionBytes } from './query/revisions.ts';
+import { RevisionDiff } from './query/revisions.ts';
 import { connectRedis } from './redis.ts';
 import { ReleaseError } from './releases/manifest.ts';
 import { currentRelease } from './releases/on-disk.ts';
@@ -103,7 +105,12 @@ export async function startService(config: Config, log: Logger, options: StartOp
   });
   const cache = config.CACHE_MAX_BYTES > 0 ? new LruResponseCache(config.CACHE_MAX_BYTES) : new NoopResponseCache();
   const aggregates = new KeptResults({ maxBytes: config.AGGREGATE_KEEP_BYTES, sizeOf: resultBytes, counted: () => metrics.aggregateComputations.inc() });
-  const revisions = new KeptResults({ maxBytes: config.REVISIONS_KEEP_BYTES, sizeOf: revisionBytes, counted: () => metrics.revisionComputations.inc() });
+  const revisions = new KeptResults<RevisionDiff>({
+    maxBytes: config.REVISIONS_KEEP_BYTES,
+    sizeOf: (diff) => diff.bytes,
+    counted: () => metrics.revisionComputations.inc(),
+    dispose: (diff) => diff.retire(),
+  });
   // Cache keys name the release, and a release's answers never change while it is
   // published: emptied when another release becomes current (the old current's bodies
   // are rarely asked for again), and when one is published, withdrawn or removed.
@@ -112,8 +119,16 @@ export async function startService(config: Config, log: Logger, options: StartOp
     aggregates.forgetUnless((id) => releases.isPublished(id));
     revisions.forgetUnless((id) => releases.isPublished(id));
   });
-  metrics.observe({ cache, releases, duckdbMemory: () => db.memory(), clock });
-  const services: Services = { db, releases, cursors, aggregates, aggregateMaxGroups: config.AGGREGATE_MAX_GROUPS, revisions, cache, keys, limits, invites, clock, log, metrics };
+  const admission = new Admission({
+    concurrency: config.ADMISSION_CONCURRENCY,
+    perKey: config.ADMISSION_PER_KEY,
+    maxWaitMs: config.ADMISSION_WAIT_MS,
+    clock,
+    observe: { waited: (kind, s) => metrics.admissionWaitSeconds.observe({ kind }, s) },
+  });
+  metrics.observe({ cache, releases, duckdbMemory: () => db.memory(), admission, clock });
+  const exports = { open: new OpenExports(config.EXPORTS_OPEN_PER_KEY), idleMs: config.EXPORT_IDLE_SECONDS * 1000 };
+  const services: Services = { db, releases, cursors, aggregates, aggregateMaxGroups: config.AGGREGATE_MAX_GROUPS, revisions, cache, keys, limits, invites, admission, exports, clock, log, metrics };
 
   const timeouts = { headersMs: config.HTTP_HEADERS_TIMEOUT_MS, requestMs: config.HTTP_REQUEST_TIMEOUT_MS, keepAliveMs: config.HTTP_KEEP_ALIVE_TIMEOUT_MS };
   const server = createHttpServer(createPublicHandler(services, { trustProxy: config.TRUST_PROXY, replayMaxBytes: config.REPLAY_MAX_BYTES, belowKoa: options.belowKoa }), timeouts, log);

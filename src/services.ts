@@ -1,4 +1,6 @@
 import type { Logger } from 'pino';
+import type { Admission } from './admission/queue.ts';
+import type { OpenExports } from './admission/open-exports.ts';
 import type { ResponseCache } from './cache/store.ts';
 import type { Database } from './duckdb/database.ts';
 import type { InviteStore } from './invites/store.ts';
@@ -8,7 +10,7 @@ import type { Metrics } from './metrics.ts';
 import type { AggregateResult } from './query/aggregate.ts';
 import type { CursorCodec } from './query/cursor.ts';
 import type { KeptResults } from './query/kept-results.ts';
-import type { RevisionResult } from './query/revisions.ts';
+import type { RevisionDiff } from './query/revisions.ts';
 import type { Releases } from './releases/releases.ts';
 
 /** The limiters requests are counted against (docs/api.md "Rate limits"). */
@@ -34,12 +36,16 @@ export interface Services {
   /** Most groups one aggregate may produce (AGGREGATE_MAX_GROUPS). */
   readonly aggregateMaxGroups: number;
   /** Revisions diffs kept whole for paging. */
-  readonly revisions: KeptResults<RevisionResult>;
+  readonly revisions: KeptResults<RevisionDiff>;
   /** Finished bodies of successful responses, emptied when the releases change. */
   readonly cache: ResponseCache;
   readonly keys: KeyStore;
   readonly limits: Limits;
   readonly invites: InviteStore;
+  /** Turns for heavy work: aggregates computed, revisions diffs, filtered exports, release loads. */
+  readonly admission: Admission;
+  /** Exports streaming now, per key, and how long one may go unread (EXPORT_IDLE_SECONDS). */
+  readonly exports: { readonly open: OpenExports; readonly idleMs: number };
   readonly clock: Clock;
   readonly log: Logger;
   readonly metrics: Metrics;

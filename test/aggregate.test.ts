@@ -323,6 +323,27 @@ limits('more groups than AGGREGATE_MAX_GROUPS: 400 naming the count', async () =
   }
 });
 
+limits('the guard counts the groups before computing them: its count is the rows the aggregate then has', async () => {
+  // Counted by DuckDB over the served table, levels and the state rule included; the served result counts them again.
+  const queries = [
+    'metric=ggr&fx=USD&group_by=country,state,year&rollup=true',
+    'metric=turnover&group_by=fx,country,channel&rollup=true&period=2010-01-01:2014-12-31',
+    'metric=ggr&group_by=state,fx&rollup=true&channel=Online&measure=ggr:max',
+    'metric=country&group_by=region,country,temporal',
+  ];
+  const [whole, tiny] = await Promise.all([startTestService(), startTestService({ env: { AGGREGATE_MAX_GROUPS: '1' } })]);
+  try {
+    for (const query of queries) {
+      const served = (await walkPages(whole, `/v1/aggregate?${query}`, 1000)).reduce((sum, page) => sum + page.data.length, 0);
+      const refused = await tiny.get(`/v1/aggregate?${query}`);
+      assert.is(refused.status, 400, query);
+      assert.is(refused.json.error, `The aggregate has ${served} groups, more than the 1 one request may return: filter to fewer rows or group by fewer dimensions`, query);
+    }
+  } finally {
+    await Promise.all([whole.stop(), tiny.stop()]);
+  }
+});
+
 limits('bodies are byte-identical across restarts and DUCKDB_THREADS', async () => {
   const bodies = await bodiesPerThreads(CASES.map((c) => `/v1/aggregate?metric=${c.metric}&${c.query}&rollup=true`));
   assert.equal(bodies[0], bodies[1]);

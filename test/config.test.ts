@@ -1,3 +1,4 @@
+import os from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { suite } from 'uvu';
@@ -42,6 +43,11 @@ const DEFAULTS = {
   CACHE_MAX_BYTES: 268_435_456,
   REPLAY_MAX_BYTES: 8_388_608,
   CACHE_MAX_AGE_SECONDS: 86_400,
+  ADMISSION_CONCURRENCY: os.availableParallelism(),
+  ADMISSION_PER_KEY: 2,
+  ADMISSION_WAIT_MS: 10_000,
+  EXPORT_IDLE_SECONDS: 60,
+  EXPORTS_OPEN_PER_KEY: 2,
 };
 
 /** The ConfigError thrown for `env`; fails the test when none is thrown. */
@@ -102,6 +108,8 @@ config('valid values are parsed and directories resolved', () => {
     CACHE_MAX_BYTES: '0',
     REPLAY_MAX_BYTES: '1024',
     CACHE_MAX_AGE_SECONDS: '2678400',
+    ADMISSION_CONCURRENCY: '16',
+    ADMISSION_WAIT_MS: '500',
   });
   assert.equal(parsed, {
     HOST: '0.0.0.0',
@@ -139,6 +147,11 @@ config('valid values are parsed and directories resolved', () => {
     CACHE_MAX_BYTES: 0,
     REPLAY_MAX_BYTES: 1024,
     CACHE_MAX_AGE_SECONDS: 2_678_400,
+    ADMISSION_CONCURRENCY: 16,
+    ADMISSION_PER_KEY: 2,
+    ADMISSION_WAIT_MS: 500,
+    EXPORT_IDLE_SECONDS: 60,
+    EXPORTS_OPEN_PER_KEY: 2,
   });
 });
 
@@ -172,6 +185,9 @@ const INVALID: Array<[string, string]> = [
   ['CACHE_MAX_BYTES', '-1'],
   ['CACHE_MAX_AGE_SECONDS', '2678401'],
   ['CACHE_MAX_AGE_SECONDS', '1.5'],
+  ['ADMISSION_CONCURRENCY', '0'],
+  ['ADMISSION_PER_KEY', 'two'],
+  ['EXPORT_IDLE_SECONDS', '-5'],
 ];
 
 config('invalid values throw ConfigError naming the variable and the value', () => {

@@ -7,6 +7,8 @@ import * as assert from 'uvu/assert';
 import { DATASETS } from '../src/registry.ts';
 import { createApp } from '../src/app.ts';
 import { Releases } from '../src/releases/releases.ts';
+import { Admission } from '../src/admission/queue.ts';
+import { OpenExports } from '../src/admission/open-exports.ts';
 import { Database } from '../src/duckdb/database.ts';
 import { FileInviteStore } from '../src/invites/file-store.ts';
 import { FileKeyStore } from '../src/keys/file-store.ts';
@@ -15,7 +17,7 @@ import { createLogger } from '../src/log.ts';
 import { NoopResponseCache } from '../src/cache/noop.ts';
 import { KeptResults } from '../src/query/kept-results.ts';
 import type { AggregateResult } from '../src/query/aggregate.ts';
-import type { RevisionResult } from '../src/query/revisions.ts';
+import type { RevisionDiff } from '../src/query/revisions.ts';
 import { CursorCodec } from '../src/query/cursor.ts';
 import { Metrics } from '../src/metrics.ts';
 import { send, startTestService, tempDir, type Response, type TestService } from './helpers/service.ts';
@@ -284,8 +286,10 @@ loading('data routes answer 503 with Retry-After; catalog and key checks still w
   const services = {
     db, releases, cursors, cache: new NoopResponseCache(),
     aggregates: new KeptResults<AggregateResult>({ maxBytes: 1 << 20, sizeOf: () => 1, counted: () => {} }), aggregateMaxGroups: 1000,
-    revisions: new KeptResults<RevisionResult>({ maxBytes: 1 << 20, sizeOf: () => 1, counted: () => {} }),
+    revisions: new KeptResults<RevisionDiff>({ maxBytes: 1 << 20, sizeOf: () => 1, counted: () => {} }),
     keys, limits, clock: Date.now, log, metrics, invites: await FileInviteStore.open(stateDir),
+    admission: new Admission({ concurrency: 2, perKey: 2, maxWaitMs: 1000, clock: Date.now }),
+    exports: { open: new OpenExports(2), idleMs: 60_000 },
   };
   const server = http.createServer(createApp(services).callback()).listen(0, '127.0.0.1');
   await once(server, 'listening');

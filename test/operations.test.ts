@@ -193,6 +193,7 @@ codes('every error in the catalog has its own stable snake_case code', () => {
     new errors.ExportLimitError(50, 1), new errors.RangeNotSatisfiableError(10),
     new errors.CompareNeedsYearError(), new errors.InvalidShareError('x', []), new errors.InvalidPerError('x', 'y', []),
     new errors.DerivedNeedsSumError('share', 'x:avg'), new errors.RollupConflictError('having'), new errors.InvalidHavingError('x.gt.1', []),
+    new errors.BusyError(10), new errors.ExportsOpenError(2, 10),
   ];
   const catalog = Object.values(errors).filter((e) => typeof e === 'function' && e.prototype instanceof errors.ApiError);
   assert.is(instances.length, catalog.length, 'every class of the catalog is listed here');

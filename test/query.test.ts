@@ -9,6 +9,9 @@ import type { StoredDataset } from '../src/store/loader.ts';
 import { CursorCodec } from '../src/query/cursor.ts';
 import { alternatives, closest } from '../src/query/suggest.ts';
 import { fileConditions, pageQuery, whereClauses, type YearRange } from '../src/query/filters.ts';
+import { groupBound, groupCountQuery } from '../src/query/group-count.ts';
+import type { AggregatePlan } from '../src/query/aggregate.ts';
+import { NO_DERIVED } from '../src/query/derived-plan.ts';
 
 // The one place request values turn into SQL, as a table of input → (sql, params):
 // values only ever become bound parameters, never SQL text.
@@ -67,6 +70,37 @@ for (const c of fileCases) {
     assert.equal(params, c.params);
   });
 }
+
+// The size guard's count: one SELECT DISTINCT per level of the result, with the
+// request's clauses; a level that rolls up state counts national rows (state "") alone.
+const plan = (groupBy: string[], rollup: boolean, filters: Record<string, string[]> = {}): AggregatePlan => ({
+  groupBy, filters: new Map(Object.entries(filters)), measures: [], omitted: [], order: undefined, rollup, derived: NO_DERIVED, columns: [],
+});
+const distinct = (columns: string, where = '') => `SELECT count(*) FROM (SELECT DISTINCT ${columns} FROM "r2026_11"."ggr"${where})`;
+const countCases: Array<{ name: string; plan: AggregatePlan; sql: string[]; params: number[] }> = [
+  { name: 'count: groups alone', plan: plan(['country', 'year'], false, { channel: ['Online'] }), sql: [distinct('1, "country", "year"', ' WHERE "channel" IN ($1)')], params: [1] },
+  {
+    name: 'count: rollup levels, state rolled up from the second',
+    plan: plan(['country', 'state'], true, { year: ['2020'] }),
+    sql: [distinct('1, "country", "state"', ' WHERE "year" IN ($1)'), distinct('1, "country"', ' WHERE "year" IN ($2) AND "state" = $3'), distinct('1', ' WHERE "year" IN ($4) AND "state" = $5')],
+    params: [2020, 2020, 0, 2020, 0],
+  },
+  { name: 'count: rollup without state', plan: plan(['channel'], true), sql: [distinct('1, "channel"'), distinct('1')], params: [] },
+];
+for (const c of countCases) {
+  sql(c.name, () => {
+    const clauses = whereClauses(ggr, c.plan.filters);
+    assert.ok(clauses);
+    assert.equal(groupCountQuery(ggr, c.plan, clauses), { sql: c.sql.join('\nUNION ALL\n'), params: c.params });
+  });
+}
+sql('count: the dictionaries bound most requests without a query', () => {
+  // Two countries by two channels, or at most one of each filtered: no count needed under the bound.
+  const sized: StoredDataset = { ...ggr, aggregates: { ...ggr.aggregates, dictionaries: ggrDef.dimensions.map((d) => ({ values: [...(ggr.codes.get(d)?.keys() ?? [])], json: [] })) } };
+  assert.is(groupBound(sized, plan(['country', 'channel'], false), undefined), 6);
+  assert.is(groupBound(sized, plan(['country', 'channel'], true), undefined), 6 + 3 + 1);
+  assert.is(groupBound(sized, plan(['country', 'year'], false, { country: ['Spain'] }), { from: 2021, to: 2030 }), 1);
+});
 sql.run();
 
 const store = suite('column store and JSON renderer');

@@ -68,25 +68,39 @@ export interface Level {
   readonly fromDetail: Int32Array;
 }
 
+/** One level of the answer: groups by the first `keep` dimensions of group_by. */
+export interface LevelShape {
+  readonly keep: number;
+  /** It rolls up the totals dimension (state), so it adds up the total rows alone, as an aggregate without that dimension does. */
+  readonly national: boolean;
+}
+
+/** The detail level, then with rollup one level per shorter prefix of group_by, down to the grand total. */
+export function levelShapes(def: DatasetDef, groupBy: readonly string[], rollup: boolean): LevelShape[] {
+  const position = def.totals ? groupBy.indexOf(def.totals.dimension) : -1;
+  const shapes: LevelShape[] = [{ keep: groupBy.length, national: false }];
+  if (rollup) for (let keep = groupBy.length - 1; keep >= 0; keep--) shapes.push({ keep, national: position >= keep });
+  return shapes;
+}
+
 /**
  * The detail groups, then (with rollup) one level of subtotals per prefix of group_by,
  * longest first. National totals are never added to their own parts; a subtotal that
  * rolls up the year adds the years shown only.
  */
-export function levelsOf(def: DatasetDef, tables: AggregateTables, detail: Groups, rollup: boolean, shownYears: ReadonlySet<number> | undefined): Level[] {
+export async function levelsOf(def: DatasetDef, tables: AggregateTables, detail: Groups, rollup: boolean, shownYears: ReadonlySet<number> | undefined): Promise<Level[]> {
   const width = detail.groupBy.length;
   const yearAt = detail.groupBy.indexOf(def.dimensions.indexOf('year'));
   const isShown = (groups: Groups, g: number) => shownYears === undefined || yearAt < 0 || groups.codes[g * width + yearAt]! < 0 || shownYears.has(groups.codes[g * width + yearAt]!);
   const shownOf = (groups: Groups) => Uint8Array.from({ length: groups.count }, (_, g) => (isShown(groups, g) ? 1 : 0));
   const levels: Level[] = [{ groups: detail, shown: shownOf(detail), fromDetail: Int32Array.from({ length: detail.count }, (_, g) => g) }];
-  if (!rollup) return levels;
-  const totals = def.totals && { position: detail.groupBy.indexOf(def.dimensions.indexOf(def.totals.dimension)), code: tables.codes.get(def.totals.dimension)?.get(def.totals.value) };
+  const totalsAt = def.totals ? detail.groupBy.indexOf(def.dimensions.indexOf(def.totals.dimension)) : -1;
+  const totalsCode = def.totals && tables.codes.get(def.totals.dimension)?.get(def.totals.value);
   const detailShown = levels[0]!.shown;
-  for (let keep = width - 1; keep >= 0; keep--) {
-    const national = totals !== undefined && totals.position >= keep;
+  for (const { keep, national } of levelShapes(def, detail.groupBy.map((d) => def.dimensions[d]!), rollup).slice(1)) {
     const yearRolled = yearAt >= keep;
-    const include = (g: number) => (!national || detail.codes[g * width + totals.position] === totals.code) && (!yearRolled || detailShown[g] === 1);
-    const { groups, targetOf } = mergeGroups(detail, keep, include, true);
+    const include = (g: number) => (!national || detail.codes[g * width + totalsAt] === totalsCode) && (!yearRolled || detailShown[g] === 1);
+    const { groups, targetOf } = await mergeGroups(detail, keep, tables.sizes, include, true);
     levels.push({ groups, shown: shownOf(groups), fromDetail: targetOf });
   }
   return levels;

@@ -1,8 +1,11 @@
+import { inSlices, sortInSlices } from '../store/slices.ts';
 import { passes, type Having } from './derived-plan.ts';
 
 // The last steps of an aggregate: `having` keeps the groups whose values pass every
 // condition, then the groups are sorted by the plan's order (ties, and the default,
-// by the group tuple), before any page is cut.
+// by the group tuple), before any page is cut. Each pass runs in slices
+// (store/slices.ts): a result of a hundred thousand groups takes turns with the
+// requests around it.
 
 /** Every group of an aggregate as flat arrays: `width` codes and `n` values per group. */
 export interface FlatGroups {
@@ -34,11 +37,13 @@ export interface HavingAt {
 const compare = (a: number, b: number) => (a < b ? -1 : a > b ? 1 : 0);
 
 /** The groups that pass every condition, sorted: nulls (NaN) last whichever the direction, so a top N never starts with unknowns. */
-export function filterAndSort(flat: FlatGroups, having: readonly HavingAt[], order: OrderBy | undefined): FlatGroups {
+export async function filterAndSort(flat: FlatGroups, having: readonly HavingAt[], order: OrderBy | undefined): Promise<FlatGroups> {
   const { width, codes, values, rows, n } = flat;
   const valueAt = (g: number, at: number) => (at < 0 ? rows[g]! : values[g * n + at]!);
   const kept: number[] = [];
-  for (let g = 0; g < flat.count; g++) if (having.every((h) => passes(h.having, valueAt(g, h.value)))) kept.push(g);
+  await inSlices(flat.count, (start, end) => {
+    for (let g = start; g < end; g++) if (having.every((h) => passes(h.having, valueAt(g, h.value)))) kept.push(g);
+  });
   // Rolled-up dimensions (-1) sort after every value, so a subtotal follows its groups.
   const codeKey = (code: number) => (code < 0 ? Infinity : code);
   const byTuple = (a: number, b: number) => {
@@ -60,19 +65,23 @@ export function filterAndSort(flat: FlatGroups, having: readonly HavingAt[], ord
             return sign * compare(x, y);
           };
   }
-  kept.sort((a, b) => byOrder(a, b) || byTuple(a, b));
-  return permute(flat, kept);
+  const sorted = await sortInSlices(kept.length, (a, b) => byOrder(kept[a]!, kept[b]!) || byTuple(kept[a]!, kept[b]!));
+  return permute(flat, kept, sorted);
 }
 
-function permute(flat: FlatGroups, order: readonly number[]): FlatGroups {
+/** The groups `kept[order[0]]`, `kept[order[1]]`… */
+async function permute(flat: FlatGroups, kept: readonly number[], order: Uint32Array): Promise<FlatGroups> {
   const { width, n } = flat;
   const codes = new Int32Array(order.length * width);
   const values = new Float64Array(order.length * n);
   const rows = new Float64Array(order.length);
-  order.forEach((from, to) => {
-    codes.set(flat.codes.subarray(from * width, (from + 1) * width), to * width);
-    values.set(flat.values.subarray(from * n, (from + 1) * n), to * n);
-    rows[to] = flat.rows[from]!;
+  await inSlices(order.length, (start, end) => {
+    for (let to = start; to < end; to++) {
+      const from = kept[order[to]!]!;
+      codes.set(flat.codes.subarray(from * width, (from + 1) * width), to * width);
+      values.set(flat.values.subarray(from * n, (from + 1) * n), to * n);
+      rows[to] = flat.rows[from]!;
+    }
   });
   return { count: order.length, codes, width, values, n, rows };
 }

@@ -1,10 +1,11 @@
-import { InvalidGroupByError, InvalidMeasureError, InvalidOrderError, MixedTotalsError, MixedUnitsError, RateSumError, TooManyGroupsError, type ApiError } from '../errors.ts';
+import { InvalidGroupByError, InvalidMeasureError, InvalidOrderError, MixedTotalsError, MixedUnitsError, RateSumError, type ApiError } from '../errors.ts';
 import { findDataset, metricDef, type DatasetDef } from '../registry.ts';
 import { mergeGroups, type MetricNeeds } from '../store/aggregation.ts';
 import type { AggregateTables } from '../store/aggregate-tables.ts';
 import { alignedTotals, denominatorTable, translateCodes, type DenominatorTable } from '../store/denominators.ts';
 import { allowedCodes, groupRows, levelsOf, withPriorYears, type Allowed, type Level } from './aggregate-groups.ts';
 import { filterAndSort } from './aggregate-order.ts';
+import { inSlices } from '../store/slices.ts';
 import {
   compareValues, levelDenominators, matchKeys, measureValue, perValue, priorGroups, shareTotals, shareValue, unmatchedKeys,
   type FineKeys, type LevelDenominators, type MeasureSource, type Unmatched,
@@ -171,7 +172,6 @@ export async function computeAggregate(
   tables: AggregateTables,
   plan: AggregatePlan,
   period: YearRange | undefined,
-  maxGroups: number,
   tablesOf: TablesOf,
 ): Promise<AggregateResult> {
   const index = (dimension: string) => def.dimensions.indexOf(dimension);
@@ -189,10 +189,9 @@ export async function computeAggregate(
   const denominator = per && (await denominatorOf(def, tables, per, groupBy, read, tablesOf));
   const fineDims = denominator && 'table' in denominator ? denominator.fineDims : [];
   const scanned = await groupRows(tables, [...groupBy, ...fineDims], read, needs, denominator && 'aligned' in denominator ? denominator.aligned : undefined);
-  const merged = fineDims.length > 0 ? mergeGroups(scanned, groupBy.length, () => true, false) : { groups: scanned, targetOf: Int32Array.from({ length: scanned.count }, (_, g) => g) };
-  const levels = levelsOf(def, tables, merged.groups, plan.rollup, compare ? allowed.get(index('year')) : undefined);
+  const merged = fineDims.length > 0 ? await mergeGroups(scanned, groupBy.length, tables.sizes, () => true, false) : { groups: scanned, targetOf: Int32Array.from({ length: scanned.count }, (_, g) => g) };
+  const levels = await levelsOf(def, tables, merged.groups, plan.rollup, compare ? allowed.get(index('year')) : undefined);
   const count = levels.reduce((sum, level) => sum + level.shown.reduce((n, s) => n + s, 0), 0);
-  if (count > maxGroups) throw new TooManyGroupsError(count, maxGroups);
   const detail = levels[0]!;
 
   let fine: FineKeys | undefined;
@@ -218,33 +217,35 @@ export async function computeAggregate(
   const values = new Float64Array(count * n);
   const rows = new Float64Array(count);
   let at = 0;
-  levels.forEach((level, l) => {
+  for (const [l, level] of levels.entries()) {
     const { groups } = level;
-    const priors = compare ? priorGroups(def, tables, level) : undefined;
-    for (let g = 0; g < groups.count; g++) {
-      if (!level.shown[g]) continue;
-      codes.set(groups.codes.subarray(g * width, (g + 1) * width), at * width);
-      rows[at] = groups.rows[g]!;
-      let compared: [number, number, number] | undefined;
-      columns.forEach((column, c) => {
-        const source = sources[column.measure]!;
-        let value: number;
-        if (column.kind === 'value') value = measureValue(groups, source, g);
-        else if (column.kind === 'share') value = shareValue(groups, source.position, g, shares!);
-        else if (column.kind === 'per') value = perValue(groups, source.position, g, denominators![l]!);
-        else {
-          if (column.kind === 'prev') compared = compareValues(groups, source, g, priors![g]!);
-          value = compared![column.kind === 'prev' ? 0 : column.kind === 'change' ? 1 : 2];
-        }
-        values[at * n + c] = value;
-      });
-      at++;
-    }
-  });
+    const priors = compare ? await priorGroups(def, tables, level) : undefined;
+    await inSlices(groups.count, (start, end) => {
+      for (let g = start; g < end; g++) {
+        if (!level.shown[g]) continue;
+        codes.set(groups.codes.subarray(g * width, (g + 1) * width), at * width);
+        rows[at] = groups.rows[g]!;
+        let compared: [number, number, number] | undefined;
+        columns.forEach((column, c) => {
+          const source = sources[column.measure]!;
+          let value: number;
+          if (column.kind === 'value') value = measureValue(groups, source, g);
+          else if (column.kind === 'share') value = shareValue(groups, source.position, g, shares!);
+          else if (column.kind === 'per') value = perValue(groups, source.position, g, denominators![l]!);
+          else {
+            if (column.kind === 'prev') compared = compareValues(groups, source, g, priors![g]!);
+            value = compared![column.kind === 'prev' ? 0 : column.kind === 'change' ? 1 : 2];
+          }
+          values[at * n + c] = value;
+        });
+        at++;
+      }
+    });
+  }
   const keys = columns.map((c) => c.key);
   const valueAt = (key: string) => keys.indexOf(key);
   const order = plan.order && { dimension: plan.groupBy.indexOf(plan.order.key), value: valueAt(plan.order.key), descending: plan.order.descending };
-  const sorted = filterAndSort({ count, codes, width, values, n, rows }, having.map((h) => ({ having: h, value: valueAt(h.key) })), order);
+  const sorted = await filterAndSort({ count, codes, width, values, n, rows }, having.map((h) => ({ having: h, value: valueAt(h.key) })), order);
   return { count: sorted.count, codes: sorted.codes, width, values: sorted.values, rows: sorted.rows, ...(unmatched && { unmatched }) };
 }
 

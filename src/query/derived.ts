@@ -4,6 +4,7 @@ import type { AggregateTables } from '../store/aggregate-tables.ts';
 import type { DenominatorTable } from '../store/denominators.ts';
 import { ExactSums, roundedDifference } from '../store/exact-sum.ts';
 import type { Level } from './aggregate-groups.ts';
+import { inSlices } from '../store/slices.ts';
 
 // The derived values of an aggregate's groups, from their exact sums: a year's
 // predecessor found by year (compare), a group's sum over its total (share), and a
@@ -28,7 +29,7 @@ export function measureValue(groups: Groups, m: MeasureSource, g: number): numbe
 const divide = (numerator: number, denominator: number) => (denominator === 0 || !Number.isFinite(denominator) ? NaN : numerator / denominator);
 
 /** For each group of `level`: the group holding the same values one year earlier, or -1. */
-export function priorGroups(def: DatasetDef, tables: AggregateTables, level: Level): Int32Array {
+export async function priorGroups(def: DatasetDef, tables: AggregateTables, level: Level): Promise<Int32Array> {
   const { groups } = level;
   const width = groups.groupBy.length;
   const y = def.dimensions.indexOf('year');
@@ -43,14 +44,18 @@ export function priorGroups(def: DatasetDef, tables: AggregateTables, level: Lev
     return codes.join(',');
   };
   const index = new Map<string, number>();
-  for (let g = 0; g < groups.count; g++) {
-    const code = groups.codes[g * width + at]!;
-    if (code >= 0) index.set(keyOf(g, years[code]!), g);
-  }
-  for (let g = 0; g < groups.count; g++) {
-    const code = groups.codes[g * width + at]!;
-    if (code >= 0) prior[g] = index.get(keyOf(g, years[code]! - 1)) ?? -1;
-  }
+  await inSlices(groups.count, (start, end) => {
+    for (let g = start; g < end; g++) {
+      const code = groups.codes[g * width + at]!;
+      if (code >= 0) index.set(keyOf(g, years[code]!), g);
+    }
+  });
+  await inSlices(groups.count, (start, end) => {
+    for (let g = start; g < end; g++) {
+      const code = groups.codes[g * width + at]!;
+      if (code >= 0) prior[g] = index.get(keyOf(g, years[code]! - 1)) ?? -1;
+    }
+  });
   return prior;
 }
 

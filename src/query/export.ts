@@ -36,5 +36,6 @@ export async function copyParquet(db: Database, def: DatasetDef, source: string,
   ];
   const sql = `COPY (SELECT ${columns.join(', ')} FROM read_parquet(${quoteLiteral(source)})${where.length ? ` WHERE ${where.join(' AND ')}` : ''}
     ORDER BY ${def.dimensions.map(quoteIdent).join(', ')}) TO ${quoteLiteral(out)} (FORMAT parquet, COMPRESSION zstd)`;
-  await db.use((lease) => lease.connection.run(sql, params));
+  // A sort of every matching row: DuckDB's memory-heavy work, one at a time.
+  await db.exclusive((connection) => connection.run(sql, params).then(() => {}));
 }

@@ -1,15 +1,30 @@
 import { LRUCache } from 'lru-cache';
 
+interface Entry<T> {
+  readonly releases: readonly string[];
+  /** Settles once: the computation every caller of this key shares. */
+  readonly result: Promise<T>;
+  /** Callers using the result now; an entry evicted meanwhile is disposed by the last of them. */
+  users: number;
+  evicted: boolean;
+  /** The settled result's size, for the LRU's accounting. */
+  size: number;
+}
+
 /**
  * Query results kept whole, so every page of one walk slices the same result:
  * walking all the pages of an aggregate (or of a revisions diff) computes it once
  * per release, not once per page. Identical requests arriving together share one
  * computation. Bounded in bytes; a result evicted mid-walk is computed again, to the
  * same rows in the same order, so its cursors stay good.
+ *
+ * A caller holds a result explicitly while it reads it (`read`): a result that owns
+ * something outside the heap (a revisions diff's DuckDB table) is disposed only
+ * when it has been evicted and no caller is reading it.
  */
 export class KeptResults<T> {
-  private readonly kept: LRUCache<string, { releases: readonly string[]; result: T }>;
-  private readonly running = new Map<string, Promise<T>>();
+  private readonly kept: LRUCache<string, Entry<T>>;
+  private readonly running = new Map<string, Entry<T>>();
 
   constructor(
     private readonly options: {
@@ -17,27 +32,59 @@ export class KeptResults<T> {
       sizeOf: (result: T) => number;
       /** Called once per computation actually run (the metric that proves the above). */
       counted: () => void;
+      /** Releases what a result holds outside the heap, once it is neither kept nor read. */
+      dispose?: (result: T) => void;
     },
   ) {
-    this.kept = new LRUCache({ maxSize: Math.max(1, options.maxBytes), sizeCalculation: ({ result }) => Math.max(1, options.sizeOf(result)) });
+    this.kept = new LRUCache({
+      maxSize: Math.max(1, options.maxBytes),
+      sizeCalculation: (entry) => Math.max(1, entry.size),
+      dispose: (entry) => {
+        entry.evicted = true;
+        if (entry.users === 0) this.disposeEntry(entry);
+      },
+    });
   }
 
-  /** The result kept under `key` (canonical: releases, dataset, filters, shape), computed now if there is none. */
-  async get(key: string, releases: readonly string[], compute: () => T | Promise<T>): Promise<T> {
-    const kept = this.kept.get(key);
-    if (kept) return kept.result;
-    let running = this.running.get(key);
-    if (!running) {
-      running = (async () => {
-        this.options.counted();
-        const result = await compute();
-        this.kept.set(key, { releases, result });
-        return result;
-      })();
-      this.running.set(key, running);
-      void running.finally(() => this.running.delete(key)).catch(() => {});
+  /**
+   * Runs `use` on the result kept under `key` (canonical: releases, dataset, filters,
+   * shape), computed now if there is none, holding it until `use` settles.
+   */
+  async read<R>(key: string, releases: readonly string[], compute: () => Promise<T>, use: (result: T) => R | Promise<R>): Promise<R> {
+    const entry = this.kept.get(key) ?? this.running.get(key) ?? this.start(key, releases, compute);
+    // Counted before any await: nothing can dispose the result between here and `use`.
+    entry.users++;
+    try {
+      return await use(await entry.result);
+    } finally {
+      entry.users--;
+      if (entry.evicted && entry.users === 0) this.disposeEntry(entry);
     }
-    return running;
+  }
+
+  private start(key: string, releases: readonly string[], compute: () => Promise<T>): Entry<T> {
+    this.options.counted();
+    const entry: Entry<T> = { releases, result: compute(), users: 0, evicted: false, size: 1 };
+    this.running.set(key, entry);
+    entry.result.then(
+      (result) => {
+        this.running.delete(key);
+        entry.size = this.options.sizeOf(result);
+        this.kept.set(key, entry);
+        // Too large to keep at all: the LRU refuses it without disposing it; its readers (one at least) do.
+        if (this.kept.peek(key) !== entry) entry.evicted = true;
+      },
+      () => this.running.delete(key),
+    );
+    return entry;
+  }
+
+  private disposeEntry(entry: Entry<T>): void {
+    const { dispose } = this.options;
+    if (!dispose) return;
+    // Disposed once: only a settled result owns anything.
+    entry.evicted = false;
+    entry.result.then(dispose, () => {});
   }
 
   /** Forgets the results read from a release that can no longer be asked for (`readable` false). */

@@ -5,12 +5,15 @@ import { fileConditions, type Filters, type YearRange } from './filters.ts';
 
 // What /v1/revisions pages through: the rows of a financial dataset that differ
 // between two releases' normalized Parquet files, computed once per walk by a FULL
-// JOIN on the dimension tuple (as `etl diff` and the manifest's counts do), and kept.
+// JOIN on the dimension tuple (as `etl diff` and the manifest's counts do). The diff
+// is kept as a DuckDB table in page order, not in the JavaScript heap: DuckDB
+// builds it on its own threads within DUCKDB_MEMORY_LIMIT, spilling to DUCKDB_TEMP_DIR
+// past it, and each page reads only its own rows.
 
 export const CHANGES = ['added', 'removed', 'changed'] as const;
 export type Change = (typeof CHANGES)[number];
 
-/** One dimension of the kept rows, dictionary-coded. */
+/** One dimension of a page's rows, dictionary-coded. */
 export interface RevisionDimension {
   readonly name: string;
   readonly values: readonly (string | number)[];
@@ -19,9 +22,10 @@ export interface RevisionDimension {
   readonly codes: Uint32Array;
 }
 
-export interface RevisionResult {
+/** Rows of a diff, as a page renders them. */
+export interface RevisedRows {
   readonly count: number;
-  /** In the registry's dimension order; rows are sorted by them, which is the keyset. */
+  /** In the registry's dimension order; rows are sorted by them. */
   readonly dimensions: readonly RevisionDimension[];
   /** Index into CHANGES per row. */
   readonly change: Uint8Array;
@@ -41,16 +45,96 @@ export interface RevisionQuery {
   readonly changes?: readonly Change[];
 }
 
-/** Bytes a kept result holds, for the LRU that keeps them. */
-export function revisionBytes(result: RevisionResult): number {
-  let bytes = result.count * (1 + 4 * result.dimensions.length + 16 * result.before.length);
-  for (const dimension of result.dimensions) for (const json of dimension.json) bytes += 2 * json.length + 32;
-  return bytes;
+/** Where kept diffs live: a schema of their own in DuckDB's default in-memory catalog. */
+const SCHEMA = 'revisions';
+let tables = 0;
+
+/**
+ * A computed diff: `count` rows in a DuckDB table, numbered 0… in page order. Pages
+ * read it while it is kept; when it is dropped from the kept results, the table goes
+ * once the pages reading it now have been read, never under one.
+ */
+export class RevisionDiff {
+  private reading = 0;
+  private retired = false;
+
+  private constructor(
+    private readonly db: Database,
+    private readonly def: DatasetDef,
+    private readonly table: string,
+    readonly count: number,
+  ) {}
+
+  /**
+   * Runs the FULL JOIN into a table, then sorts that into the diff's own table, whose
+   * row ids are then the page order. Two statements, each spilling on its own: the
+   * join and the sort in one ran out of memory where each alone fits (at 1x, within
+   * 64MB). One diff at a time (Database.exclusive).
+   */
+  static async compute(db: Database, query: RevisionQuery): Promise<RevisionDiff> {
+    const id = ++tables;
+    const table = `${SCHEMA}.${quoteIdent(`diff_${id}`)}`;
+    const joined = `${SCHEMA}.${quoteIdent(`diff_${id}_joined`)}`;
+    const { sql, params } = revisionsQuery(query);
+    const dims = query.def.dimensions.map(quoteIdent);
+    const count = await db.exclusive(async (connection) => {
+      await connection.run(`CREATE SCHEMA IF NOT EXISTS ${SCHEMA}`);
+      try {
+        await connection.run(`CREATE TABLE ${joined} AS ${sql}`, params);
+        await connection.run(`CREATE TABLE ${table} AS SELECT * FROM ${joined} ORDER BY ${dims.join(', ')}`);
+        const rows = (await connection.runAndReadAll(`SELECT count(*) FROM ${table}`)).getRows();
+        return Number(rows[0]![0]);
+      } catch (err) {
+        await connection.run(`DROP TABLE IF EXISTS ${table}`);
+        throw err;
+      } finally {
+        await connection.run(`DROP TABLE IF EXISTS ${joined}`);
+      }
+    });
+    return new RevisionDiff(db, query.def, table, count);
+  }
+
+  /** About the bytes its table holds, in DuckDB's memory or spilled: what REVISIONS_KEEP_BYTES bounds. */
+  get bytes(): number {
+    return this.count * (8 + 8 * this.def.dimensions.length + 1 + 16 * this.def.metrics.length);
+  }
+
+  /** Rows [start, end) in page order. */
+  async rows(start: number, end: number): Promise<RevisedRows> {
+    this.reading++;
+    try {
+      const { def } = this;
+      const columns = [...def.dimensions, 'change', ...def.metrics.map((m) => `before_${m}`), ...def.metrics.map((m) => `after_${m}`)].map(quoteIdent);
+      // Rows were inserted in page order (preserve_insertion_order), so a row's id is its position.
+      const sql = `SELECT ${columns.join(', ')} FROM ${this.table} WHERE rowid >= $1::BIGINT AND rowid < $2::BIGINT ORDER BY rowid`;
+      const read = await this.db.use(async ({ connection }) => (await connection.runAndReadAll(sql, [start, end])).getColumns());
+      return pageRows(def, read);
+    } finally {
+      this.reading--;
+      if (this.retired && this.reading === 0) void this.drop();
+    }
+  }
+
+  /** Drops the table now if no page is reading it, else after the last one. */
+  retire(): void {
+    this.retired = true;
+    if (this.reading === 0) void this.drop();
+  }
+
+  private dropped = false;
+
+  private async drop(): Promise<void> {
+    if (this.dropped) return;
+    this.dropped = true;
+    // A failure here (the database closing at shutdown) leaves nothing to clean: the catalog is in memory.
+    await this.db.use(({ connection }) => connection.run(`DROP TABLE IF EXISTS ${this.table}`)).catch(() => {});
+  }
 }
 
 /**
- * The SQL and its parameters: each filter value travels as a bound parameter, and
- * applies to both releases before the join, so the join reads only matching rows.
+ * The SELECT of the diff's rows, unsorted, and its parameters: each filter
+ * value travels as a bound parameter, and applies to both releases before the join,
+ * so the join reads only matching rows.
  */
 export function revisionsQuery({ def, from, to, filters, period, changes }: RevisionQuery): { sql: string; params: (string | number)[] } {
   const params: (string | number)[] = [];
@@ -61,32 +145,26 @@ export function revisionsQuery({ def, from, to, filters, period, changes }: Revi
   const differs = def.metrics.map((m) => `a.${quoteIdent(m)} IS DISTINCT FROM b.${quoteIdent(m)}`).join(' OR ') || 'false';
   const kind = `CASE WHEN a.in_a IS NULL THEN 0 WHEN b.in_b IS NULL THEN 1 ELSE 2 END`;
   const kinds = (changes ?? CHANGES).map((c) => CHANGES.indexOf(c));
+  const values = [...def.metrics.map((m) => `a.${quoteIdent(m)}::DOUBLE AS ${quoteIdent(`before_${m}`)}`), ...def.metrics.map((m) => `b.${quoteIdent(m)}::DOUBLE AS ${quoteIdent(`after_${m}`)}`)];
   const sql = `
     SELECT * FROM (
-      SELECT ${dims.join(', ')}, (${kind})::UTINYINT AS change,
-             ${[...def.metrics.map((m) => `a.${quoteIdent(m)}::DOUBLE`), ...def.metrics.map((m) => `b.${quoteIdent(m)}::DOUBLE`)].join(', ')}
+      SELECT ${dims.join(', ')}, (${kind})::UTINYINT AS change, ${values.join(', ')}
       FROM (${side(from, 'in_a')}) a FULL JOIN (${side(to, 'in_b')}) b USING (${dims.join(', ')})
       WHERE a.in_a IS NULL OR b.in_b IS NULL OR ${differs}
-    ) WHERE change IN (${kinds.join(', ')})
-    ORDER BY ${dims.join(', ')}`;
+    ) WHERE change IN (${kinds.join(', ')})`;
   return { sql, params };
 }
 
-/** Runs the FULL JOIN on a pooled connection and keeps its rows in columns. */
-export async function computeRevisions(db: Database, query: RevisionQuery): Promise<RevisionResult> {
-  const { def } = query;
-  const { sql, params } = revisionsQuery(query);
-  const read = await db.use(async (lease) => (await lease.connection.runAndReadAll(sql, params)).getColumns());
-  // DuckDB gives no columns at all for a result without rows.
-  const columns = read.length > 0 ? read : Array.from({ length: def.dimensions.length + 1 + 2 * def.metrics.length }, () => []);
-  const count = columns[0]!.length;
-  const dimensions = def.dimensions.map((name, d) => dictionaryCode(name, columns[d]! as (string | number)[]));
+/** A page's columns as DuckDB returned them: the dimensions, change, then the values before and after. */
+function pageRows(def: DatasetDef, read: readonly (readonly unknown[])[]): RevisedRows {
   const m = def.metrics.length;
+  // DuckDB gives no columns at all for a result without rows (an empty diff).
+  const columns = read.length > 0 ? read : Array.from({ length: def.dimensions.length + 1 + 2 * m }, () => []);
   const floats = (c: number) => Float64Array.from(columns[c]! as (number | null)[], (x) => (x === null ? NaN : x));
   const first = def.dimensions.length + 1;
   return {
-    count,
-    dimensions,
+    count: columns[0]?.length ?? 0,
+    dimensions: def.dimensions.map((name, d) => dictionaryCode(name, columns[d]! as (string | number)[])),
     change: Uint8Array.from(columns[def.dimensions.length]! as number[]),
     before: def.metrics.map((_, i) => floats(first + i)),
     after: def.metrics.map((_, i) => floats(first + m + i)),
@@ -94,7 +172,7 @@ export async function computeRevisions(db: Database, query: RevisionQuery): Prom
 }
 
 function dictionaryCode(name: string, column: readonly (string | number)[]): RevisionDimension {
-  const values = [...new Set(column)].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  const values = [...new Set(column)];
   const code = new Map(values.map((value, i) => [value, i]));
   return { name, values, json: values.map((value) => JSON.stringify(value)), codes: Uint32Array.from(column, (value) => code.get(value)!) };
 }

@@ -1,6 +1,6 @@
 import type { Database } from '../duckdb/database.ts';
 
-type Connection = Awaited<ReturnType<Database['connect']>>;
+type Connection = Parameters<Parameters<Database['exclusive']>[0]>[0];
 
 /**
  * Runs release loads and drops one at a time, each on a connection of its own (a
@@ -26,14 +26,9 @@ export class LoadQueue {
     return run;
   }
 
-  /** `work` on a connection of its own, closed after; call inside `run`. */
-  async withConnection<T>(work: (connection: Connection) => Promise<T>): Promise<T> {
-    const connection = await this.db.connect();
-    try {
-      return await work(connection);
-    } finally {
-      connection.closeSync();
-    }
+  /** `work` on a connection of its own, closed after, taking its turn among DuckDB's memory-heavy work (Database.exclusive); call inside `run`. */
+  withConnection<T>(work: (connection: Connection) => Promise<T>): Promise<T> {
+    return this.db.exclusive(work);
   }
 
   /** Settles when everything queued so far has run. */

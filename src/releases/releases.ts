@@ -14,6 +14,9 @@ import { VintageUnavailableError, Vintages } from './vintages.ts';
 
 export type { ReleaseHold } from './resident.ts';
 export type { LoadedRelease, ServedDataset } from './load-release.ts';
+
+/** Runs a load in the caller's turn (the HTTP layer's admission for heavy work). */
+export type Admit = (load: () => Promise<ReleaseHold>) => Promise<ReleaseHold>;
 export type { SwitchResult } from './switcher.ts';
 
 /** A release other than the current one never changes while it is published (docs/api.md "Releases"). */
@@ -117,16 +120,17 @@ export class Releases {
    * Holds the release a request reads, for the caller to let go when it has answered:
    * the one `release` names, else the one `cursor` was issued on, else the current
    * one. A published release that is not loaded is loaded first, waiting at most
-   * RELEASE_LOAD_WAIT_MS. A cursor whose release is no longer published is invalid.
+   * RELEASE_LOAD_WAIT_MS, through `admit` (the caller's turn for heavy work) when
+   * given. A cursor whose release is no longer published is invalid.
    */
-  async hold(asked: { readonly release?: string; readonly cursor?: string }): Promise<ReleaseHold> {
+  async hold(asked: { readonly release?: string; readonly cursor?: string; readonly admit?: Admit }): Promise<ReleaseHold> {
     const current = this.resident.get();
     if (!current) throw new NotReadyError();
     const id = asked.release ?? (asked.cursor === undefined ? undefined : this.options.releaseOfCursor(asked.cursor));
     if (id === undefined || id === current.id) return this.resident.hold()!;
     // Before the loaded ones: a release withdrawn by a rollback may still be loaded.
     if (!this.published.has(id)) throw asked.release === undefined ? new InvalidCursorError() : new UnknownReleaseError(id);
-    return this.resident.hold(id) ?? this.loadAndHold(id);
+    return this.resident.hold(id) ?? (asked.admit ? asked.admit(() => this.loadAndHold(id)) : this.loadAndHold(id));
   }
 
   /** Published release ids, newest first. */

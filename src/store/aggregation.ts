@@ -254,54 +254,61 @@ class MapIndex implements KeyIndex {
 }
 
 /**
- * Subtotals of `groups` over their first `keep` dimensions, the rest rolled up (-1):
- * one level of SQL's GROUP BY ROLLUP, from the groups instead of the rows again.
- * Only the groups `include` accepts are added up.
- */
-export function subtotals(groups: Groups, keep: number, include: (g: number) => boolean = () => true): Groups {
-  return mergeGroups(groups, keep, include, true).groups;
-}
-
-/**
  * `groups` added up over their first `keep` dimensions, and the merged group each
  * one went to (-1: left out by `include`). With `pad` the merged groups keep every
  * dimension, the others rolled up (-1); without it they have the first `keep` only.
+ * `sizes` is every dimension's dictionary size (Grouping's). In slices, as `group`.
  */
-export function mergeGroups(groups: Groups, keep: number, include: (g: number) => boolean, pad: boolean): { groups: Groups; targetOf: Int32Array } {
+export async function mergeGroups(
+  groups: Groups,
+  keep: number,
+  sizes: readonly number[],
+  include: (g: number) => boolean,
+  pad: boolean,
+): Promise<{ groups: Groups; targetOf: Int32Array }> {
   const width = groups.groupBy.length;
-  const index = new Map<string, number>();
+  const kept = groups.groupBy.slice(0, keep).map((d) => sizes[d]!);
+  const radix = kept.map((_, i) => kept.slice(i + 1).reduce((product, size) => product * size, 1));
+  const keySpace = groupKeySpace(kept);
+  const index = keySpace <= DENSE_KEYS ? new DenseIndex(keySpace) : new MapIndex();
+  const firstOf: number[] = [];
   const targetOf = new Int32Array(groups.count).fill(-1);
-  const codes: number[] = [];
-  for (let g = 0; g < groups.count; g++) {
-    if (!include(g)) continue;
-    const prefix = Array.from(groups.codes.subarray(g * width, g * width + keep));
-    const key = prefix.join(',');
-    let t = index.get(key);
-    if (t === undefined) {
-      t = index.size;
-      index.set(key, t);
-      codes.push(...prefix);
-      if (pad) codes.push(...new Array<number>(width - keep).fill(-1));
+  await inSlices(groups.count, (start, end) => {
+    for (let g = start; g < end; g++) {
+      if (!include(g)) continue;
+      let key = 0;
+      for (let i = 0; i < keep; i++) key += groups.codes[g * width + i]! * radix[i]!;
+      const t = index.find(key, firstOf.length);
+      if (t === firstOf.length) firstOf.push(g);
+      targetOf[g] = t;
     }
-    targetOf[g] = t;
-  }
-  const count = index.size;
+  });
+  const count = firstOf.length;
+  const outWidth = pad ? width : keep;
+  const codes = new Int32Array(count * outWidth).fill(-1);
   const rows = new Float64Array(count);
   const sums = groups.sums.map((s) => s && new ExactSums(count));
   const min = groups.min.map((a) => a && new Float64Array(count).fill(Infinity));
   const max = groups.max.map((a) => a && new Float64Array(count).fill(-Infinity));
   const aligned = groups.aligned.map(() => new ExactSums(count));
-  for (let g = 0; g < groups.count; g++) {
-    const t = targetOf[g]!;
-    if (t < 0) continue;
-    rows[t] = rows[t]! + groups.rows[g]!;
-    groups.sums.forEach((s, m) => s && sums[m]!.addGroup(t, s, g));
-    groups.min.forEach((a, m) => a && (min[m]![t] = Math.min(min[m]![t]!, a[g]!)));
-    groups.max.forEach((a, m) => a && (max[m]![t] = Math.max(max[m]![t]!, a[g]!)));
-    groups.aligned.forEach((s, m) => aligned[m]!.addGroup(t, s, g));
-  }
+  await inSlices(count, (start, end) => {
+    for (let t = start; t < end; t++) codes.set(groups.codes.subarray(firstOf[t]! * width, firstOf[t]! * width + keep), t * outWidth);
+  });
+  await inSlices(groups.count, (start, end) => {
+    for (let g = start; g < end; g++) {
+      const t = targetOf[g]!;
+      if (t < 0) continue;
+      rows[t] = rows[t]! + groups.rows[g]!;
+      for (let m = 0; m < sums.length; m++) {
+        sums[m]?.addGroup(t, groups.sums[m]!, g);
+        if (min[m]) min[m]![t] = Math.min(min[m]![t]!, groups.min[m]![g]!);
+        if (max[m]) max[m]![t] = Math.max(max[m]![t]!, groups.max[m]![g]!);
+      }
+      for (let m = 0; m < aligned.length; m++) aligned[m]!.addGroup(t, groups.aligned[m]!, g);
+    }
+  });
   const groupBy = pad ? groups.groupBy : groups.groupBy.slice(0, keep);
-  return { groups: { count, groupBy, codes: Int32Array.from(codes), rows, sums, min, max, needs: groups.needs, aligned }, targetOf };
+  return { groups: { count, groupBy, codes, rows, sums, min, max, needs: groups.needs, aligned }, targetOf };
 }
 
 /**

@@ -31,6 +31,9 @@ export async function identifyKey(services: KeyServices, key: string, ip: string
   }
 }
 
+/** The key a /v1 request was admitted with (admitKey set it): whose turn and budget its heavy work takes. */
+export const requestKey = (ctx: Context): KeyRecord => ctx.state.key as KeyRecord;
+
 /** The active record of a well-formed key this replica holds, without asking a shared store. */
 export const heldKey = ({ keys }: Pick<Services, 'keys'>, key: string): Promise<KeyRecord | undefined> => keys.verify(key, { cachedOnly: true });
 

@@ -7,6 +7,7 @@ import {
   MissingKeyError,
   NotReadyError,
   QueryTooLongError,
+  BusyError,
   ReleaseLoadingError,
   ReleaseUnavailableError,
   TooManyRequestsError,
@@ -84,7 +85,8 @@ export function keyedErrors(extra400: Record<string, ApiError>): Json {
       ...headerRefs(['Retry-After']),
     }),
     500: errorResponse('Unexpected failure.', { internal: new InternalError() }),
-    503: errorResponse('Data is still loading, the key cannot be verified right now, or a release asked for is still loading or cannot be served.', {
+    503: errorResponse('Data is still loading, the key cannot be verified right now, a release asked for is still loading or cannot be served, or heavy work (an aggregate computed, a revisions diff, a filtered export, a release loaded) waited past ADMISSION_WAIT_MS for its turn; retry after `Retry-After` seconds.', {
+      busy: new BusyError(10),
       loading: new NotReadyError(),
       keys: new KeysUnavailableError(),
       releaseLoading: new ReleaseLoadingError('2026-09'),

@@ -6,6 +6,7 @@ import { unmatchedValues } from '../../query/unmatched.ts';
 import type { Services } from '../../services.ts';
 import { respondCacheable } from './cacheable.ts';
 import { PAGE_FORMATS, responseFormat } from './negotiate.ts';
+import { holdRelease } from '../heavy-work.ts';
 
 export interface PageRequest {
   readonly dataset: string;
@@ -30,7 +31,7 @@ export interface PageRequest {
 export async function respondWithPage(ctx: Context, services: Services, request: PageRequest): Promise<void> {
   const format = responseFormat(ctx.get('accept'), request.format, PAGE_FORMATS);
   ctx.vary('Accept');
-  const hold = await services.releases.hold(request);
+  const hold = await holdRelease(ctx, services, request);
   try {
     const release = hold.release;
     const served = release.datasets.get(request.dataset)!;

@@ -19,6 +19,7 @@ import {
 } from '../../errors.ts';
 import { computeAggregate, defaultFunction, FUNCTIONS, MAX_GROUP_BY, planAggregate, planShape } from '../../query/aggregate.ts';
 import { COMPARES, derivedMeta, HAVING_OPS, perRefusal } from '../../query/derived-plan.ts';
+import { checkGroupCount } from '../../query/group-count.ts';
 import { canonicalScope, type QueryScope } from '../../query/scope.ts';
 import { unmatchedValues } from '../../query/unmatched.ts';
 import { DENOMINATOR_NAMES, DENOMINATORS, findDataset, metricDef, type DenominatorDef } from '../../registry.ts';
@@ -36,6 +37,7 @@ import { respondCacheable } from '../respond/cacheable.ts';
 import { PAGE_FORMATS, responseFormat } from '../respond/negotiate.ts';
 import { setNextPage, slicePage } from '../respond/paging.ts';
 import type { Route } from './route.ts';
+import { heavyWork, holdRelease } from '../heavy-work.ts';
 
 // GET /v1/aggregate: totals, averages, minima and maxima of a financial dataset's
 // metrics over any filter, grouped by up to six dimensions (docs/api.md "Aggregates").
@@ -186,33 +188,38 @@ export const aggregate: Route = {
     const format = responseFormat(ctx.get('accept'), named, PAGE_FORMATS);
     ctx.vary('Accept');
     // Held while answering: the kept result needs no tables, but the rows are read from this release's store.
-    const hold = await services.releases.hold({ cursor, release });
+    const hold = await holdRelease(ctx, services, { cursor, release });
     try {
       const { id, datasets } = hold.release;
       const served = datasets.get(def.name)!;
       const scope: QueryScope = { release: id, dataset: def.name, filters: plan.filters, period: period?.text, shape: planShape(plan), format: format.name };
       const after = cursor === undefined ? -1 : services.cursors.decode(cursor, scope);
       const whole = JSON.stringify(['aggregate', ...canonicalScope(scope)]);
-      const render = async () => {
-        const tablesOf = (name: string) => datasets.get(name)!.aggregates;
-        const result = await services.aggregates.get(whole, [id], () => computeAggregate(def, served.aggregates, plan, period?.years, services.aggregateMaxGroups, tablesOf));
-        const { start, end, pagination } = slicePage(services, scope, result.count, after, limit);
-        const unmatched = result.count === 0 ? unmatchedValues(served, plan.filters) : [];
-        const meta = {
-          dataset: def.name,
-          metric: def.name,
-          group_by: plan.groupBy,
-          measures: plan.columns.map((c) => c.key),
-          filters_applied: filtersApplied(plan.filters, period),
-          ...(plan.omitted.length > 0 && { omitted: plan.omitted }),
-          ...derivedMeta(plan.derived, result.unmatched),
-          row_count: end - start,
-          release: id,
-          ...(unmatched.length > 0 && { warnings: unmatched }),
-        };
-        const dictionaries = plan.groupBy.map((d) => served.aggregates.dictionaries[def.dimensions.indexOf(d)]!);
-        return { body: renderTable(format.name, aggregateTable({ plan, result, dictionaries, start, end }), { meta, pagination }), next: pagination.cursor || undefined };
-      };
+      // A miss is heavy work: it waits its key's turn, and is refused for its size before any row is grouped.
+      const compute = () =>
+        heavyWork(ctx, services, 'aggregate', async () => {
+          await checkGroupCount(services.db, served, plan, period?.years, services.aggregateMaxGroups);
+          return computeAggregate(def, served.aggregates, plan, period?.years, (name) => datasets.get(name)!.aggregates);
+        });
+      const render = () =>
+        services.aggregates.read(whole, [id], compute, (result) => {
+          const { start, end, pagination } = slicePage(services, scope, result.count, after, limit);
+          const unmatched = result.count === 0 ? unmatchedValues(served, plan.filters) : [];
+          const meta = {
+            dataset: def.name,
+            metric: def.name,
+            group_by: plan.groupBy,
+            measures: plan.columns.map((c) => c.key),
+            filters_applied: filtersApplied(plan.filters, period),
+            ...(plan.omitted.length > 0 && { omitted: plan.omitted }),
+            ...derivedMeta(plan.derived, result.unmatched),
+            row_count: end - start,
+            release: id,
+            ...(unmatched.length > 0 && { warnings: unmatched }),
+          };
+          const dictionaries = plan.groupBy.map((d) => served.aggregates.dictionaries[def.dimensions.indexOf(d)]!);
+          return { body: renderTable(format.name, aggregateTable({ plan, result, dictionaries, start, end }), { meta, pagination }), next: pagination.cursor || undefined };
+        });
       const key = JSON.stringify([format.name, whole, limit, after]);
       const next = await respondCacheable(ctx, services, { key, contentType: format.contentType, render, release: id });
       setNextPage(ctx, format.name, next);

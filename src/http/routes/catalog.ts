@@ -13,6 +13,7 @@ import { headerRefs, keyedErrors, LIMIT_HEADERS, ref, unknownRelease } from '../
 import { parseQuery, releaseParam } from '../params/params.ts';
 import { respondCacheable } from '../respond/cacheable.ts';
 import type { Route } from './route.ts';
+import { holdRelease } from '../heavy-work.ts';
 
 // GET /v1/catalog. The catalog changes with the code and with the served release, so
 // its body is rendered once per release, and its cache key (hence ETag) is the body's
@@ -67,7 +68,7 @@ export const catalog: Route = {
   async handle(ctx, services) {
     const { release } = parseQuery(schema, ctx.query);
     if (release === undefined && !services.releases.current()) return respond(ctx, services, undefined);
-    const hold = await services.releases.hold({ release });
+    const hold = await holdRelease(ctx, services, { release });
     try {
       await respond(ctx, services, hold.release);
     } finally {

@@ -6,6 +6,7 @@ import type { Context } from 'koa';
 import * as v from 'valibot';
 import {
   ExportLimitError,
+  ExportsOpenError,
   InvalidFilterDimensionError,
   RangeNotSatisfiableError,
   TooManyRequestsError,
@@ -18,14 +19,17 @@ import type { ReleaseHold } from '../../releases/releases.ts';
 import { FORMATS } from '../../render/formats.ts';
 import type { Services } from '../../services.ts';
 import { exampleRequest } from '../openapi/examples.ts';
+import { requestKey } from '../middleware/api-key.ts';
 import { financialParameters } from '../openapi/parameters.ts';
 import { errorResponse, headerRefs, keyedErrors, LIMIT_HEADERS, metricErrors, unknownRelease } from '../openapi/responses.ts';
 import { dimensionFilters, filterParams, yearParam } from '../params/dimension-filters.ts';
 import { datasetParam, financialDataset } from '../params/metric.ts';
 import { formatParam, parseQuery, periodParam, releaseParam } from '../params/params.ts';
 import { EXPORT_FORMATS, notAcceptable, responseFormat } from '../respond/negotiate.ts';
-import { sendFile } from '../respond/send-file.ts';
+import { openExport } from '../respond/open-export.ts';
+import { replyWithFile } from '../respond/send-file.ts';
 import type { Route } from './route.ts';
+import { heavyWork, holdRelease } from '../heavy-work.ts';
 
 // GET /v1/export: every row of a financial dataset that the filters match, in one
 // response, as Parquet, CSV, Arrow or NDJSON (docs/api.md "Bulk export").
@@ -52,7 +56,7 @@ async function handle(ctx: Context, services: Services): Promise<void> {
   const filters = dimensionFilters(ctx.query, def, CONTROL_PARAMS, params);
   const format = responseFormat(ctx.get('accept'), named, EXPORT_FORMATS);
   ctx.vary('Accept');
-  const hold = await services.releases.hold({ release: asked });
+  const hold = await holdRelease(ctx, services, { release: asked });
   let streaming = false;
   try {
     const release = hold.release;
@@ -65,23 +69,40 @@ async function handle(ctx: Context, services: Services): Promise<void> {
     if (format.name === 'parquet' && filters.size === 0 && !period && release.manifest.published_at !== undefined) {
       const sha256 = release.manifest.datasets[def.name]!.sha256;
       const etag = `"${Buffer.from(sha256, 'hex').toString('base64url').slice(0, 22)}-parquet"`;
-      // Only a whole 200 spends the export budget: a 304 or a resumed range does not.
-      const range = ctx.get('range') !== '' || ctx.get('if-none-match') !== '';
-      const decision = await budget(ctx, services, !range);
-      if (!decision.allowed) throw new ExportLimitError(services.limits.exports.policy.perMinute, decision.retryAfterSeconds);
-      ctx.set('Content-Disposition', `attachment; filename="${filename}"`);
-      await sendFile(ctx, { path: source, etag, contentType: format.contentType, cacheControl });
+      const reply = await replyWithFile(ctx, { path: source, etag, contentType: format.contentType, cacheControl });
+      // Every answer that sends bytes of the file costs one export, a range or a resume too: a free resume would be a free whole file (bytes=1-).
+      if (reply.status === 304) await budget(ctx, services, false);
+      else {
+        try {
+          openExport(ctx, services);
+          await charge(ctx, services);
+        } catch (err) {
+          await reply.discard();
+          throw err;
+        }
+        ctx.set('Content-Disposition', `attachment; filename="${filename}"`);
+      }
+      reply.send();
       return;
     }
-    const decision = await budget(ctx, services, true);
-    if (!decision.allowed) throw new ExportLimitError(services.limits.exports.policy.perMinute, decision.retryAfterSeconds);
-    ctx.set('Content-Disposition', `attachment; filename="${filename}"`);
-    ctx.set('Cache-Control', cacheControl);
-    ctx.type = format.contentType;
-    const parts =
+    openExport(ctx, services);
+    // Read before the work, charged after it: a key whose budget is spent sets nothing running, and a busy server charges nothing.
+    const spent = await budget(ctx, services, false);
+    if (!spent.allowed) throw new ExportLimitError(services.limits.exports.policy.perMinute, spent.retryAfterSeconds);
+    const rows =
       format.name === 'parquet'
         ? parquetFile(services, def, source, filters, period?.years)
         : served.rows.stream(format.name, matchingRids(services.db, served, whereClauses(served, filters, period?.years), BATCH));
+    const parts = await inTurns(ctx, services, rows);
+    try {
+      await charge(ctx, services);
+    } catch (err) {
+      await parts.return(undefined);
+      throw err;
+    }
+    ctx.set('Content-Disposition', `attachment; filename="${filename}"`);
+    ctx.set('Cache-Control', cacheControl);
+    ctx.type = format.contentType;
     // The stream owns the hold from here: it lets go when it ends, finished or cut off.
     ctx.body = Readable.from(held(parts, hold), { objectMode: false, highWaterMark: 1 });
     streaming = true;
@@ -90,9 +111,38 @@ async function handle(ctx: Context, services: Services): Promise<void> {
   }
 }
 
+/** Charges one export to the key's daily budget, or throws the 429 when it is spent. */
+async function charge(ctx: Context, services: Services): Promise<void> {
+  const decision = await budget(ctx, services, true);
+  if (!decision.allowed) throw new ExportLimitError(services.limits.exports.policy.perMinute, decision.retryAfterSeconds);
+}
+
+/**
+ * `parts` with each part made in the key's turn for heavy work (a batch of rows read
+ * and rendered, the filtered Parquet file written), the first before the answer
+ * starts: a server too busy for it answers a clean 503, not a cut-off file.
+ */
+async function inTurns(ctx: Context, services: Services, parts: AsyncGenerator<Buffer>): Promise<AsyncGenerator<Buffer>> {
+  const next = () => heavyWork(ctx, services, 'export', () => parts.next());
+  let first: IteratorResult<Buffer>;
+  try {
+    first = await next();
+  } catch (err) {
+    await parts.return(undefined);
+    throw err;
+  }
+  return (async function* () {
+    try {
+      for (let part = first; !part.done; part = await next()) yield part.value;
+    } finally {
+      await parts.return(undefined);
+    }
+  })();
+}
+
 /** Counts this export against the key's daily export budget (`charge` false: reads it only) and shows it in headers. */
 async function budget(ctx: Context, services: Services, charge: boolean): Promise<Decision> {
-  const id = (ctx.state.key as { id: string }).id;
+  const { id } = requestKey(ctx);
   const decision = charge ? await services.limits.exports.consume(id) : await services.limits.exports.peek(id);
   const day = decision.windows.find((w: WindowState) => w.name === 'day') ?? decision.windows[0]!;
   ctx.set('X-Export-Limit', String(day.limit));
@@ -156,9 +206,10 @@ export const exporter: Route = {
         ...metricErrors(schema),
         invalidFilterDimension: new InvalidFilterDimensionError('product', 'fx', findDataset('fx', 'financial')!.dimensions),
       }),
-      429: errorResponse('A rate limit (spec 8) or the key\'s daily export budget is spent; retry after `Retry-After` seconds.', {
+      429: errorResponse('A rate limit (spec 8) or the key\'s daily export budget is spent, or the key has EXPORTS_OPEN_PER_KEY exports still open; retry after `Retry-After` seconds.', {
         limited: new TooManyRequestsError(42),
         exportLimited: new ExportLimitError(50, 3600),
+        exportsOpen: new ExportsOpenError(2, 10),
       }, headerRefs([...LIMIT_HEADERS, 'Retry-After'])),
       ...unknownRelease(),
     },

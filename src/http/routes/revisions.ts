@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises';
 import * as v from 'valibot';
 import { InvalidCursorError, InvalidFilterDimensionError, InvalidParametersError, NotReadyError, UnknownReleaseError } from '../../errors.ts';
-import { CHANGES, computeRevisions } from '../../query/revisions.ts';
+import { CHANGES, RevisionDiff } from '../../query/revisions.ts';
 import { canonicalScope, type QueryScope } from '../../query/scope.ts';
 import { findDataset } from '../../registry.ts';
 import { revisionTable } from '../../render/revisions.ts';
@@ -17,6 +17,7 @@ import { respondCacheable } from '../respond/cacheable.ts';
 import { PAGE_FORMATS, responseFormat } from '../respond/negotiate.ts';
 import { setNextPage, slicePage } from '../respond/paging.ts';
 import type { Route } from './route.ts';
+import { heavyWork } from '../heavy-work.ts';
 
 // GET /v1/revisions: the rows of a financial dataset that differ between two
 // published releases (docs/api.md "Revisions").
@@ -69,27 +70,29 @@ export const revisions: Route = {
     const after = cursor === undefined ? -1 : services.cursors.decode(cursor, scope);
     const whole = JSON.stringify(['revisions', ...canonicalScope(scope)]);
     const files = { from: releases.fileOf(from, def.name), to: releases.fileOf(to, def.name) };
-    const render = async () => {
-      const result = await services.revisions
-        .get(whole, [from, to], () => computeRevisions(services.db, { def, ...files, filters, period: period?.years, changes }))
-        .catch(async (err: Error) => {
-          // Removed by `etl prune` under the request: the release is gone, not broken.
-          if (!(await exists(files.from))) throw new UnknownReleaseError(from);
-          if (!(await exists(files.to))) throw new UnknownReleaseError(to);
-          throw err;
-        });
-      const { start, end, pagination } = slicePage(services, scope, result.count, after, limit);
-      const meta = {
-        dataset: def.name,
-        metric: def.name,
-        from,
-        to,
-        ...(changes && { change: changes }),
-        filters_applied: filtersApplied(filters, period),
-        row_count: end - start,
-      };
-      return { body: renderTable(format.name, revisionTable({ def, result, changes: CHANGES, start, end }), { meta, pagination }), next: pagination.cursor || undefined };
-    };
+    // A diff is heavy work: computed in its key's turn, into a DuckDB table that its pages read.
+    const compute = () =>
+      heavyWork(ctx, services, 'revisions', () => RevisionDiff.compute(services.db, { def, ...files, filters, period: period?.years, changes })).catch(async (err: Error) => {
+        // Removed by `etl prune` under the request: the release is gone, not broken.
+        if (!(await exists(files.from))) throw new UnknownReleaseError(from);
+        if (!(await exists(files.to))) throw new UnknownReleaseError(to);
+        throw err;
+      });
+    const render = () =>
+      services.revisions.read(whole, [from, to], compute, async (diff) => {
+        const { start, end, pagination } = slicePage(services, scope, diff.count, after, limit);
+        const rows = await diff.rows(start, end);
+        const meta = {
+          dataset: def.name,
+          metric: def.name,
+          from,
+          to,
+          ...(changes && { change: changes }),
+          filters_applied: filtersApplied(filters, period),
+          row_count: end - start,
+        };
+        return { body: renderTable(format.name, revisionTable({ def, result: rows, changes: CHANGES, start: 0, end: rows.count }), { meta, pagination }), next: pagination.cursor || undefined };
+      });
     const key = JSON.stringify([format.name, whole, limit, after]);
     const next = await respondCacheable(ctx, services, { key, contentType: format.contentType, render, release: to });
     setNextPage(ctx, format.name, next);

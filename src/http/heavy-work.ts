@@ -1,0 +1,31 @@
+import type { Context } from 'koa';
+import { QueueFullError, type HeavyKind } from '../admission/queue.ts';
+import { isOutOfMemory } from '../duckdb/database.ts';
+import { BusyError } from '../errors.ts';
+import type { ReleaseHold } from '../releases/releases.ts';
+import type { Services } from '../services.ts';
+import { requestKey } from './middleware/api-key.ts';
+
+// Heavy work (an aggregate computed, a revisions diff, a filtered export, a release
+// loaded for release=) takes its key's turn in services.admission. Whether it waited
+// too long or DuckDB ran out of memory for it, the server is busy, not broken: both
+// answer 503 busy with Retry-After, here and nowhere else.
+
+type HeavyServices = Pick<Services, 'admission' | 'metrics'>;
+
+/** Runs `work` in the request's key's turn; a refusal for load is a BusyError. */
+export async function heavyWork<T>(ctx: Context, services: HeavyServices, kind: HeavyKind, work: () => Promise<T>): Promise<T> {
+  try {
+    return await services.admission.run(requestKey(ctx).id, kind, work);
+  } catch (err) {
+    if (!(err instanceof QueueFullError) && !isOutOfMemory(err)) throw err;
+    services.metrics.heavyRefusals.inc({ reason: 'busy' });
+    // By the wait bound the jobs ahead have had their time.
+    throw new BusyError(Math.ceil(services.admission.maxWaitMs / 1000));
+  }
+}
+
+/** Holds the release the request reads (Releases.hold); loading one that is not in memory is heavy work. */
+export function holdRelease(ctx: Context, services: Pick<Services, 'releases'> & HeavyServices, asked: { readonly release?: string; readonly cursor?: string }): Promise<ReleaseHold> {
+  return services.releases.hold({ ...asked, admit: (load) => heavyWork(ctx, services, 'release_load', load) });
+}

@@ -1,0 +1,42 @@
+import type { Context } from 'koa';
+import { ExportsOpenError } from '../../errors.ts';
+import type { Services } from '../../services.ts';
+import { requestKey } from '../middleware/api-key.ts';
+
+/** Retry-After of a refusal for exports open: when one of them may have ended, for a client that retries on its own. */
+const OPEN_RETRY_SECONDS = 10;
+
+/**
+ * Counts an export of the request's key as open until its response closes, refusing
+ * one past EXPORTS_OPEN_PER_KEY (429 exports_open), and ends it when the client has
+ * taken no bytes for EXPORT_IDLE_SECONDS: the socket's bytes written stop moving once
+ * the client stops reading and the buffers between are full. Ending it lets go of the
+ * release it reads. Call before the body is set.
+ */
+export function openExport(ctx: Context, services: Pick<Services, 'exports' | 'metrics' | 'clock'>): void {
+  const { open, idleMs } = services.exports;
+  const close = open.begin(requestKey(ctx).id);
+  if (!close) {
+    services.metrics.heavyRefusals.inc({ reason: 'exports_open' });
+    throw new ExportsOpenError(open.perKey, OPEN_RETRY_SECONDS);
+  }
+  const res = ctx.res;
+  let written = -1;
+  let since = services.clock();
+  const watch = setInterval(() => {
+    const now = services.clock();
+    const bytes = res.socket?.bytesWritten ?? written;
+    if (bytes !== written) {
+      written = bytes;
+      since = now;
+    } else if (now - since >= idleMs) {
+      services.metrics.heavyRefusals.inc({ reason: 'export_idle' });
+      res.destroy();
+    }
+  }, Math.max(50, Math.min(idleMs / 4, 5_000)));
+  watch.unref();
+  res.once('close', () => {
+    clearInterval(watch);
+    close();
+  });
+}
