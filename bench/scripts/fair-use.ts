@@ -186,11 +186,11 @@ const ATTACKS: Record<string, Attack> = {
     for (const socket of sockets) socket.destroy();
     return { statuses, note: `releases loaded at ${loaded.join(', ')} (RELEASES_IN_MEMORY 3)` };
   },
-  // 6: vintage thrash, 18 requests rotating four old releases (issue: 16 loads in 67 s; the victim was not starved, max 168 ms).
+  // 6: vintage thrash, 18 requests rotating four old releases, each new to the cache (issue: 16 loads in 67 s; the victim was not starved, max 168 ms).
   'vintage-thrash': async (server, key) => {
     const statuses: number[] = [];
     const t0 = performance.now();
-    for (let i = 0; i < 18; i++) statuses.push((await get(server, `/v1/financials?metric=ggr&release=${RELEASES[i % 4]}&limit=5&country=France`, key)).status);
+    for (let i = 0; i < 18; i++) statuses.push((await get(server, `/v1/financials?metric=ggr&release=${RELEASES[i % 4]}&limit=${5 + i}&country=France`, key)).status);
     const loads = await metric(server, 'dqs_release_load_seconds_count');
     return { statuses, note: `${loads ?? '?'} loads in ${((performance.now() - t0) / 1000).toFixed(0)} s` };
   },
