@@ -5,6 +5,7 @@ import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { DATASETS, type DatasetDef } from '../src/registry.ts';
 import type { ReleaseOnDisk } from '../src/releases/on-disk.ts';
 import { quoteIdent, quoteLiteral } from '../src/duckdb/sql-text.ts';
+import { ETL_MEMORY_DEFAULT } from '../src/config.ts';
 
 // `etl diff A B`: what an analyst checks before (or after) publishing a month. Rows
 // match by their dimension values; a matched row changed when any metric differs.
@@ -36,7 +37,7 @@ export interface ReleaseDiff {
 /** Compares two releases, dataset by dataset; DuckDB works within `memoryLimit` (ETL_MEMORY_LIMIT), spilling past it. */
 export async function diffReleases(a: ReleaseOnDisk, b: ReleaseOnDisk, top = 5, options: { memoryLimit?: string; tempDir?: string } = {}): Promise<ReleaseDiff> {
   const tempDir = options.tempDir ?? path.join(os.tmpdir(), `dqs-etl-diff-${process.pid}`);
-  const instance = await DuckDBInstance.create(':memory:', { threads: '2', memory_limit: options.memoryLimit ?? '1GB', temp_directory: tempDir });
+  const instance = await DuckDBInstance.create(':memory:', { threads: '2', memory_limit: options.memoryLimit ?? ETL_MEMORY_DEFAULT, temp_directory: tempDir });
   const connection = await instance.connect();
   try {
     const datasets: Record<string, DatasetDiff> = {};

@@ -13,6 +13,7 @@ import { checkDataset } from '../src/releases/load-release.ts';
 import { groupKeySpace } from '../src/store/aggregation.ts';
 import { quoteIdent, quoteLiteral } from '../src/duckdb/sql-text.ts';
 import { countChanges } from './diff.ts';
+import { ETL_MEMORY_DEFAULT } from '../src/config.ts';
 
 // `etl load`: checks an analyst's folder of Parquet files, then publishes it as a
 // release of DATA_DIR and points DATA_DIR at it. Nothing in DATA_DIR changes until
@@ -64,7 +65,7 @@ export async function loadDrop(options: LoadOptions): Promise<Manifest> {
     return result;
   };
   const tempDir = options.tempDir ?? path.join(os.tmpdir(), `dqs-etl-${process.pid}`);
-  const db = await Database.open({ connections: 1, threads: 2, memoryLimit: options.memoryLimit ?? '1GB', tempDirectory: tempDir });
+  const db = await Database.open({ connections: 1, threads: 2, memoryLimit: options.memoryLimit ?? ETL_MEMORY_DEFAULT, tempDirectory: tempDir });
   const connection = await db.connect();
   const work = path.join(options.dataDir, `.${options.release}.tmp-${process.pid}`);
   try {
@@ -74,7 +75,7 @@ export async function loadDrop(options: LoadOptions): Promise<Manifest> {
     await fs.rm(work, { recursive: true, force: true });
     // DuckDB spills what does not fit, but each step still needs some memory of its own.
     if (err instanceof Error && /Out of Memory Error/.test(err.message)) {
-      throw new Error(`${err.message.split('\n')[0]}: ETL_MEMORY_LIMIT (${options.memoryLimit ?? '1GB'}) is too small for this step; raise it (the default is 1GB), nothing was published`);
+      throw new Error(`${err.message.split('\n')[0]}: ETL_MEMORY_LIMIT (${options.memoryLimit ?? ETL_MEMORY_DEFAULT}) is too small for this step; raise it (the default is ${ETL_MEMORY_DEFAULT}), nothing was published`);
     }
     throw err;
   } finally {

@@ -42,6 +42,13 @@ const dir = (fallback: string) =>
 /** DATA_DIR when none is configured: the one folder `npm start` may fill with the synthetic sample. */
 export const DEFAULT_DATA_DIR = './datasets';
 
+/**
+ * `etl load`'s DuckDB memory bound by default: the process then peaks at ~0.5 GB at 1x,
+ * under 1 GB at 4x and 0.9 GB at 16x, a 16x month in about a minute (docs/etl.md); 1GB
+ * was no faster and peaked at 1.6 GB.
+ */
+export const ETL_MEMORY_DEFAULT = '512MB';
+
 export const settings = {
   HOST: { schema: v.optional(v.pipe(v.string(), v.minLength(1)), '127.0.0.1'), help: 'Address the public API listens on' },
   PORT: { schema: port(3000), help: 'Port of the public API (0 picks a free one)' },
@@ -69,7 +76,7 @@ export const settings = {
     help: "Where DuckDB spills beyond DUCKDB_MEMORY_LIMIT (empty: a folder of this process's own in the OS temp dir)",
   },
   ETL_MEMORY_LIMIT: {
-    schema: v.optional(v.pipe(v.string(), v.regex(/^\d+(\.\d+)?\s*(KB|MB|GB|TB|KiB|MiB|GiB|TiB)$/i, 'Expected a size such as 1GB or 512MiB')), '1GB'),
+    schema: v.optional(v.pipe(v.string(), v.regex(/^\d+(\.\d+)?\s*(KB|MB|GB|TB|KiB|MiB|GiB|TiB)$/i, 'Expected a size such as 1GB or 512MiB')), ETL_MEMORY_DEFAULT),
     help: "DuckDB's memory bound while `etl load` checks, sorts and compares a month's files; past it DuckDB spills to ETL_TEMP_DIR (docs/etl.md)",
   },
   ETL_TEMP_DIR: {

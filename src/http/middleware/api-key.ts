@@ -5,6 +5,7 @@ import type { KeyRecord } from '../../keys/store.ts';
 import type { Decision } from '../../limits/limiter.ts';
 import type { Services } from '../../services.ts';
 import { setLimitHeaders } from './limit-headers.ts';
+import { setRequestKey } from '../respond/request-key.ts';
 
 type KeyServices = Pick<Services, 'keys' | 'limits' | 'clock' | 'metrics'>;
 
@@ -30,9 +31,6 @@ export async function identifyKey(services: KeyServices, key: string, ip: string
     throw new KeysUnavailableError();
   }
 }
-
-/** The key a /v1 request was admitted with (admitKey set it): whose turn and budget its heavy work takes. */
-export const requestKey = (ctx: Context): KeyRecord => ctx.state.key as KeyRecord;
 
 /** The active record of a well-formed key this replica holds, without asking a shared store. */
 export const heldKey = ({ keys }: Pick<Services, 'keys'>, key: string): Promise<KeyRecord | undefined> => keys.verify(key, { cachedOnly: true });
@@ -69,7 +67,7 @@ export async function admitKey(ctx: Context, services: KeyServices): Promise<voi
     services.metrics.limiterRefusals.inc({ limiter: 'bad_key' });
     throw new TooManyRequestsError(guard.retryAfterSeconds);
   }
-  ctx.state.key = found;
+  setRequestKey(ctx, found);
   const decision = await chargeKey(services, found);
   setLimitHeaders(ctx, decision);
   if (!decision.allowed) {

@@ -1,7 +1,7 @@
 import type { Context } from 'koa';
 import { ExportsOpenError } from '../../errors.ts';
 import type { Services } from '../../services.ts';
-import { requestKey } from '../middleware/api-key.ts';
+import { requestKey } from './request-key.ts';
 
 /** Retry-After of a refusal for exports open: when one of them may have ended, for a client that retries on its own. */
 const OPEN_RETRY_SECONDS = 10;

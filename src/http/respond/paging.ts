@@ -6,7 +6,7 @@ import { unmatchedValues } from '../../query/unmatched.ts';
 import type { Services } from '../../services.ts';
 import { respondCacheable } from './cacheable.ts';
 import { PAGE_FORMATS, responseFormat } from './negotiate.ts';
-import { holdRelease } from '../heavy-work.ts';
+import { holdRelease } from './heavy-work.ts';
 
 export interface PageRequest {
   readonly dataset: string;

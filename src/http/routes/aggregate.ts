@@ -37,7 +37,7 @@ import { respondCacheable } from '../respond/cacheable.ts';
 import { PAGE_FORMATS, responseFormat } from '../respond/negotiate.ts';
 import { setNextPage, slicePage } from '../respond/paging.ts';
 import type { Route } from './route.ts';
-import { heavyWork, holdRelease } from '../heavy-work.ts';
+import { heavyWork, holdRelease } from '../respond/heavy-work.ts';
 
 // GET /v1/aggregate: totals, averages, minima and maxima of a financial dataset's
 // metrics over any filter, grouped by up to six dimensions (docs/api.md "Aggregates").

@@ -13,7 +13,7 @@ import { headerRefs, keyedErrors, LIMIT_HEADERS, ref, unknownRelease } from '../
 import { parseQuery, releaseParam } from '../params/params.ts';
 import { respondCacheable } from '../respond/cacheable.ts';
 import type { Route } from './route.ts';
-import { holdRelease } from '../heavy-work.ts';
+import { holdRelease } from '../respond/heavy-work.ts';
 
 // GET /v1/catalog. The catalog changes with the code and with the served release, so
 // its body is rendered once per release, and its cache key (hence ETag) is the body's

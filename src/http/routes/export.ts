@@ -19,7 +19,7 @@ import type { ReleaseHold } from '../../releases/releases.ts';
 import { FORMATS } from '../../render/formats.ts';
 import type { Services } from '../../services.ts';
 import { exampleRequest } from '../openapi/examples.ts';
-import { requestKey } from '../middleware/api-key.ts';
+import { requestKey } from '../respond/request-key.ts';
 import { financialParameters } from '../openapi/parameters.ts';
 import { errorResponse, headerRefs, keyedErrors, LIMIT_HEADERS, metricErrors, unknownRelease } from '../openapi/responses.ts';
 import { dimensionFilters, filterParams, yearParam } from '../params/dimension-filters.ts';
@@ -29,7 +29,7 @@ import { EXPORT_FORMATS, notAcceptable, responseFormat } from '../respond/negoti
 import { openExport } from '../respond/open-export.ts';
 import { replyWithFile } from '../respond/send-file.ts';
 import type { Route } from './route.ts';
-import { heavyWork, holdRelease } from '../heavy-work.ts';
+import { heavyWork, holdRelease } from '../respond/heavy-work.ts';
 
 // GET /v1/export: every row of a financial dataset that the filters match, in one
 // response, as Parquet, CSV, Arrow or NDJSON (docs/api.md "Bulk export").

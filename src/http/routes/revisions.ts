@@ -17,7 +17,7 @@ import { respondCacheable } from '../respond/cacheable.ts';
 import { PAGE_FORMATS, responseFormat } from '../respond/negotiate.ts';
 import { setNextPage, slicePage } from '../respond/paging.ts';
 import type { Route } from './route.ts';
-import { heavyWork } from '../heavy-work.ts';
+import { heavyWork } from '../respond/heavy-work.ts';
 
 // GET /v1/revisions: the rows of a financial dataset that differ between two
 // published releases (docs/api.md "Revisions").

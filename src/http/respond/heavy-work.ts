@@ -1,10 +1,10 @@
 import type { Context } from 'koa';
-import { QueueFullError, type HeavyKind } from '../admission/queue.ts';
-import { isOutOfMemory } from '../duckdb/database.ts';
-import { BusyError } from '../errors.ts';
-import type { ReleaseHold } from '../releases/releases.ts';
-import type { Services } from '../services.ts';
-import { requestKey } from './middleware/api-key.ts';
+import { QueueFullError, type HeavyKind } from '../../admission/queue.ts';
+import { isOutOfMemory } from '../../duckdb/database.ts';
+import { BusyError } from '../../errors.ts';
+import type { ReleaseHold } from '../../releases/releases.ts';
+import type { Services } from '../../services.ts';
+import { requestKey } from './request-key.ts';
 
 // Heavy work (an aggregate computed, a revisions diff, a filtered export, a release
 // loaded for release=) takes its key's turn in services.admission. Whether it waited
