@@ -28,7 +28,7 @@ import { RevisionDiff } from './query/revisions.ts';
 import { connectRedis } from './redis.ts';
 import { ReleaseError } from './releases/manifest.ts';
 import { currentRelease } from './releases/on-disk.ts';
-import { Releases, type LoadedRelease, type SwitchResult } from './releases/releases.ts';
+import { Releases, type SwitchResult } from './releases/releases.ts';
 import type { Services } from './services.ts';
 import { SECRET_FILES, ensureStateDir, readOrCreateSecret } from './state/secrets.ts';
 
@@ -37,7 +37,11 @@ export interface RunningService {
   readonly adminUrl: string;
   readonly services: Services;
   /** Settles when the release is loaded and served (or loading failed). */
-  readonly ready: Promise<LoadedRelease>;
+  /**
+   * Settles with the id of the first release served (the id, not the release: a
+   * promise kept for the process's life must not keep an unloaded release's memory).
+   */
+  readonly ready: Promise<string>;
   /** Serves the release DATA_DIR's pointer names now (SIGHUP, POST /releases/reload); rejects if it cannot be loaded. */
   reload(reason: string): Promise<SwitchResult>;
   close(): Promise<void>;
@@ -151,13 +155,13 @@ export async function startService(config: Config, log: Logger, options: StartOp
 
   const ready = (async () => {
     await releases.reload('start');
-    const loaded = releases.current()!;
-    log.info({ release: loaded.id }, 'ready');
+    const { id } = releases.current()!;
+    log.info({ release: id }, 'ready');
     releases.start();
     if ((await keys.list()).every((k) => k.revoked_at !== null)) {
       log.warn('No active API key exists yet. Create one with: npm run --silent admin -- key create --client NAME');
     }
-    return loaded;
+    return id;
   })();
   ready.catch(() => {}); // the caller decides what a failed load means; no unhandled rejection here
 

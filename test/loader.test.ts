@@ -230,8 +230,8 @@ serving('a normal start: /healthz answers 200 with status ok and the release id'
     const res = await send(`${service.url}/healthz`);
     assert.is(res.status, 200);
     assert.equal(res.json, { status: 'ok', release: FIXTURE_RELEASE, retained: [] });
-    const loaded = await service.running.ready;
-    assert.is(loaded.id, FIXTURE_RELEASE);
+    assert.is(await service.running.ready, FIXTURE_RELEASE);
+    const loaded = service.running.services.releases.current()!;
     const manifest = await readManifestJson(path.join(service.dataDir, FIXTURE_RELEASE));
     for (const def of DATASETS) {
       assert.is(loaded.datasets.get(def.name)?.store.rowCount, manifest.datasets[def.name]!.rows, def.name);
@@ -254,7 +254,7 @@ serving('with two releases in DATA_DIR the newest is served', async () => {
     const res = await send(`${service.url}/healthz`);
     assert.is(res.status, 200);
     assert.equal(res.json, { status: 'ok', release: '2026-11', retained: [] });
-    assert.is((await service.running.ready).id, '2026-11');
+    assert.is(await service.running.ready, '2026-11');
   } finally {
     await service.stop();
   }

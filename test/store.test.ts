@@ -273,7 +273,7 @@ keyset('a table whose storage order stops matching rid answers a logged 500, not
     const query = '/v1/financials?metric=ggr&limit=5';
     const before = await service.get(query);
     assert.is(before.status, 200);
-    const { table } = (await service.running.ready).datasets.get('ggr')!;
+    const { table } = service.running.services.releases.current()!.datasets.get('ggr')!;
     // Rows 0 and 1 swap rids in place: a scan now meets rid 1 before rid 0.
     await service.running.services.db.use((lease) => lease.connection.run(`UPDATE ${table} SET rid = 1 - rid WHERE rid IN (0, 1)`));
     // Another limit: the same request would be answered from the response cache.

@@ -112,3 +112,31 @@ export async function releaseMemory(server: BenchServer): Promise<Record<string,
   for (const [, release, bytes] of text.matchAll(/^dqs_release_memory_bytes\{release="([^"]+)",part="[^"]+"\} (\d+)/gm)) held[release!] = (held[release!] ?? 0) + Number(bytes) / 1e6;
   return held;
 }
+
+/** Resident pages mapped from files (code and read-only data of node and its native libraries), in MB. */
+function fileBackedMb(pid: number): number {
+  let kb = 0;
+  let file = false;
+  for (const line of fs.readFileSync(`/proc/${pid}/smaps`, 'utf8').split('\n')) {
+    if (/^[0-9a-f]+-[0-9a-f]+ /.test(line)) file = / \//.test(line);
+    else if (file && line.startsWith('Rss:')) kb += Number(/(\d+)/.exec(line)![1]);
+  }
+  return Math.round(kb / 1024);
+}
+
+/** What the server's resident memory is made of, in MB, from its /metrics and /proc: the parts docs/performance.md names. */
+export async function memoryBreakdown(server: BenchServer): Promise<string> {
+  const text = await (await request(`${server.adminUrl}/metrics`)).body.text();
+  const sum = (pattern: RegExp) => [...text.matchAll(pattern)].reduce((mb, m) => mb + Number(m[1]) / 1e6, 0);
+  const release = sum(/^dqs_release_memory_bytes\{[^}]*\} (\d+)/gm);
+  const parts = {
+    'code mapped from files': fileBackedMb(server.pid),
+    'V8 heap (committed)': sum(/^dqs_nodejs_heap_size_total_bytes (\d+)/gm),
+    'release (columns, rollups, renderers)': release,
+    'other JS buffers': sum(/^dqs_nodejs_external_memory_bytes (\d+)/gm) - release,
+    'DuckDB (its own accounting)': sum(/^dqs_duckdb_memory_bytes\{[^}]*\} (\d+)/gm),
+  };
+  const rss = processMemory(server.pid).rss;
+  const known = Object.values(parts).reduce((a, b) => a + b, 0);
+  return [...Object.entries(parts).map(([name, mb]) => `${name} ${mb.toFixed(0)} MB`), `the rest (allocators, stacks) ${(rss - known).toFixed(0)} MB`].join('; ');
+}

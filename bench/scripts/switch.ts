@@ -4,7 +4,7 @@ import { Agent, request } from 'undici';
 import { latestRelease } from '../../src/releases/on-disk.ts';
 import { MANIFEST_FILE } from '../../src/releases/manifest.ts';
 import { writePointer } from '../../src/releases/on-disk.ts';
-import { processMemory, releaseMemory, startServer } from '../runner/server.ts';
+import { memoryBreakdown, processMemory, releaseMemory, startServer } from '../runner/server.ts';
 
 // What a live release switch costs the requests served meanwhile: a probe asks for
 // /v1/catalog every 10 ms over keep-alive connections, first for 5 s with nothing
@@ -104,7 +104,7 @@ try {
   // The old release is unloaded once nobody has read it for the grace period (the poll checks every 200 ms).
   await new Promise((resolve) => setTimeout(resolve, (GRACE_SECONDS + 10) * 1000));
   const released = processMemory(server.pid);
-  console.log(`after the ${GRACE_SECONDS} s grace period: RSS ${released.rss} MB, releases held: ${Object.keys(await releaseMemory(server)).join(', ')}`);
+  console.log(`after the ${GRACE_SECONDS} s grace period: RSS ${released.rss} MB, releases held: ${Object.keys(await releaseMemory(server)).join(', ')}; ${await memoryBreakdown(server)}`);
 } finally {
   await agent.close();
   await server.stop();

@@ -108,7 +108,23 @@ export class Vintages {
     if (resident.find(release.id)) return;
     await queue
       .withConnection((connection) => dropRelease(connection, release.id))
-      .then(() => log.info({ release: release.id }, 'unloaded a release'))
+      .then(() => {
+        log.info({ release: release.id }, 'unloaded a release');
+        collectGarbage();
+      })
       .catch((err: Error) => log.error({ err, release: release.id }, 'cannot drop an unloaded release'));
   }
+}
+
+/**
+ * Returns an unloaded release's memory to the system now, not at the next collection
+ * V8 happens to run: its columns are typed arrays whose memory is freed only by a
+ * collection, and an idle server allocates nothing that would start one (16x: 502 MB
+ * still held 30 s after the unload). One full collection per unload, once this call
+ * stack has let go of the release; `gc` exists when node runs with --expose-gc
+ * (package.json config.nodeFlags), else the memory returns at V8's next collection.
+ */
+function collectGarbage(): void {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  if (gc) setImmediate(gc);
 }
