@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
@@ -226,6 +226,13 @@ text('links only files the repository holds; the service\'s address is set once'
   const commands = [...readme.matchAll(/^```sh\n([\s\S]*?)^```$/gm)].flatMap((m) => m[1]!.split('\n').map((line) => line.replace(/(^|\s)#.*$/, ''))).join('\n');
   assert.equal(commands.match(/127\.0\.0\.1:\d+/g), ['127.0.0.1:3000'], 'BASE is set once; every example uses it');
   assert.not.match(commands, /\bduckdb -c|import pyarrow|release=20\d\d-\d\d|from=20\d\d/, 'no tool npm ci does not install, no release the clone does not have');
+});
+
+text('what running the service and the examples write is ignored by git; the repository\'s own files are not', () => {
+  const written = ['datasets/CURRENT', 'datasets/2026-12/ggr.parquet', 'var/keys.json', 'downloads/ggr.parquet', 'dist/main.js', 'tmp/test-data/fixture', 'bench/results/run.json'];
+  const kept = ['datasets/README.md', 'bench/baselines/2x-intel-xeon-processor.json', 'docs/api.md'];
+  const result = spawnSync('git', ['check-ignore', '--no-index', ...written, ...kept], { cwd: ROOT, encoding: 'utf8' });
+  assert.equal(result.stdout.trim().split('\n'), written, `git check-ignore: ${result.stderr}`);
 });
 
 text.run();
