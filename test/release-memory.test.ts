@@ -3,8 +3,8 @@ import path from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { request } from 'undici';
+import { releaseCopies } from '../bench/runner/copies.ts';
 import { startServer, type BenchServer } from '../bench/runner/server.ts';
-import { MANIFEST_FILE } from '../src/releases/manifest.ts';
 import { latestRelease, writePointer } from '../src/releases/on-disk.ts';
 import { fixtureDataDir, tempDir } from './helpers/service.ts';
 
@@ -33,12 +33,7 @@ test('a release unloaded after its grace period gives its memory back, on an idl
   const dataDir = await tempDir('dqs-release-memory-');
   const stateDir = await tempDir('dqs-release-memory-state-');
   const ids = ['2026-10', '2026-11'] as const;
-  for (const id of ids) {
-    const dir = path.join(dataDir, id);
-    await fs.mkdir(dir);
-    for (const entry of await fs.readdir(source.dir)) if (entry.endsWith('.parquet')) await fs.link(path.join(source.dir, entry), path.join(dir, entry));
-    await fs.writeFile(path.join(dir, MANIFEST_FILE), JSON.stringify({ ...source.manifest, release: id }));
-  }
+  await releaseCopies(source, dataDir, ids);
   await writePointer(dataDir, ids[0]);
   const server = await startServer({ DATA_DIR: dataDir, STATE_DIR: stateDir, RELEASE_POLL_MS: '100', RELEASE_GRACE_SECONDS: '1' }, path.join(stateDir, 'server.log'));
   try {

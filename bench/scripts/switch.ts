@@ -2,8 +2,8 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { Agent, request } from 'undici';
 import { latestRelease } from '../../src/releases/on-disk.ts';
-import { MANIFEST_FILE } from '../../src/releases/manifest.ts';
 import { writePointer } from '../../src/releases/on-disk.ts';
+import { releaseCopies } from '../runner/copies.ts';
 import { memoryBreakdown, processMemory, releaseMemory, startServer } from '../runner/server.ts';
 
 // What a live release switch costs the requests served meanwhile: a probe asks for
@@ -23,12 +23,7 @@ const PROBE_MS = 10;
 // The release twice under two ids, its files hard-linked: the second load costs what the first did.
 const ids = ['2026-10', '2026-11'];
 await fs.rm(DATA_DIR, { recursive: true, force: true });
-for (const id of ids) {
-  const dir = path.join(DATA_DIR, id);
-  await fs.mkdir(dir, { recursive: true });
-  for (const entry of await fs.readdir(source.dir)) if (entry.endsWith('.parquet')) await fs.link(path.join(source.dir, entry), path.join(dir, entry));
-  await fs.writeFile(path.join(dir, MANIFEST_FILE), JSON.stringify({ ...source.manifest, release: id }));
-}
+await releaseCopies(source, DATA_DIR, ids);
 await writePointer(DATA_DIR, ids[0]!);
 
 const stateDir = path.join(ROOT, 'tmp', 'bench', 'switch-state');

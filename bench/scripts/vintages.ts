@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { request } from 'undici';
 import { currentRelease, latestRelease } from '../../src/releases/on-disk.ts';
+import { releaseCopies } from '../runner/copies.ts';
 import { load, summarize, type Request, type Stats } from '../runner/load.ts';
 import { processMemory, startServer } from '../runner/server.ts';
 
@@ -55,11 +56,7 @@ const source = (await currentRelease(path.resolve(dir))) ?? (await latestRelease
 if (!source) throw new Error(`${dir} holds no release: generate one with npm run etl -- generate --out ${dir}/2026-11 --scale 1`);
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'dqs-bench-vintages-'));
 const dataDir = path.join(work, 'data');
-for (const id of ['2026-09', '2026-10', '2026-11']) {
-  fs.cpSync(source.dir, path.join(dataDir, id), { recursive: true });
-  const manifest = path.join(dataDir, id, 'manifest.json');
-  fs.writeFileSync(manifest, JSON.stringify({ ...JSON.parse(fs.readFileSync(manifest, 'utf8')), release: id }));
-}
+await releaseCopies(source, dataDir, ['2026-09', '2026-10', '2026-11']);
 fs.writeFileSync(path.join(dataDir, 'CURRENT'), '2026-11\n');
 line(`three copies of ${source.dir} (${source.manifest.datasets.ggr!.rows.toLocaleString()} ggr rows) as 2026-09, 2026-10, 2026-11`);
 
