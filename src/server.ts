@@ -36,10 +36,10 @@ export interface RunningService {
   readonly url: string;
   readonly adminUrl: string;
   readonly services: Services;
-  /** Settles when the release is loaded and served (or loading failed). */
   /**
-   * Settles with the id of the first release served (the id, not the release: a
-   * promise kept for the process's life must not keep an unloaded release's memory).
+   * Settles with the id of the first release once it is loaded and served, or rejects
+   * if loading failed. The id, not the release: a promise kept for the process's life
+   * must not keep a release's memory after it is unloaded.
    */
   readonly ready: Promise<string>;
   /** Serves the release DATA_DIR's pointer names now (SIGHUP, POST /releases/reload); rejects if it cannot be loaded. */
