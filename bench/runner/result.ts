@@ -129,6 +129,6 @@ export function evaluateTargets(figures: readonly Figure[], sweep: Result['sweep
   atMost('x16-latency', '16× release: uncached page p50 ≤ 1.5× the 1× figure (1 client)', x16 && x1 && x16.page.p50 / x1.page.p50, 1.5, undefined, skipped);
   atMost('x16-rss', '16× release: steady RSS ≤ 3 GB (MB)', x16?.steadyRssMB, 3072, undefined, skipped);
   atMost('x16-aggregate', '16× release: uncached aggregate p50 ≤ 3× the 1× figure (1 client; issue 15)', aggregate16 && aggregate && aggregate16.service.p50 / aggregate.service.p50, 3, undefined, skipped);
-  derivedTargets(get, atMost);
+  derivedTargets(get, atMost, skipped);
   return targets;
 }

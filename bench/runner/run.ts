@@ -7,7 +7,7 @@ import { parseArgs } from 'node:util';
 import { latestRelease, type ReleaseOnDisk } from '../../src/releases/on-disk.ts';
 import { startBare, type Captured } from '../ceilings/bare.ts';
 import { AGGREGATE, AGGREGATE_SQL, aggregateAlone, checkGroups, ourGroups } from '../ceilings/duckdb-aggregate.ts';
-import { derivedHits, derivedScenarios } from '../scenarios/derived.ts';
+import { derivedAtScale, derivedHits, derivedScenarios } from '../scenarios/derived.ts';
 import { openQueryCeilings } from '../ceilings/duckdb-pages.ts';
 import { CLICKHOUSE_BINARY, CLICKHOUSE_SKIP_REASON, startClickHouse } from '../ceilings/clickhouse.ts';
 import { compareResults, formatComparison } from './compare.ts';
@@ -325,7 +325,7 @@ async function main(): Promise<void> {
       progress('DuckDB alone: the aggregate\'s GROUP BY on the 16x release');
       aggregateCeilings.set('x16-aggregate', await aggregateAlone(scaled.find((e) => e.scale === 16)!.release, 1, ourGroups(grouped.body), settings.aggregateAlone));
       line('');
-      await measureAll([scenario('x16-page', 'uncached page, 16x release', PAGE, {}, answer), scenario('x16-aggregate', 'uncached aggregate, 16x release', AGGREGATE, {}, grouped)], x16);
+      await measureAll([scenario('x16-page', 'uncached page, 16x release', PAGE, {}, answer), scenario('x16-aggregate', 'uncached aggregate, 16x release', AGGREGATE, {}, grouped), ...(await derivedAtScale(x16.url, x16.headers))], x16);
     } finally {
       await Promise.all([...result.servers.values()].map((s) => s.stop()));
     }

@@ -71,10 +71,23 @@ export async function derivedHits(url: string, key: Record<string, string>): Pro
   return out;
 }
 
-/** Issue 30's targets: each example's uncached p50 at most twice its plain aggregate's (1 client). */
-export function derivedTargets(get: (id: string) => Figure | undefined, atMost: (id: string, text: string, value: number | undefined, limit: number) => void): void {
+/** On the 16x release's server (cache off, no kept results): each example (`x16-<id>`), beside its 1x figure. */
+export async function derivedAtScale(url: string, key: Record<string, string>): Promise<Scenario[]> {
+  const out: Scenario[] = [];
+  for (const e of DERIVED_EXAMPLES) out.push(scenario(`x16-${e.id}`, `uncached ${e.title}, 16x release`, e.path, {}, await capture(url, e.path, key, 200, hasDerived)));
+  return out;
+}
+
+type AtMost = (id: string, text: string, value: number | undefined, limit: number, tol?: number, skipped?: string) => void;
+
+/**
+ * Issue 30's targets: each example's uncached p50 at most twice its plain aggregate's
+ * (1 client), and on the 16x release at most three times its 1x figure (full runs).
+ */
+export function derivedTargets(get: (id: string) => Figure | undefined, atMost: AtMost, scaleSkipped?: string): void {
   for (const e of DERIVED_EXAMPLES) {
-    const [derived, plain] = [get(`${e.id}@1`), get(`${e.id}-plain@1`)];
+    const [derived, plain, x16] = [get(`${e.id}@1`), get(`${e.id}-plain@1`), get(`x16-${e.id}@1`)];
     atMost(`${e.id}-vs-plain`, `${e.title}, uncached, 1 client: p50 ≤ 2× the plain aggregate's (issue 30)`, derived && plain && derived.service.p50 / plain.service.p50, 2);
+    atMost(`x16-${e.id}`, `16× release: ${e.title}, uncached, 1 client: p50 ≤ 3× the 1× figure (issue 30)`, x16 && derived && x16.service.p50 / derived.service.p50, 3, undefined, scaleSkipped);
   }
 }
