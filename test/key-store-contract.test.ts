@@ -34,6 +34,7 @@ function keyStoreContract(name: string, backend: Backend) {
     assert.is(record.client, 'Acme');
     assert.is(record.revoked_at, null);
     assert.equal(await store.verify(key), record);
+    assert.equal(store.held(key), record, 'held by the replica that made it');
     const listed = await store.list();
     assert.equal(listed, [{ ...record, last_used_at: null }]);
     assert.not.ok(JSON.stringify(listed).includes(key.slice(8)));
@@ -43,6 +44,7 @@ function keyStoreContract(name: string, backend: Backend) {
     const store = await open();
     await store.create('someone');
     assert.is(await store.verify('sk_live_' + 'a'.repeat(40)), undefined);
+    assert.is(store.held('sk_live_' + 'a'.repeat(40)), undefined);
   });
 
   test('revoke by id or by key: verify refuses at once, list keeps the record; twice changes nothing', async () => {
@@ -52,6 +54,7 @@ function keyStoreContract(name: string, backend: Backend) {
       const revoked = await store.revoke(by === 'id' ? record.id : key);
       assert.ok(revoked?.revoked_at);
       assert.is(await store.verify(key), undefined);
+      assert.is(store.held(key), undefined);
       assert.equal(await store.revoke(record.id), revoked, 'revoking again returns the first revocation');
       assert.equal((await store.list()).find((r) => r.id === record.id), { ...revoked, last_used_at: null });
     }
@@ -177,6 +180,19 @@ if (REDIS_BINARY) {
         assert.ok(Date.now() - started < 1000, 'B still accepts the key 1 s after the revocation');
         await new Promise((resolve) => setTimeout(resolve, 10));
       }
+    } finally {
+      await Promise.all([storeA.close(), storeB.close()]);
+    }
+  });
+
+  shared('held() answers from the replica’s copy only: a key made elsewhere is held once a lookup or a refresh brings it', async () => {
+    // B refreshes its copy once a minute: only its own lookup can bring the key within this test.
+    const [storeA, storeB] = [await RedisKeyStore.open(a, log), await RedisKeyStore.open(b, log, { refreshMs: 60_000 })];
+    try {
+      const { key, record } = await storeA.create('elsewhere');
+      assert.is(storeB.held(key), undefined, 'held() asked Redis');
+      assert.equal(await storeB.verify(key), record);
+      assert.equal(storeB.held(key), record, 'the lookup keeps the record in the copy');
     } finally {
       await Promise.all([storeA.close(), storeB.close()]);
     }

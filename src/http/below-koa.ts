@@ -1,6 +1,7 @@
 import type http from 'node:http';
 import type { Services } from '../services.ts';
-import { chargeKey, heldKey, isV1 } from './middleware/api-key.ts';
+import type { KeyRecord } from '../keys/store.ts';
+import { chargeKey, isV1 } from './middleware/api-key.ts';
 import { limitHeaders } from './middleware/limit-headers.ts';
 import { recordedEntry, replayedBody } from './middleware/replay.ts';
 import { requestText, type Recorded, type ReplayTable } from './middleware/replay-table.ts';
@@ -26,21 +27,21 @@ export function answerRepeatsBelowKoa(services: Services, table: ReplayTable, ap
   const { log } = services;
   const logRequest = requestLogger(log);
 
-  const answer = async (req: http.IncomingMessage, res: http.ServerResponse, wanted: Wanted, record: Recorded, entry: Buffer, started: number) => {
-    const holder = await heldKey(services, wanted.key!);
-    if (!holder) return app(req, res);
+  const answer = async (req: http.IncomingMessage, res: http.ServerResponse, wanted: Wanted, holder: KeyRecord, record: Recorded, entry: Buffer, started: number) => {
     const decision = await chargeKey(services, holder);
     if (!decision.allowed) return app(req, res);
     const requestId = requestIdFor(wanted.requestId);
     const body = replayedBody(services, entry);
     // In the order the app sets them: X-Request-Id, the limit headers, the handler's, Content-Length.
-    const headers: (string | string[] | number)[] = ['X-Request-Id', requestId, ...limitHeaders(decision)];
+    // Every value a string, as Koa's ctx.set makes them: node tests each against a pattern, slowly for a number.
+    const headers: (string | string[])[] = limitHeaders(decision);
+    headers.unshift('X-Request-Id', requestId);
     for (const [name, value] of record.headers) headers.push(name, value);
-    headers.push('Content-Length', body.length);
+    headers.push('Content-Length', String(body.length));
     res.writeHead(200, headers as string[]).end(body);
     const ms = performance.now() - started;
     count(record.route, 200, '', ms / 1000);
-    logRequest({ reqId: requestId, method: 'GET', url: loggableUrl(req.url!), status: 200, ms: Math.round(ms * 100) / 100, bytes: body.length, key: holder.id });
+    logRequest({ reqId: requestId, method: 'GET', url: record.logUrl, status: 200, ms: Math.round(ms * 100) / 100, bytes: body.length, key: holder.id });
   };
 
   return (req, res) => {
@@ -52,7 +53,9 @@ export function answerRepeatsBelowKoa(services: Services, table: ReplayTable, ap
     const record = table.find(requestText(url, wanted.accept ?? '', wanted.encoding ?? ''));
     const entry = record && recordedEntry(services, record);
     if (!record || !entry) return app(req, res);
-    answer(req, res, wanted, record, entry, started).catch((err: unknown) => {
+    const holder = services.keys.held(wanted.key);
+    if (!holder) return app(req, res);
+    answer(req, res, wanted, holder, record, entry, started).catch((err: unknown) => {
       // Before the answer was written the app can still give one: nothing it would charge again was charged.
       log.error({ err, url: loggableUrl(url) }, 'answering a repeat below Koa failed');
       if (!res.headersSent) app(req, res);
@@ -79,7 +82,8 @@ const WANTED_LENGTHS = new Set(Object.keys(WANTED).map((name) => name.length));
  * app's (undefined): it tells a repeated key from one key, and joins the others as node does.
  */
 function wantedHeaders(raw: readonly string[]): Wanted | undefined {
-  const wanted: Wanted = {};
+  // Every field from the start: one object shape for every request.
+  const wanted: Wanted = { key: undefined, accept: undefined, encoding: undefined, requestId: undefined, conditional: undefined };
   for (let i = 0; i < raw.length; i += 2) {
     const name = raw[i]!;
     if (!WANTED_LENGTHS.has(name.length)) continue;

@@ -48,6 +48,10 @@ export class FileKeyStore implements KeyStore {
   }
 
   async verify(key: string): Promise<KeyRecord | undefined> {
+    return this.held(key);
+  }
+
+  held(key: string): KeyRecord | undefined {
     const record = this.byHash.get(hashKey(key));
     return record && record.revoked_at === null ? record : undefined;
   }

@@ -59,17 +59,21 @@ export class RedisKeyStore implements KeyStore {
     return store;
   }
 
-  async verify(key: string, options: { cachedOnly?: boolean } = {}): Promise<KeyRecord | undefined> {
+  async verify(key: string): Promise<KeyRecord | undefined> {
     const hash = hashKey(key);
     let record = this.byHash.get(hash);
     if (!record) {
-      if (options.cachedOnly) return undefined;
       const text = await this.redis.hget(RECORDS, hash);
       if (!text) return undefined;
       record = JSON.parse(text) as KeyRecord;
       this.byHash.set(hash, record);
     }
     return record.revoked_at === null ? record : undefined;
+  }
+
+  held(key: string): KeyRecord | undefined {
+    const record = this.byHash.get(hashKey(key));
+    return record && record.revoked_at === null ? record : undefined;
   }
 
   async create(client: string, origin?: { inviteId: string }): Promise<{ key: string; record: KeyRecord }> {

@@ -13,12 +13,14 @@ export interface KeyRecord {
 }
 
 export interface KeyStore {
+  /** The active record for a presented key, or undefined when unknown or revoked; may ask a shared store. */
+  verify(key: string): Promise<KeyRecord | undefined>;
   /**
-   * The active record for a presented key, or undefined when unknown or revoked.
-   * `cachedOnly`: answer from what this replica holds, without asking a shared store
-   * (for a client address that is already refused for bad keys).
+   * The active record of a key this replica already holds, without asking a shared
+   * store: for a client address already refused for bad keys, for paths that need no
+   * key, and for the answer below Koa, which takes no promise turn for it.
    */
-  verify(key: string, options?: { cachedOnly?: boolean }): Promise<KeyRecord | undefined>;
+  held(key: string): KeyRecord | undefined;
   /** Issues a key; the plain key is returned here once and never stored. */
   create(client: string, origin?: { inviteId: string }): Promise<{ key: string; record: KeyRecord }>;
   /** Every record, with last_used_at. */

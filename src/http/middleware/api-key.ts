@@ -23,7 +23,7 @@ export async function identifyKey(services: KeyServices, key: string, ip: string
   // Malformed keys get the unknown key's answer without a lookup.
   if (!looksLikeKey(key)) return new InvalidKeyError();
   try {
-    const held = await heldKey(services, key);
+    const held = services.keys.held(key);
     if (held) return held;
     if (!(await services.limits.badKeys.peek(ip)).allowed) return new InvalidKeyError();
     return (await services.keys.verify(key)) ?? new InvalidKeyError();
@@ -31,9 +31,6 @@ export async function identifyKey(services: KeyServices, key: string, ip: string
     throw new KeysUnavailableError();
   }
 }
-
-/** The active record of a well-formed key this replica holds, without asking a shared store. */
-export const heldKey = ({ keys }: Pick<Services, 'keys'>, key: string): Promise<KeyRecord | undefined> => keys.verify(key, { cachedOnly: true });
 
 /** Charges a request with a valid key to the key's limits, noting its use. A refusal charges nothing. */
 export async function chargeKey(services: KeyServices, record: KeyRecord): Promise<Decision> {
@@ -54,7 +51,7 @@ export async function admitKey(ctx: Context, services: KeyServices): Promise<voi
   if (!isV1(ctx.path)) {
     // Only keys this replica holds: a keyless path must not cost a shared-store lookup per request.
     const key = ctx.get('x-api-key');
-    const found = key && looksLikeKey(key) ? await heldKey(services, key).catch(() => undefined) : undefined;
+    const found = key && looksLikeKey(key) ? services.keys.held(key) : undefined;
     if (found) setLimitHeaders(ctx, await services.limits.requests.peek(found.id));
     return;
   }

@@ -1,7 +1,8 @@
 import type { Context, Next } from 'koa';
 import type { Services } from '../../services.ts';
-import { noneMatch, readEntry, type CacheableAnswer } from '../respond/cacheable.ts';
+import { entryBody, noneMatch, type CacheableAnswer } from '../respond/cacheable.ts';
 import { requestText, type Recorded, type ReplayTable } from './replay-table.ts';
+import { loggableUrl } from './request-log.ts';
 
 /** What RFC 9110 15.4.5 has a 304 repeat of the 200 it stands for (the limit headers are set before). */
 const NOT_MODIFIED_HEADERS = new Set(['etag', 'cache-control', 'vary']);
@@ -38,7 +39,7 @@ export async function replayOrRecord(ctx: Context, services: Pick<Services, 'cac
     const headers = Object.entries(ctx.response.headers)
       .filter(([name]) => !setBefore.has(name) && name !== 'content-length')
       .map(([name, value]) => [name, value as string | string[]] as const);
-    table.record(request, began, { answer, etag: ctx.response.get('etag'), headers, route: ctx._matchedRoute });
+    table.record(request, began, { answer, etag: ctx.response.get('etag'), headers, route: ctx._matchedRoute, logUrl: loggableUrl(ctx.url) });
   }
 }
 
@@ -67,5 +68,5 @@ export const recordedEntry = (services: Pick<Services, 'cache'>, record: Recorde
 export function replayedBody(services: Pick<Services, 'metrics'>, entry: Buffer): Buffer {
   services.metrics.cacheHits.inc();
   services.metrics.replayed200.inc();
-  return readEntry(entry).body;
+  return entryBody(entry);
 }

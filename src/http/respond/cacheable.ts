@@ -96,8 +96,11 @@ function cacheEntry(rendered: Rendered): Buffer {
 
 export function readEntry(entry: Buffer): Rendered {
   const end = 1 + entry[0]!;
-  return { body: entry.subarray(end), next: end > 1 ? entry.toString('latin1', 1, end) : undefined };
+  return { body: entryBody(entry), next: end > 1 ? entry.toString('latin1', 1, end) : undefined };
 }
+
+/** An entry's body alone, for an answer whose Link header was recorded with it. */
+export const entryBody = (entry: Buffer): Buffer => entry.subarray(1 + entry[0]!);
 
 const ENTITY_TAG = /(?:W\/)?"([^"]*)"/g;
 
