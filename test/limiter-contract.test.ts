@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import type { Clock, LimitPolicy, Limiter } from '../src/limits/limiter.ts';
+import { decidesHere, type Clock, type LimitPolicy, type Limiter } from '../src/limits/limiter.ts';
 import { MemoryLimiter } from '../src/limits/memory.ts';
 import { NoopLimiter } from '../src/limits/noop.ts';
 import { RedisLimiter } from '../src/limits/redis.ts';
@@ -16,7 +16,7 @@ type MakeLimiter = (policy: LimitPolicy, clock: Clock) => Limiter;
 const NOON = Date.UTC(2026, 10, 22, 12, 0, 0);
 const SPEC = { perMinute: 100, perDay: 10_000 };
 
-function limiterContract(name: string, make: () => MakeLimiter, hooks: { before?: () => Promise<void>; after?: () => Promise<void> } = {}) {
+function limiterContract(name: string, make: () => MakeLimiter, hooks: { local: boolean; before?: () => Promise<void>; after?: () => Promise<void> }) {
   const test = suite(`limiter contract: ${name}`);
   let now = NOON;
   const clock = () => now;
@@ -41,6 +41,20 @@ function limiterContract(name: string, make: () => MakeLimiter, hooks: { before?
     assert.is(refused.retryAfterSeconds, 50);
     assert.equal(refused.windows.map((w) => [w.name, w.limit, w.remaining]), [['minute', 100, 0], ['day', 10_000, 9_900]]);
     assert.is(refused.windows[0]!.resetSeconds, 50);
+  });
+
+  test('consumeHere, where the limiter decides in this process, is consume without the promise: the same count, the same refusal', async () => {
+    const l = limiter({ perMinute: 3 });
+    assert.is(decidesHere(l), hooks.local, hooks.local ? 'an in-process limiter decides here' : 'a shared limiter must ask');
+    if (!decidesHere(l)) return;
+    assert.ok(l.consumeHere('a').allowed);
+    assert.ok((await l.consume('a')).allowed);
+    const third = l.consumeHere('a');
+    assert.ok(third.allowed);
+    assert.is(third.windows[0]!.remaining, 0, 'both kinds of call counted');
+    const refused = l.consumeHere('a');
+    assert.equal(refused, await l.consume('a'), 'refused alike, nothing counted');
+    assert.not.ok(refused.allowed);
   });
 
   test('each unit comes back exactly 60 s after it was spent (a sliding log, not a refilling bucket)', async () => {
@@ -144,7 +158,7 @@ function limiterContract(name: string, make: () => MakeLimiter, hooks: { before?
   test.run();
 }
 
-limiterContract('memory', () => (policy, clock) => new MemoryLimiter(policy, clock));
+limiterContract('memory', () => (policy, clock) => new MemoryLimiter(policy, clock), { local: true });
 
 if (REDIS_BINARY) {
   let fixture: Awaited<ReturnType<typeof redisWithClients>>;
@@ -155,6 +169,7 @@ if (REDIS_BINARY) {
     () => (policy, clock) =>
       new RedisLimiter(policy, { redis: fixture.clients[0]!, prefix: `test:${randomBytes(4).toString('hex')}:`, log, clock }),
     {
+      local: false,
       before: async () => {
         fixture = await redisWithClients(1, 1000);
       },

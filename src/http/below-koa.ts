@@ -1,7 +1,8 @@
 import type http from 'node:http';
 import type { Services } from '../services.ts';
 import type { KeyRecord } from '../keys/store.ts';
-import { chargeKey, isV1 } from './middleware/api-key.ts';
+import type { Decision } from '../limits/limiter.ts';
+import { chargeKey, chargeKeyHere, isV1 } from './middleware/api-key.ts';
 import { limitHeaders } from './middleware/limit-headers.ts';
 import { recordedEntry, replayedBody } from './middleware/replay.ts';
 import { requestText, type Recorded, type ReplayTable } from './middleware/replay-table.ts';
@@ -27,8 +28,8 @@ export function answerRepeatsBelowKoa(services: Services, table: ReplayTable, ap
   const { log } = services;
   const logRequest = requestLogger(log);
 
-  const answer = async (req: http.IncomingMessage, res: http.ServerResponse, wanted: Wanted, holder: KeyRecord, record: Recorded, entry: Buffer, started: number) => {
-    const decision = await chargeKey(services, holder);
+  /** Writes the recorded answer once the key's limit decided: the app answers a refusal, which charged nothing. */
+  const send = (req: http.IncomingMessage, res: http.ServerResponse, wanted: Wanted, holder: KeyRecord, record: Recorded, entry: Buffer, decision: Decision, started: number) => {
     if (!decision.allowed) return app(req, res);
     const requestId = requestIdFor(wanted.requestId);
     const body = replayedBody(services, entry);
@@ -44,6 +45,13 @@ export function answerRepeatsBelowKoa(services: Services, table: ReplayTable, ap
     logRequest({ reqId: requestId, method: 'GET', url: record.logUrl, status: 200, ms: Math.round(ms * 100) / 100, bytes: body.length, key: holder.id });
   };
 
+  const failed = (req: http.IncomingMessage, res: http.ServerResponse, err: unknown) => {
+    // Before the answer was written the app can still give one: nothing it would charge again was charged.
+    log.error({ err, url: loggableUrl(req.url!) }, 'answering a repeat below Koa failed');
+    if (!res.headersSent) app(req, res);
+    else res.destroy();
+  };
+
   return (req, res) => {
     const started = performance.now();
     const { url } = req;
@@ -55,12 +63,17 @@ export function answerRepeatsBelowKoa(services: Services, table: ReplayTable, ap
     if (!record || !entry) return app(req, res);
     const holder = services.keys.held(wanted.key);
     if (!holder) return app(req, res);
-    answer(req, res, wanted, holder, record, entry, started).catch((err: unknown) => {
-      // Before the answer was written the app can still give one: nothing it would charge again was charged.
-      log.error({ err, url: loggableUrl(url) }, 'answering a repeat below Koa failed');
-      if (!res.headersSent) app(req, res);
-      else res.destroy();
-    });
+    try {
+      // A limiter in this process decides at once; a shared one answers later.
+      const decision = chargeKeyHere(services, holder);
+      if (decision) send(req, res, wanted, holder, record, entry, decision, started);
+      else
+        chargeKey(services, holder)
+          .then((d) => send(req, res, wanted, holder, record, entry, d, started))
+          .catch((err: unknown) => failed(req, res, err));
+    } catch (err) {
+      failed(req, res, err);
+    }
   };
 }
 

@@ -1,4 +1,4 @@
-import { DAY_MS, MINUTE_MS, decide, type Clock, type Decision, type LimitPolicy, type Limiter } from './limiter.ts';
+import { DAY_MS, MINUTE_MS, decide, type Clock, type Decision, type LimitPolicy, type LocalLimiter } from './limiter.ts';
 
 interface Entry {
   /** Admission times within the last 60 s, oldest first. */
@@ -12,7 +12,7 @@ interface Entry {
  * of clock time, so memory follows the ids active in the last minute (and, with a
  * day window, today).
  */
-export class MemoryLimiter implements Limiter {
+export class MemoryLimiter implements LocalLimiter {
   private readonly entries = new Map<string, Entry>();
   private lastSweep: number;
 
@@ -24,6 +24,10 @@ export class MemoryLimiter implements Limiter {
   }
 
   async consume(id: string): Promise<Decision> {
+    return this.consumeHere(id);
+  }
+
+  consumeHere(id: string): Decision {
     return this.check(id, true);
   }
 

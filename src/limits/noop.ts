@@ -1,16 +1,20 @@
-import { uncounted, type Clock, type Decision, type LimitPolicy, type Limiter } from './limiter.ts';
+import { uncounted, type Clock, type Decision, type LimitPolicy, type LocalLimiter } from './limiter.ts';
 
 /**
  * Admits everything and counts nothing, for benchmarks only (BENCH_DISABLE_LIMITS):
  * the headers are still rendered, so a bench pays for them as users do.
  */
-export class NoopLimiter implements Limiter {
+export class NoopLimiter implements LocalLimiter {
   constructor(
     readonly policy: LimitPolicy,
     private readonly clock: Clock,
   ) {}
 
-  async consume(_id: string): Promise<Decision> {
+  async consume(id: string): Promise<Decision> {
+    return this.consumeHere(id);
+  }
+
+  consumeHere(_id: string): Decision {
     return uncounted(this.policy, this.clock());
   }
 

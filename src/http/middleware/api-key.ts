@@ -2,7 +2,7 @@ import type { Context } from 'koa';
 import { ApiError, DuplicateKeyHeaderError, InvalidKeyError, KeysUnavailableError, MissingKeyError, TooManyRequestsError } from '../../errors.ts';
 import { looksLikeKey } from '../../keys/key-format.ts';
 import type { KeyRecord } from '../../keys/store.ts';
-import type { Decision } from '../../limits/limiter.ts';
+import { decidesHere, type Decision } from '../../limits/limiter.ts';
 import type { Services } from '../../services.ts';
 import { setLimitHeaders } from './limit-headers.ts';
 import { setRequestKey } from '../respond/request-key.ts';
@@ -36,6 +36,14 @@ export async function identifyKey(services: KeyServices, key: string, ip: string
 export async function chargeKey(services: KeyServices, record: KeyRecord): Promise<Decision> {
   services.keys.recordUse(record.id, services.clock());
   return services.limits.requests.consume(record.id);
+}
+
+/** chargeKey without a promise turn, when the key's limiter decides in this process; undefined (nothing charged) when it must ask a shared one. */
+export function chargeKeyHere(services: KeyServices, record: KeyRecord): Decision | undefined {
+  const limiter = services.limits.requests;
+  if (!decidesHere(limiter)) return undefined;
+  services.keys.recordUse(record.id, services.clock());
+  return limiter.consumeHere(record.id);
 }
 
 /**
