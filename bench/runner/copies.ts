@@ -5,8 +5,9 @@ import type { ReleaseOnDisk } from '../../src/releases/on-disk.ts';
 
 /**
  * Publishes `source` in `dataDir` once under each id: its Parquet files hard-linked
- * (copied where `dataDir` is on another file system), its manifest naming the id. Releases to switch between, or to load beside each other, without generating
- * any; the caller writes the pointer.
+ * (copied where `dataDir` is on another file system), its manifest naming the id.
+ * Releases to switch between, or to load beside each other, without generating any;
+ * the caller writes the pointer.
  */
 export async function releaseCopies(source: ReleaseOnDisk, dataDir: string, ids: readonly string[]): Promise<void> {
   for (const id of ids) {

@@ -3,7 +3,7 @@ import * as v from 'valibot';
 import { JsonFile } from '../state/json-file.ts';
 import { latest, UseLog } from './use-log.ts';
 import { hashKey, issueKey, looksLikeKey } from './key-format.ts';
-import type { KeyRecord, KeyStore } from './store.ts';
+import { activeRecord, type KeyRecord, type KeyStore } from './store.ts';
 
 const fileSchema = v.object({
   keys: v.array(
@@ -52,8 +52,7 @@ export class FileKeyStore implements KeyStore {
   }
 
   held(key: string): KeyRecord | undefined {
-    const record = this.byHash.get(hashKey(key));
-    return record && record.revoked_at === null ? record : undefined;
+    return activeRecord(this.byHash.get(hashKey(key)));
   }
 
   async create(client: string, origin?: { inviteId: string }): Promise<{ key: string; record: KeyRecord }> {

@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import { RedisCopy, results } from '../state/redis-copy.ts';
 import { latest, UseLog } from './use-log.ts';
 import { hashKey, issueKey, looksLikeKey } from './key-format.ts';
-import type { KeyRecord, KeyStore } from './store.ts';
+import { activeRecord, type KeyRecord, type KeyStore } from './store.ts';
 
 const RECORDS = 'dqs:keys';
 const VERSION = 'dqs:keys:version';
@@ -68,12 +68,11 @@ export class RedisKeyStore implements KeyStore {
       record = JSON.parse(text) as KeyRecord;
       this.byHash.set(hash, record);
     }
-    return record.revoked_at === null ? record : undefined;
+    return activeRecord(record);
   }
 
   held(key: string): KeyRecord | undefined {
-    const record = this.byHash.get(hashKey(key));
-    return record && record.revoked_at === null ? record : undefined;
+    return activeRecord(this.byHash.get(hashKey(key)));
   }
 
   async create(client: string, origin?: { inviteId: string }): Promise<{ key: string; record: KeyRecord }> {

@@ -12,6 +12,9 @@ export interface KeyRecord {
   readonly last_used_at?: string | null;
 }
 
+/** The record if the key is active; undefined when unknown or revoked. */
+export const activeRecord = (record: KeyRecord | undefined): KeyRecord | undefined => (record && record.revoked_at === null ? record : undefined);
+
 export interface KeyStore {
   /** The active record for a presented key, or undefined when unknown or revoked; may ask a shared store. */
   verify(key: string): Promise<KeyRecord | undefined>;
