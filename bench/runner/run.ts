@@ -171,7 +171,9 @@ async function main(): Promise<void> {
   };
   const serve = (name: string, env: Record<string, string>, data = dataDir(1), root?: string) => {
     progress(`starting the ${name} server (loading ${path.relative(ROOT, data)})`);
-    return startServer({ DATA_DIR: data, STATE_DIR: path.join(WORK, name === 'limits' ? 'state-limits' : name === 'baseline' ? 'state-baseline' : 'state'), ...env }, path.join(WORK, 'logs', `${name}.log`), root);
+    // A server of another checkout or with other settings keeps its own keys beside one running at once.
+    const state = name === 'limits' || name === 'baseline' || name === 'tick-maps-off' ? `state-${name}` : 'state';
+    return startServer({ DATA_DIR: data, STATE_DIR: path.join(WORK, state), ...env }, path.join(WORK, 'logs', `${name}.log`), root);
   };
   /**
    * Each scenario at 1 and 16 connections beside the bare server replaying its answers,
@@ -301,6 +303,25 @@ async function main(): Promise<void> {
     await measureAll([scenario('cached-aggregate', 'cached aggregate, region × year', AGGREGATE, {}, aggregateHit), ...(await derivedHits(cached.url, cached.headers)), ...hits, mixed], cached, true);
   } finally {
     await cached.stop();
+  }
+
+  // src/runtime/tick-maps.ts is kept only while it buys ≥ 10% (issue 27): a br hit on
+  // two fresh servers, one started without it, alternated.
+  const keeping = await serve('tick-maps-on', {});
+  const notKeeping = await serve('tick-maps-off', { KEEP_TICK_MAPS: 'false' }).catch(async (err) => {
+    await keeping.stop();
+    throw err;
+  });
+  try {
+    const br = { 'accept-encoding': 'br' };
+    const hit = async (server: BenchServer) => {
+      await capture(server.url, PAGE, { ...server.headers, ...br }, 200);
+      await capture(server.url, PAGE, { ...server.headers, ...br }, 200);
+      return { url: server.url, requests: withKey([{ path: PAGE, headers: br, status: 200 }], server.headers), pid: server.pid };
+    };
+    await against('tick-maps', 'cached hit br vs KEEP_TICK_MAPS=false', 'tick-maps-off', await hit(notKeeping), await hit(keeping));
+  } finally {
+    await Promise.all([keeping.stop(), notKeeping.stop()]);
   }
 
   // Limits on, on a small release (refusals never touch data).
