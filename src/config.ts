@@ -125,10 +125,6 @@ export const settings = {
     help: 'Redis shared by every replica for limits and API keys (empty: limits in memory, keys in STATE_DIR)',
   },
   REDIS_TIMEOUT_MS: { schema: positiveInt(100), help: 'Longest a request waits for Redis before the documented fallback applies' },
-  KEEP_TICK_MAPS: {
-    schema: flag(true),
-    help: "Hold one of node's nextTick queue entries so V8 keeps their hidden classes: without it a cached hit costs ~12% more CPU after a few full GCs (src/runtime/tick-maps.ts); false only to measure that",
-  },
   BENCH_DISABLE_LIMITS: { schema: flag(false), help: 'Bench-only: count no request against any limit (never set it in production)' },
   RELEASE_GRACE_SECONDS: {
     schema: count(3600, 'seconds'),

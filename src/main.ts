@@ -1,11 +1,9 @@
 import { loadConfigOrExit } from './config.ts';
 import { createLogger } from './log.ts';
-import { keepTickObjectMaps } from './runtime/tick-maps.ts';
 import { startService } from './server.ts';
 
 const config = loadConfigOrExit();
 const log = createLogger(config.LOG_LEVEL);
-if (config.KEEP_TICK_MAPS) await keepTickObjectMaps();
 let service;
 try {
   service = await startService(config, log);

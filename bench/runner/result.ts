@@ -2,7 +2,6 @@ import { execFileSync } from 'node:child_process';
 import os from 'node:os';
 import { derivedTargets } from '../scenarios/derived.ts';
 import type { Figure, Timing } from './measure.ts';
-import type { Stats } from './load.ts';
 import type { SweepEntry } from './sweep.ts';
 
 // The result file of one `npm run bench` (docs/performance.md, "The result file"):
@@ -116,11 +115,6 @@ export function evaluateTargets(figures: readonly Figure[], sweep: Result['sweep
   // Issue 5 asked 0.8x of bare for both, measured by a client that was itself the limit; issue 18 set these.
   atLeast('cached-json-vs-bare', 'cached hit, JSON identity, 16 connections: ≥ 0.75× bare req/s (issue 18)', get('cached-json@16')?.ratios.bare, 0.75);
   atLeast('cached-br-vs-bare', 'cached hit, br, 16 connections: ≥ 0.45× bare req/s (issue 18)', get('cached-br@16')?.ratios.bare, 0.45);
-  // One fresh start pair a figure (bench/runner/run.ts); a start settles at one of two levels, so the median pair.
-  const cpuPerRequest = (s: Stats | undefined) => (s?.serverCpu === undefined ? NaN : s.serverCpu / s.rps);
-  const tickRatios = figures.filter((f) => /^tick-maps-\d+@16$/.test(f.id)).map((f) => cpuPerRequest(f.service) / cpuPerRequest(f.ceilings['tick-maps-off'])).sort((a, b) => a - b);
-  const tickMedian = tickRatios.length === 0 ? undefined : tickRatios[Math.floor(tickRatios.length / 2)];
-  atMost('tick-maps', 'cached hit br, 16 connections: server CPU a request ≤ 0.9× with KEEP_TICK_MAPS=false, median of fresh start pairs (issue 27: src/runtime/tick-maps.ts stays only for ≥ 10%)', tickMedian, 0.9);
   const aggregate = get('uncached-aggregate@1');
   const aggregate16 = get('x16-aggregate@1');
   atMost('aggregate-vs-duckdb', 'uncached aggregate, 1 client: p50 ≤ 1.2× DuckDB alone\'s, same GROUP BY (issue 15)', aggregate?.ratios.duckdb, 1.2);

@@ -36,8 +36,6 @@ const ROOT = path.resolve(import.meta.dirname, '..', '..');
 const WORK = path.join(ROOT, 'tmp', 'bench');
 const RESULTS = path.join(ROOT, 'bench', 'results');
 const BASELINES = path.join(ROOT, 'bench', 'baselines');
-/** Fresh start pairs the tick-maps figure is the median of. */
-export const TICK_PAIRS = 3;
 const MIXED_SEED = 1;
 
 const MODES = {
@@ -173,9 +171,7 @@ async function main(): Promise<void> {
   };
   const serve = (name: string, env: Record<string, string>, data = dataDir(1), root?: string) => {
     progress(`starting the ${name} server (loading ${path.relative(ROOT, data)})`);
-    // A server of another checkout or with other settings keeps its own keys beside one running at once.
-    const state = name === 'limits' || name === 'baseline' || name === 'tick-maps-off' ? `state-${name}` : 'state';
-    return startServer({ DATA_DIR: data, STATE_DIR: path.join(WORK, state), ...env }, path.join(WORK, 'logs', `${name}.log`), root);
+    return startServer({ DATA_DIR: data, STATE_DIR: path.join(WORK, name === 'limits' ? 'state-limits' : name === 'baseline' ? 'state-baseline' : 'state'), ...env }, path.join(WORK, 'logs', `${name}.log`), root);
   };
   /**
    * Each scenario at 1 and 16 connections beside the bare server replaying its answers,
@@ -305,30 +301,6 @@ async function main(): Promise<void> {
     await measureAll([scenario('cached-aggregate', 'cached aggregate, region × year', AGGREGATE, {}, aggregateHit), ...(await derivedHits(cached.url, cached.headers)), ...hits, mixed], cached, true);
   } finally {
     await cached.stop();
-  }
-
-  // src/runtime/tick-maps.ts is kept only while it buys ≥ 10% (issue 27): a br hit on
-  // two fresh servers, one started with KEEP_TICK_MAPS=false, alternated at 16
-  // connections. A start settles at one of two levels for its life (docs/performance.md
-  // "Cached hits"), so one pair is one draw: TICK_PAIRS pairs, judged by their median.
-  const br = { 'accept-encoding': 'br' };
-  const hit = async (server: BenchServer) => {
-    await capture(server.url, PAGE, { ...server.headers, ...br }, 200);
-    await capture(server.url, PAGE, { ...server.headers, ...br }, 200);
-    return { url: server.url, requests: withKey([{ path: PAGE, headers: br, status: 200 }], server.headers), pid: server.pid };
-  };
-  for (let pair = 1; pair <= TICK_PAIRS; pair++) {
-    const keeping = await serve('tick-maps-on', {});
-    const notKeeping = await serve('tick-maps-off', { KEEP_TICK_MAPS: 'false' }).catch(async (err) => {
-      await keeping.stop();
-      throw err;
-    });
-    try {
-      const [t] = await rounds([{ ceilings: { 'tick-maps-off': await hit(notKeeping) }, service: await hit(keeping) }], 16, settings.timing, (text) => progress(`tick maps, start pair ${pair}: ${text}`, false));
-      record(figure(`tick-maps-${pair}`, `cached hit br vs KEEP_TICK_MAPS=false, pair ${pair}`, 16, t!.service, t!.halves, t!.ceilings, t!.ceilingHalves));
-    } finally {
-      await Promise.all([keeping.stop(), notKeeping.stop()]);
-    }
   }
 
   // Limits on, on a small release (refusals never touch data).
