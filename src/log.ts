@@ -1,7 +1,10 @@
 import pino, { type Logger } from 'pino';
+import { LogBlocks } from './log-blocks.ts';
 
-/** The longest a log line waits in the buffer. */
+/** The longest a log line waits before it is written. */
 const FLUSH_MS = 200;
+/** Lines go out in writes of at least this many characters, unless FLUSH_MS passes first. */
+const BLOCK_CHARS = 4096;
 
 /** Fields of a line written by an infoWriter, in order: texts and finite numbers; undefined ones are left out, as pino leaves them. */
 export type LineFields = Readonly<Record<string, string | number | undefined>>;
@@ -9,16 +12,20 @@ export type LineFields = Readonly<Record<string, string | number | undefined>>;
 /** The destination of each logger made here, for its infoWriter. */
 const destinations = new WeakMap<Logger, pino.DestinationStream>();
 
+/** stdout, shared by every logger made here without a destination of its own: one writer keeps lines in order. */
+let stdout: LogBlocks | undefined;
+
 /**
  * Structured JSON lines on stdout; `base` drops pid/hostname noise, `time` stays ISO.
- * Written asynchronously and in blocks of at least 4 kB, or every 200 ms when fewer
- * lines arrive: a write per line cost a cached page about a tenth of the server's
- * CPU (docs/performance.md), more when stdout is a pipe whose reader wakes per line.
- * pino flushes what is pending at exit; a process killed with SIGKILL loses at most
- * the last 200 ms of lines.
+ * Written asynchronously and in blocks of at least 4 kB (src/log-blocks.ts), or every
+ * 200 ms when fewer lines arrive: a write per line cost a cached page about a tenth
+ * of the server's CPU (docs/performance.md), more when stdout is a pipe whose reader
+ * wakes per line. What is pending is written at exit; a process killed with SIGKILL
+ * loses at most the last 200 ms of lines.
  */
 export function createLogger(level: string, destination?: pino.DestinationStream): Logger {
-  const stream = destination ?? pino.destination({ dest: 1, sync: false, minLength: 4096, periodicFlush: FLUSH_MS });
+  // sonic-boom writes each block as it comes (minLength 0): the blocks are already whole.
+  const stream = destination ?? (stdout ??= new LogBlocks(pino.destination({ dest: 1, sync: false, minLength: 0 }), BLOCK_CHARS, FLUSH_MS));
   const log = pino({ level, base: undefined, timestamp: pino.stdTimeFunctions.isoTime }, stream);
   destinations.set(log, stream);
   return log;
