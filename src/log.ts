@@ -17,15 +17,16 @@ let stdout: LogBlocks | undefined;
 
 /**
  * Structured JSON lines on stdout; `base` drops pid/hostname noise, `time` stays ISO.
- * Written asynchronously and in blocks of at least 4 kB (src/log-blocks.ts), or every
- * 200 ms when fewer lines arrive: a write per line cost a cached page about a tenth
- * of the server's CPU (docs/performance.md), more when stdout is a pipe whose reader
- * wakes per line. What is pending is written at exit; a process killed with SIGKILL
- * loses at most the last 200 ms of lines.
+ * Written in blocks of at least 4 kB (src/log-blocks.ts), or every 200 ms when fewer
+ * lines arrive: a write per line cost a cached page about a tenth of the server's CPU
+ * (docs/performance.md), more when stdout is a pipe whose reader wakes per line. Each
+ * block is written synchronously, as node writes to a stdout file or pipe: a reader
+ * that stops holds the server up instead of letting its memory grow (docs/deploy.md),
+ * lines stay in order, and an exit loses none; a SIGKILL loses at most the last 200 ms.
  */
 export function createLogger(level: string, destination?: pino.DestinationStream): Logger {
   // sonic-boom writes each block as it comes (minLength 0): the blocks are already whole.
-  const stream = destination ?? (stdout ??= new LogBlocks(pino.destination({ dest: 1, sync: false, minLength: 0 }), BLOCK_CHARS, FLUSH_MS));
+  const stream = destination ?? (stdout ??= new LogBlocks(pino.destination({ dest: 1, sync: true, minLength: 0 }), BLOCK_CHARS, FLUSH_MS));
   const log = pino({ level, base: undefined, timestamp: pino.stdTimeFunctions.isoTime }, stream);
   destinations.set(log, stream);
   return log;
