@@ -19,7 +19,7 @@ let stdout: LogBlocks | undefined;
  * Structured JSON lines on stdout; `base` drops pid/hostname noise, `time` stays ISO.
  * Written in blocks of at least 4 kB (src/log-blocks.ts), or every 200 ms when fewer
  * lines arrive: a write per line cost a cached page about a tenth of the server's CPU
- * (docs/performance.md), more when stdout is a pipe whose reader wakes per line. Each
+ * when it was measured, more when stdout is a pipe whose reader wakes per line. Each
  * block is written synchronously, as node writes to a stdout file or pipe: a reader
  * that stops holds the server up instead of letting its memory grow (docs/deploy.md),
  * lines stay in order, and an exit loses none; a SIGKILL loses at most the last 200 ms.
