@@ -60,7 +60,7 @@ async function ensureRelease(dir: string, scale: number): Promise<ReleaseOnDisk>
 const USAGE = `usage: npm run bench [-- OPTIONS]
   (none)                     the full suite: ~16 min on 2 cores (the first run also generates releases)
   --quick                    every scenario in shorter runs, no scale sweep or 16x figures: ~4 min
-  --baseline DIR             also the uncached page of the checkout at DIR beside this one's
+  --baseline DIR             also the uncached page and cached hits of the checkout at DIR beside this one's
   --profile SCENARIO         the service under one scenario with --cpu-prof; one of
                              ${PROFILE_SCENARIOS.join(', ')}
   --compare RESULT.json      RESULT against the baseline of the machine kind it was measured on
@@ -225,6 +225,32 @@ async function main(): Promise<void> {
     line(`self-check: the bench's client got ${check.benchRps.toFixed(0)} req/s from the bare server, plain wrk ${check.plainRps.toFixed(0)}: ${check.ratio.toFixed(2)}× (≥ 0.9× or the client is the bottleneck)`);
     return check;
   };
+  /**
+   * The checkout at `root` and this one, each started afresh with `env`, for `timed`
+   * to alternate: a server that has just loaded is slower for a while than one that
+   * has served every scenario (measured: 1.7x on the same code).
+   */
+  const besideBaseline = async (root: string, env: Record<string, string>, timed: (side: (p: string, headers: Record<string, string>, whose: 'baseline' | 'ours') => ServerSide) => Promise<void>) => {
+    const baseline = await serve('baseline', env, dataDir(1), root);
+    const fresh = await serve('fresh', env).catch(async (err) => {
+      await baseline.stop();
+      throw err;
+    });
+    try {
+      const servers = { baseline, ours: fresh };
+      await timed((p, headers, whose) => ({ url: servers[whose].url, requests: withKey([{ path: p, headers, status: 200 }], servers[whose].headers), pid: servers[whose].pid }));
+    } finally {
+      await Promise.all([baseline.stop(), fresh.stop()]);
+    }
+  };
+  /** Cached hits (cache on, as served by default) of the checkout at `root` beside this one's: flags and code judged in one run. */
+  const hitsVsBaseline = (root: string) =>
+    besideBaseline(root, {}, async (side) => {
+      for (const [id, coding] of [['cached-br-vs-baseline', 'br'], ['cached-json-vs-baseline', 'identity']] as const) {
+        const headers = { 'accept-encoding': coding };
+        await against(id, `cached hit, JSON ${coding}, vs ${root}`, 'baseline', side(PAGE, headers, 'baseline'), side(PAGE, headers, 'ours'));
+      }
+    });
   /** Our side against another server answering the same request (the peer, a baseline checkout), alternated. */
   const against = async (id: string, title: string, name: string, other: ServerSide, ours: ServerSide) => {
     for (const connections of [1, 16] as const) {
@@ -255,19 +281,9 @@ async function main(): Promise<void> {
     await measureAll(scenarios, uncached);
     const ours = (path_: string) => ({ url: uncached.url, requests: withKey([{ path: path_, headers: {}, status: 200 }], uncached.headers), pid: uncached.pid });
     if (options.baseline) {
-      // Both started afresh: a server that has just loaded is slower for a while than
-      // one that has served every scenario (measured: 1.7x on the same code).
-      const baseline = await serve('baseline', { CACHE_MAX_BYTES: '0' }, dataDir(1), path.resolve(options.baseline));
-      const fresh = await serve('uncached-fresh', { CACHE_MAX_BYTES: '0' }).catch(async (err) => {
-        await baseline.stop();
-        throw err;
+      await besideBaseline(path.resolve(options.baseline), { CACHE_MAX_BYTES: '0' }, async (page) => {
+        await against('vs-baseline', `uncached page vs ${path.resolve(options.baseline!)}`, 'baseline', page(PAGE, {}, 'baseline'), page(PAGE, {}, 'ours'));
       });
-      try {
-        const page = (server: BenchServer) => ({ url: server.url, requests: withKey([{ path: PAGE, headers: {}, status: 200 }], server.headers), pid: server.pid });
-        await against('vs-baseline', `uncached page vs ${path.resolve(options.baseline)}`, 'baseline', page(baseline), page(fresh));
-      } finally {
-        await Promise.all([baseline.stop(), fresh.stop()]);
-      }
     }
     if (CLICKHOUSE_BINARY) {
       progress('starting ClickHouse');
@@ -302,6 +318,7 @@ async function main(): Promise<void> {
   } finally {
     await cached.stop();
   }
+  if (options.baseline) await hitsVsBaseline(path.resolve(options.baseline));
 
   // Limits on, on a small release (refusals never touch data).
   const limits = await serve('limits', { BENCH_DISABLE_LIMITS: 'false', RATE_LIMIT_PER_DAY: '1', BAD_KEY_LIMIT_PER_MINUTE: '1000000000' }, path.join(WORK, 'small'));
