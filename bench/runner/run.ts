@@ -57,8 +57,11 @@ async function ensureRelease(dir: string, scale: number): Promise<ReleaseOnDisk>
   return (await latestRelease(dir))!;
 }
 
+/** One side of a comparison with --baseline: the request `path` with `headers`, to the baseline checkout's server or ours. */
+type SideOf = (path: string, headers: Record<string, string>, whose: 'baseline' | 'ours') => ServerSide;
+
 const USAGE = `usage: npm run bench [-- OPTIONS]
-  (none)                     the full suite: ~16 min on 2 cores (the first run also generates releases)
+  (none)                     the full suite: ~25 min on 2 cores (the first run also generates releases)
   --quick                    every scenario in shorter runs, no scale sweep or 16x figures: ~4 min
   --baseline DIR             also the uncached page and cached hits of the checkout at DIR beside this one's
   --profile SCENARIO         the service under one scenario with --cpu-prof; one of
@@ -230,7 +233,7 @@ async function main(): Promise<void> {
    * to alternate: a server that has just loaded is slower for a while than one that
    * has served every scenario (measured: 1.7x on the same code).
    */
-  const besideBaseline = async (root: string, env: Record<string, string>, timed: (side: (p: string, headers: Record<string, string>, whose: 'baseline' | 'ours') => ServerSide) => Promise<void>) => {
+  const besideBaseline = async (root: string, env: Record<string, string>, timed: (side: SideOf) => Promise<void>) => {
     const baseline = await serve('baseline', env, dataDir(1), root);
     const fresh = await serve('fresh', env).catch(async (err) => {
       await baseline.stop();
@@ -243,14 +246,6 @@ async function main(): Promise<void> {
       await Promise.all([baseline.stop(), fresh.stop()]);
     }
   };
-  /** Cached hits (cache on, as served by default) of the checkout at `root` beside this one's: flags and code judged in one run. */
-  const hitsVsBaseline = (root: string) =>
-    besideBaseline(root, {}, async (side) => {
-      for (const [id, coding] of [['cached-br-vs-baseline', 'br'], ['cached-json-vs-baseline', 'identity']] as const) {
-        const headers = { 'accept-encoding': coding };
-        await against(id, `cached hit, JSON ${coding}, vs ${root}`, 'baseline', side(PAGE, headers, 'baseline'), side(PAGE, headers, 'ours'));
-      }
-    });
   /** Our side against another server answering the same request (the peer, a baseline checkout), alternated. */
   const against = async (id: string, title: string, name: string, other: ServerSide, ours: ServerSide) => {
     for (const connections of [1, 16] as const) {
@@ -281,9 +276,8 @@ async function main(): Promise<void> {
     await measureAll(scenarios, uncached);
     const ours = (path_: string) => ({ url: uncached.url, requests: withKey([{ path: path_, headers: {}, status: 200 }], uncached.headers), pid: uncached.pid });
     if (options.baseline) {
-      await besideBaseline(path.resolve(options.baseline), { CACHE_MAX_BYTES: '0' }, async (page) => {
-        await against('vs-baseline', `uncached page vs ${path.resolve(options.baseline!)}`, 'baseline', page(PAGE, {}, 'baseline'), page(PAGE, {}, 'ours'));
-      });
+      const root = path.resolve(options.baseline);
+      await besideBaseline(root, { CACHE_MAX_BYTES: '0' }, (side) => against('vs-baseline', `uncached page vs ${root}`, 'baseline', side(PAGE, {}, 'baseline'), side(PAGE, {}, 'ours')));
     }
     if (CLICKHOUSE_BINARY) {
       progress('starting ClickHouse');
@@ -318,7 +312,16 @@ async function main(): Promise<void> {
   } finally {
     await cached.stop();
   }
-  if (options.baseline) await hitsVsBaseline(path.resolve(options.baseline));
+  if (options.baseline) {
+    // Cache on, as served by default: code or node flags that change a hit judged in one run.
+    const root = path.resolve(options.baseline);
+    await besideBaseline(root, {}, async (side) => {
+      for (const [id, coding] of [['cached-br-vs-baseline', 'br'], ['cached-json-vs-baseline', 'identity']] as const) {
+        const headers = { 'accept-encoding': coding };
+        await against(id, `cached hit, JSON ${coding}, vs ${root}`, 'baseline', side(PAGE, headers, 'baseline'), side(PAGE, headers, 'ours'));
+      }
+    });
+  }
 
   // Limits on, on a small release (refusals never touch data).
   const limits = await serve('limits', { BENCH_DISABLE_LIMITS: 'false', RATE_LIMIT_PER_DAY: '1', BAD_KEY_LIMIT_PER_MINUTE: '1000000000' }, path.join(WORK, 'small'));
