@@ -174,7 +174,7 @@ async function main(): Promise<void> {
   };
   const serve = (name: string, env: Record<string, string>, data = dataDir(1), root?: string) => {
     progress(`starting the ${name} server (loading ${path.relative(ROOT, data)})`);
-    return startServer({ DATA_DIR: data, STATE_DIR: path.join(WORK, name === 'limits' ? 'state-limits' : name === 'baseline' ? 'state-baseline' : 'state'), ...env }, path.join(WORK, 'logs', `${name}.log`), root);
+    return startServer({ DATA_DIR: data, STATE_DIR: path.join(WORK, name === 'limits' ? 'state-limits' : name.endsWith('baseline') ? 'state-baseline' : 'state'), ...env }, path.join(WORK, 'logs', `${name}.log`), root);
   };
   /**
    * Each scenario at 1 and 16 connections beside the bare server replaying its answers,
@@ -231,11 +231,12 @@ async function main(): Promise<void> {
   /**
    * The checkout at `root` and this one, each started afresh with `env`, for `timed`
    * to alternate: a server that has just loaded is slower for a while than one that
-   * has served every scenario (measured: 1.7x on the same code).
+   * has served every scenario (measured: 1.7x on the same code). `label` names their
+   * logs (tmp/bench/logs/<label>-baseline.log, <label>-fresh.log).
    */
-  const besideBaseline = async (root: string, env: Record<string, string>, timed: (side: SideOf) => Promise<void>) => {
-    const baseline = await serve('baseline', env, dataDir(1), root);
-    const fresh = await serve('fresh', env).catch(async (err) => {
+  const besideBaseline = async (label: string, root: string, env: Record<string, string>, timed: (side: SideOf) => Promise<void>) => {
+    const baseline = await serve(`${label}-baseline`, env, dataDir(1), root);
+    const fresh = await serve(`${label}-fresh`, env).catch(async (err) => {
       await baseline.stop();
       throw err;
     });
@@ -277,7 +278,7 @@ async function main(): Promise<void> {
     const ours = (path_: string) => ({ url: uncached.url, requests: withKey([{ path: path_, headers: {}, status: 200 }], uncached.headers), pid: uncached.pid });
     if (options.baseline) {
       const root = path.resolve(options.baseline);
-      await besideBaseline(root, { CACHE_MAX_BYTES: '0' }, (side) => against('vs-baseline', `uncached page vs ${root}`, 'baseline', side(PAGE, {}, 'baseline'), side(PAGE, {}, 'ours')));
+      await besideBaseline('uncached', root, { CACHE_MAX_BYTES: '0' }, (side) => against('vs-baseline', `uncached page vs ${root}`, 'baseline', side(PAGE, {}, 'baseline'), side(PAGE, {}, 'ours')));
     }
     if (CLICKHOUSE_BINARY) {
       progress('starting ClickHouse');
@@ -315,7 +316,7 @@ async function main(): Promise<void> {
   if (options.baseline) {
     // Cache on, as served by default: code or node flags that change a hit judged in one run.
     const root = path.resolve(options.baseline);
-    await besideBaseline(root, {}, async (side) => {
+    await besideBaseline('cached', root, {}, async (side) => {
       for (const [id, coding] of [['cached-br-vs-baseline', 'br'], ['cached-json-vs-baseline', 'identity']] as const) {
         const headers = { 'accept-encoding': coding };
         await against(id, `cached hit, JSON ${coding}, vs ${root}`, 'baseline', side(PAGE, headers, 'baseline'), side(PAGE, headers, 'ours'));
