@@ -52,6 +52,15 @@ const CASES: Case[] = [
     measures: { gdp_local_currency_sum: ['gdp_local_currency', 'sum'], gdp_usd_sum: ['gdp_usd', 'sum'], adult_population_sum: ['adult_population', 'sum'], inflation_avg: ['inflation', 'avg'] },
     where: "temporal = 'Current' AND state = ''",
   },
+  // sub_channel is in no rollup: the served rows, of which a year filter reads one span (two years apart: from the first's to the last's).
+  {
+    name: 'ggr by sub_channel in two years apart, from the served rows',
+    metric: 'ggr',
+    query: 'group_by=year,sub_channel&fx=EUR&year=2011&year=2014',
+    groupBy: ['year', 'sub_channel'],
+    measures: { ggr_sum: ['ggr', 'sum'] },
+    where: "fx = 'EUR' AND year IN (2011, 2014) AND state = ''",
+  },
   { name: 'one total, no group_by', metric: 'ggr', query: 'fx=EUR&category=Gaming', groupBy: [], measures: { ggr_sum: ['ggr', 'sum'] }, where: "fx = 'EUR' AND category = 'Gaming' AND state = ''" },
 ];
 

@@ -1,5 +1,5 @@
 import type { DatasetDef } from '../registry.ts';
-import { buildRollup, storeSource, type AggregateSource } from './aggregation.ts';
+import { buildRollup, rowSpan, storeSource, type AggregateSource } from './aggregation.ts';
 import type { ColumnStore, Dictionary } from './column-store.ts';
 
 /** What aggregates read of a served dataset, built once when its release loads. */
@@ -17,7 +17,7 @@ export async function buildAggregateTables(def: DatasetDef, store: ColumnStore):
   const dictionaries = store.dimensions.map((d) => d.dictionary);
   const sizes = dictionaries.map((d) => d.values.length);
   const codes = new Map(store.dimensions.map((d) => [d.name, new Map(d.dictionary.values.map((value, code) => [String(value), code]))]));
-  const sources = [storeSource(store)];
+  const sources = [await storeSource(store)];
   const totals = def.totals && { index: def.dimensions.indexOf(def.totals.dimension), code: codes.get(def.totals.dimension)?.get(def.totals.value) };
   // Largest first, each from the smallest table built so far that can answer it.
   const rollups = [...(def.rollups ?? [])].map((keep) => keep.map((name) => def.dimensions.indexOf(name))).sort((a, b) => b.length - a.length);
@@ -35,7 +35,7 @@ export async function buildAggregateTables(def: DatasetDef, store: ColumnStore):
 }
 
 /**
- * The table with the fewest rows that can group by `groupBy` with the filters
+ * The table whose scan reads the fewest rows that can group by `groupBy` with the filters
  * `allowed` (dimension → codes), and the filters its scan still applies: a rollup
  * must keep every dimension grouped or filtered, except one it fixed to exactly the
  * code the filter asks for.
@@ -49,7 +49,12 @@ export function chooseSource(
     groupBy.every((d) => s.kept.has(d)) &&
     [...allowed.keys()].every((d) => s.kept.has(d) || s.fixed.has(d)) &&
     [...s.fixed].every(([d, code]) => !groupBy.includes(d) && allowed.get(d)?.size === 1 && allowed.get(d)!.has(code));
-  const source = sources.filter(answers).reduce((a, b) => (b.rows < a.rows ? b : a));
+  // By the rows its scan reads: a filter on the leading dimension (year) reads one span of them.
+  const read = (s: AggregateSource) => {
+    const span = rowSpan(s, allowed);
+    return span.to - span.from;
+  };
+  const source = sources.filter(answers).reduce((a, b) => (read(b) < read(a) ? b : a));
   return { source, allowed: new Map([...allowed].filter(([d]) => !source.fixed.has(d))) };
 }
 

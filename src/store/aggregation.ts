@@ -34,6 +34,19 @@ export interface AggregateSource {
   readonly counts: Uint32Array | null;
   /** In the dataset's metric order. */
   readonly metrics: readonly MetricTotals[];
+  /** Where each code of the dataset's first dimension starts, when the rows ascend by it; null when they do not. */
+  readonly leading: Leading | null;
+}
+
+/**
+ * The rows of each code of a source's leading dimension (year, the first of every
+ * dataset's), which its rows ascend by: a filter on it reads one span of rows instead
+ * of all of them (one year of the 31 at scale 1 reads about a 31st of a rollup's rows).
+ */
+export interface Leading {
+  readonly dimension: number;
+  /** Code c's rows are [starts[c], starts[c + 1]); one more entry than the dictionary has codes. */
+  readonly starts: Uint32Array;
 }
 
 export interface MetricNeeds {
@@ -77,11 +90,12 @@ export interface Groups {
 }
 
 /** The served store as a source. */
-export function storeSource(store: ColumnStore): AggregateSource {
+export async function storeSource(store: ColumnStore): Promise<AggregateSource> {
   const segments = store.segments.map((segment, s): SourceSegment => {
     const members = store.dimensions.map((column, index) => ({ column, index })).filter(({ column }) => column.segment === s);
     return { dimensions: members.map((m) => m.index), codes: segment.codes, codeOfCombination: members.map((m) => m.column.codeOfCombination) };
   });
+  const size = store.dimensions[0]!.dictionary.values.length;
   return {
     rows: store.rowCount,
     kept: new Set(store.dimensions.keys()),
@@ -89,7 +103,44 @@ export function storeSource(store: ColumnStore): AggregateSource {
     segments,
     counts: null,
     metrics: store.metrics.map((m) => ({ values: m.values })),
+    leading: await leadingOf(segments, store.rowCount, 0, size),
   };
+}
+
+/** Where each code of `dimension` starts in rows laid out as `segments`, if they ascend by it (checked, not assumed); else null. */
+export async function leadingOf(segments: readonly SourceSegment[], rows: number, dimension: number, size: number): Promise<Leading | null> {
+  const segment = segments.find((s) => s.dimensions.includes(dimension));
+  if (!segment) return null;
+  const codeOf = segment.codeOfCombination[segment.dimensions.indexOf(dimension)]!;
+  const starts = new Uint32Array(size + 1);
+  let last = 0;
+  let ascending = true;
+  await inSlices(rows, (from, to) => {
+    for (let r = from; r < to && ascending; r++) {
+      const code = codeOf[segment.codes[r]!]!;
+      if (code < last) ascending = false;
+      // Each code from the last one seen up to this one starts here (a code with no rows spans nothing).
+      for (; last < code; last++) starts[last + 1] = r;
+    }
+  });
+  if (!ascending) return null;
+  for (; last < size; last++) starts[last + 1] = rows;
+  return { dimension, starts };
+}
+
+/** The rows [from, to) that can pass `allowed`: the span of its leading dimension's allowed codes, else every row. */
+export function rowSpan(source: AggregateSource, allowed: ReadonlyMap<number, ReadonlySet<number>>): { from: number; to: number } {
+  const codes = source.leading && allowed.get(source.leading.dimension);
+  if (!codes) return { from: 0, to: source.rows };
+  if (codes.size === 0) return { from: 0, to: 0 };
+  const { starts } = source.leading!;
+  let low = Infinity;
+  let high = -1;
+  for (const code of codes) {
+    low = Math.min(low, code);
+    high = Math.max(high, code);
+  }
+  return { from: starts[low]!, to: starts[high + 1]! };
 }
 
 interface ActiveSegment {
@@ -142,12 +193,13 @@ export async function group(source: AggregateSource, grouping: Grouping): Promis
     active.push({ codes: segment.codes, pass, part });
   }
 
-  // First which group each row falls in (-1: filtered out), then each total in a loop of its own.
+  // First which group each row of the span falls in (-1: filtered out), then each total in a loop of its own.
+  const span = rowSpan(source, allowed);
   const index = keySpace <= DENSE_KEYS ? new DenseIndex(keySpace) : new MapIndex();
   const keys: number[] = [];
-  const groupOf = new Int32Array(source.rows);
-  await inSlices(source.rows, (from, to) => {
-    for (let r = from; r < to; r++) {
+  const groupOf = new Int32Array(span.to - span.from);
+  await inSlices(groupOf.length, (start, end) => {
+    for (let r = span.from + start; r < span.from + end; r++) {
       let key = 0;
       let g = 0;
       for (let s = 0; s < active.length; s++) {
@@ -163,17 +215,17 @@ export async function group(source: AggregateSource, grouping: Grouping): Promis
         g = index.find(key, keys.length);
         if (g === keys.length) keys.push(key);
       }
-      groupOf[r] = g;
+      groupOf[r - span.from] = g;
     }
   });
   const count = keys.length;
 
   const rows = new Float64Array(count);
   const { counts } = source;
-  await inSlices(source.rows, (from, to) => {
-    for (let r = from; r < to; r++) {
-      const g = groupOf[r]!;
-      if (g >= 0) rows[g] = rows[g]! + (counts === null ? 1 : counts[r]!);
+  await inSlices(groupOf.length, (start, end) => {
+    for (let i = start; i < end; i++) {
+      const g = groupOf[i]!;
+      if (g >= 0) rows[g] = rows[g]! + (counts === null ? 1 : counts[span.from + i]!);
     }
   });
   const sums: (ExactSums | null)[] = [];
@@ -181,12 +233,12 @@ export async function group(source: AggregateSource, grouping: Grouping): Promis
   const max: (Float64Array | null)[] = [];
   for (const need of metrics) {
     const totals = source.metrics[need.index]!;
-    sums.push(need.sum ? await sumGroups(totals, groupOf, count) : null);
-    min.push(need.min ? await extremeGroups(totals, groupOf, count, -1) : null);
-    max.push(need.max ? await extremeGroups(totals, groupOf, count, 1) : null);
+    sums.push(need.sum ? await sumGroups(totals, groupOf, span.from, count) : null);
+    min.push(need.min ? await extremeGroups(totals, groupOf, span.from, count, -1) : null);
+    max.push(need.max ? await extremeGroups(totals, groupOf, span.from, count, 1) : null);
   }
   const aligned: ExactSums[] = [];
-  for (const totals of grouping.aligned ?? []) aligned.push(await sumGroups(totals, groupOf, count));
+  for (const totals of grouping.aligned ?? []) aligned.push(await sumGroups(totals, groupOf, span.from, count));
 
   const codes = new Int32Array(count * width);
   await inSlices(count, (start, end) => {
@@ -195,31 +247,32 @@ export async function group(source: AggregateSource, grouping: Grouping): Promis
   return { count, groupBy, codes, rows, sums, min, max, needs: metrics, aligned };
 }
 
-async function sumGroups(totals: MetricTotals, groupOf: Int32Array, count: number): Promise<ExactSums> {
+/** Each group's exact sum of `totals`; `groupOf[i]` is the group of row `first + i`. */
+async function sumGroups(totals: MetricTotals, groupOf: Int32Array, first: number, count: number): Promise<ExactSums> {
   const sums = new ExactSums(count);
-  await inSlices(groupOf.length, (from, to) => {
+  await inSlices(groupOf.length, (start, end) => {
     if ('values' in totals) {
       const { values } = totals;
-      for (let r = from; r < to; r++) if (groupOf[r]! >= 0) sums.add(groupOf[r]!, values[r]!);
+      for (let i = start; i < end; i++) if (groupOf[i]! >= 0) sums.add(groupOf[i]!, values[first + i]!);
     } else {
       const { offsets, partials } = totals;
-      for (let r = from; r < to; r++) {
-        const g = groupOf[r]!;
-        if (g >= 0) for (let p = offsets[r]!; p < offsets[r + 1]!; p++) sums.add(g, partials[p]!);
+      for (let i = start; i < end; i++) {
+        const g = groupOf[i]!;
+        if (g >= 0) for (let p = offsets[first + i]!; p < offsets[first + i + 1]!; p++) sums.add(g, partials[p]!);
       }
     }
   });
   return sums;
 }
 
-/** Each group's minimum (`sign` -1) or maximum (1). */
-async function extremeGroups(totals: MetricTotals, groupOf: Int32Array, count: number, sign: 1 | -1): Promise<Float64Array> {
+/** Each group's minimum (`sign` -1) or maximum (1), rows numbered as sumGroups'. */
+async function extremeGroups(totals: MetricTotals, groupOf: Int32Array, first: number, count: number, sign: 1 | -1): Promise<Float64Array> {
   const out = new Float64Array(count).fill(-sign * Infinity);
   const values = 'values' in totals ? totals.values : sign > 0 ? totals.max : totals.min;
-  await inSlices(groupOf.length, (from, to) => {
-    for (let r = from; r < to; r++) {
-      const g = groupOf[r]!;
-      if (g >= 0 && sign * (values[r]! - out[g]!) > 0) out[g] = values[r]!;
+  await inSlices(groupOf.length, (start, end) => {
+    for (let i = start; i < end; i++) {
+      const g = groupOf[i]!;
+      if (g >= 0 && sign * (values[first + i]! - out[g]!) > 0) out[g] = values[first + i]!;
     }
   });
   return out;
@@ -350,5 +403,7 @@ export async function buildRollup(
     });
     metrics.push({ offsets, partials, min: groups.min[m]!, max: groups.max[m]! });
   }
-  return { rows: groups.count, kept: new Set(keep), fixed, segments, counts: Uint32Array.from(groups.rows), metrics };
+  // Groups come in the order first seen, so a rollup that keeps the leading dimension ascends by it as its source does.
+  const leading = keep.includes(0) ? await leadingOf(segments, groups.count, 0, sizes[0]!) : null;
+  return { rows: groups.count, kept: new Set(keep), fixed, segments, counts: Uint32Array.from(groups.rows), metrics, leading };
 }
