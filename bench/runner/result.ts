@@ -92,6 +92,13 @@ export const resultName = (r: Pick<Result, 'date' | 'commit' | 'mode'>) =>
 const tolerance = (...figures: Figure[]) => Math.max(NOISE_FLOOR, ...figures.map((f) => f.noise.p50));
 
 /** Each target of issues 5, 8, 9, 15 and 18, met or missed, from this run's figures. */
+/** A figure's server CPU a request over its ceiling's; undefined where either was not measured. */
+function cpuRatio(f: Figure | undefined, ceiling: string): number | undefined {
+  const c = f?.ceilings[ceiling];
+  if (!f?.service.serverCpu || !c?.serverCpu) return undefined;
+  return (f.service.serverCpu / f.service.rps) / (c.serverCpu / c.rps);
+}
+
 export function evaluateTargets(figures: readonly Figure[], sweep: Result['sweep'], selfCheck: SelfCheck | undefined, peerSkipped?: string): Target[] {
   const get = (id: string) => figures.find((f) => f.id === id);
   const targets: Target[] = [];
@@ -115,6 +122,10 @@ export function evaluateTargets(figures: readonly Figure[], sweep: Result['sweep
   // Issue 5 asked 0.8x of bare for both, measured by a client that was itself the limit; issue 18 set these.
   atLeast('cached-json-vs-bare', 'cached hit, JSON identity, 16 connections: ≥ 0.75× bare req/s (issue 18)', get('cached-json@16')?.ratios.bare, 0.75);
   atLeast('cached-br-vs-bare', 'cached hit, br, 16 connections: ≥ 0.45× bare req/s (issue 18)', get('cached-br@16')?.ratios.bare, 0.45);
+  // Issue 27's: what the service spends a request beyond its own ceiling's process, in server CPU (req/s is wrk's as much as the server's).
+  atMost('cached-br-cpu-vs-koa', 'cached hit, br, 16 connections: server CPU a request ≤ 1.2× the Koa floor\'s (issue 27)', cpuRatio(get('cached-br@16'), 'koa'), 1.2);
+  atMost('cached-json-cpu-vs-koa', 'cached hit, JSON identity, 16 connections: server CPU a request ≤ 1.2× the Koa floor\'s (issue 27)', cpuRatio(get('cached-json@16'), 'koa'), 1.2);
+  atMost('uncached-cpu-vs-duckdb', 'uncached page, 16 connections: server CPU a request ≤ 1.6× DuckDB alone\'s (issue 27)', cpuRatio(get('uncached-page@16'), 'duckdb'), 1.6);
   const aggregate = get('uncached-aggregate@1');
   const aggregate16 = get('x16-aggregate@1');
   atMost('aggregate-vs-duckdb', 'uncached aggregate, 1 client: p50 ≤ 1.2× DuckDB alone\'s, same GROUP BY (issue 15)', aggregate?.ratios.duckdb, 1.2);
