@@ -95,7 +95,7 @@ export async function storeSource(store: ColumnStore): Promise<AggregateSource> 
     const members = store.dimensions.map((column, index) => ({ column, index })).filter(({ column }) => column.segment === s);
     return { dimensions: members.map((m) => m.index), codes: segment.codes, codeOfCombination: members.map((m) => m.column.codeOfCombination) };
   });
-  const size = store.dimensions[0]!.dictionary.values.length;
+  const first = store.dimensions[0];
   return {
     rows: store.rowCount,
     kept: new Set(store.dimensions.keys()),
@@ -103,7 +103,7 @@ export async function storeSource(store: ColumnStore): Promise<AggregateSource> 
     segments,
     counts: null,
     metrics: store.metrics.map((m) => ({ values: m.values })),
-    leading: await leadingOf(segments, store.rowCount, 0, size),
+    leading: first ? await leadingOf(segments, store.rowCount, 0, first.dictionary.values.length) : null,
   };
 }
 
