@@ -1,6 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { leadingOf, rowSpan, type AggregateSource, type SourceSegment } from '../src/store/aggregation.ts';
+import { rowSpan, type AggregateSource, type SourceSegment } from '../src/store/aggregation.ts';
+import { leadingOf } from '../src/store/aggregate-tables.ts';
 
 // A filter on a source's leading dimension (year) reads one span of its rows; the
 // spans come from the rows themselves, and rows that do not ascend get none.

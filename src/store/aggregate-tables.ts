@@ -1,6 +1,7 @@
 import type { DatasetDef } from '../registry.ts';
-import { buildRollup, rowSpan, storeSource, type AggregateSource } from './aggregation.ts';
-import type { ColumnStore, Dictionary } from './column-store.ts';
+import { group, rowSpan, type AggregateSource, type Leading, type MetricNeeds, type MetricTotals, type SourceSegment } from './aggregation.ts';
+import { codeArray, type ColumnStore, type Dictionary } from './column-store.ts';
+import { inSlices } from './slices.ts';
 
 /** What aggregates read of a served dataset, built once when its release loads. */
 export interface AggregateTables {
@@ -69,4 +70,87 @@ export function rollupBytes(tables: AggregateTables): number {
     }
   }
   return bytes;
+}
+
+/** The served store as a source. */
+async function storeSource(store: ColumnStore): Promise<AggregateSource> {
+  const segments = store.segments.map((segment, s): SourceSegment => {
+    const members = store.dimensions.map((column, index) => ({ column, index })).filter(({ column }) => column.segment === s);
+    return { dimensions: members.map((m) => m.index), codes: segment.codes, codeOfCombination: members.map((m) => m.column.codeOfCombination) };
+  });
+  const first = store.dimensions[0];
+  return {
+    rows: store.rowCount,
+    kept: new Set(store.dimensions.keys()),
+    fixed: new Map(),
+    segments,
+    counts: null,
+    metrics: store.metrics.map((m) => ({ values: m.values })),
+    leading: first ? await leadingOf(segments, store.rowCount, 0, first.dictionary.values.length) : null,
+  };
+}
+
+/** Where each code of `dimension` starts in rows laid out as `segments`, if they ascend by it (checked, not assumed); else null. */
+export async function leadingOf(segments: readonly SourceSegment[], rows: number, dimension: number, size: number): Promise<Leading | null> {
+  const segment = segments.find((s) => s.dimensions.includes(dimension));
+  if (!segment) return null;
+  const codeOf = segment.codeOfCombination[segment.dimensions.indexOf(dimension)]!;
+  const starts = new Uint32Array(size + 1);
+  let last = 0;
+  let ascending = true;
+  await inSlices(rows, (from, to) => {
+    for (let r = from; r < to && ascending; r++) {
+      const code = codeOf[segment.codes[r]!]!;
+      if (code < last) ascending = false;
+      // Each code from the last one seen up to this one starts here (a code with no rows spans nothing).
+      for (; last < code; last++) starts[last + 1] = r;
+    }
+  });
+  if (!ascending) return null;
+  for (; last < size; last++) starts[last + 1] = rows;
+  return { dimension, starts };
+}
+
+/**
+ * A rollup table: the rows of `source` that pass `allowed`, grouped by `keep`
+ * (dimension indexes), with each metric's count, exact sum, minimum and maximum,
+ * laid out as a source itself. `fixed` names the dimensions it dropped after
+ * keeping one code of each.
+ */
+async function buildRollup(
+  source: AggregateSource,
+  keep: readonly number[],
+  sizes: readonly number[],
+  allowed: ReadonlyMap<number, ReadonlySet<number>>,
+  fixed: ReadonlyMap<number, number>,
+): Promise<AggregateSource> {
+  const needs = source.metrics.map((_, index): MetricNeeds => ({ index, sum: true, min: true, max: true }));
+  const groups = await group(source, { groupBy: keep, sizes, allowed, metrics: needs });
+  const width = keep.length;
+  const segments: SourceSegment[] = [];
+  for (const [i, d] of keep.entries()) {
+    const codes = codeArray(sizes[d]!, groups.count);
+    await inSlices(groups.count, (start, end) => {
+      for (let g = start; g < end; g++) codes[g] = groups.codes[g * width + i]!;
+    });
+    const identity = codeArray(sizes[d]!, sizes[d]!);
+    for (let c = 0; c < sizes[d]!; c++) identity[c] = c;
+    segments.push({ dimensions: [d], codes, codeOfCombination: [identity] });
+  }
+  const metrics: MetricTotals[] = [];
+  for (const m of needs.keys()) {
+    const sums = groups.sums[m]!;
+    const offsets = new Uint32Array(groups.count + 1);
+    await inSlices(groups.count, (start, end) => {
+      for (let g = start; g < end; g++) offsets[g + 1] = offsets[g]! + sums.partialsOf(g).length;
+    });
+    const partials = new Float64Array(offsets[groups.count]!);
+    await inSlices(groups.count, (start, end) => {
+      for (let g = start; g < end; g++) partials.set(sums.partialsOf(g), offsets[g]!);
+    });
+    metrics.push({ offsets, partials, min: groups.min[m]!, max: groups.max[m]! });
+  }
+  // Groups come in the order first seen, so a rollup that keeps the leading dimension ascends by it as its source does.
+  const leading = keep.includes(0) ? await leadingOf(segments, groups.count, 0, sizes[0]!) : null;
+  return { rows: groups.count, kept: new Set(keep), fixed, segments, counts: Uint32Array.from(groups.rows), metrics, leading };
 }
