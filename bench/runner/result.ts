@@ -91,7 +91,6 @@ export const resultName = (r: Pick<Result, 'date' | 'commit' | 'mode'>) =>
 
 const tolerance = (...figures: Figure[]) => Math.max(NOISE_FLOOR, ...figures.map((f) => f.noise.p50));
 
-/** Each target of issues 5, 8, 9, 15 and 18, met or missed, from this run's figures. */
 /** A figure's server CPU a request over its ceiling's; undefined where either was not measured. */
 function cpuRatio(f: Figure | undefined, ceiling: string): number | undefined {
   const c = f?.ceilings[ceiling];
@@ -99,6 +98,7 @@ function cpuRatio(f: Figure | undefined, ceiling: string): number | undefined {
   return (f.service.serverCpu / f.service.rps) / (c.serverCpu / c.rps);
 }
 
+/** Each target of issues 5, 8, 9, 15, 18, 27 and 30, met or missed, from this run's figures. */
 export function evaluateTargets(figures: readonly Figure[], sweep: Result['sweep'], selfCheck: SelfCheck | undefined, peerSkipped?: string): Target[] {
   const get = (id: string) => figures.find((f) => f.id === id);
   const targets: Target[] = [];
