@@ -4,7 +4,7 @@ import { chooseSource, type AggregateTables } from '../store/aggregate-tables.ts
 import type { Filters, YearRange } from './filters.ts';
 
 // Which rows an aggregate reads and how they become its groups: the filters as
-// dictionary codes, the scan of the smallest table that can answer, and the levels of
+// dictionary codes, the scan of the table that can answer reading fewest rows, and the levels of
 // a rollup. With compare=previous_year the scan also reads each year's predecessor,
 // whose groups are kept for the comparison but not shown.
 
@@ -45,7 +45,7 @@ export function withPriorYears(def: DatasetDef, tables: AggregateTables, allowed
 
 /**
  * The rows that pass `allowed` grouped by `groupBy` (dimension indexes), from the
- * smallest table that keeps them; `aligned` gives another dataset's totals lined up
+ * table that keeps them with the fewest rows to read; `aligned` gives another dataset's totals lined up
  * with the table chosen, summed into the same groups.
  */
 export async function groupRows(

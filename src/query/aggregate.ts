@@ -166,7 +166,7 @@ export const resultBytes = (result: AggregateResult) => result.codes.byteLength 
 /** The aggregate tables of another dataset of the same release (a `per` denominator's). */
 export type TablesOf = (dataset: string) => AggregateTables;
 
-/** Runs `plan` over the smallest table that can answer it, then its derived measures, `having` and order. */
+/** Runs `plan` over the table that can answer it reading fewest rows, then its derived measures, `having` and order. */
 export async function computeAggregate(
   def: DatasetDef,
   tables: AggregateTables,

@@ -5,8 +5,8 @@ import { inSlices } from './slices.ts';
 // Grouped totals over a served dataset's columns: a count, an exact sum, a minimum and
 // a maximum per group and metric. The same scan builds the rollup tables at load time
 // (every row, grouped by the dimensions a rollup keeps) and answers each aggregate
-// request (from the smallest table that can), so a rollup's totals are exactly those
-// of the rows it stands for.
+// request (from the table that can with the fewest rows read), so a rollup's totals
+// are exactly those of the rows it stands for.
 
 /** Adjacent dimensions stored as one combination code per row (ColumnStore's layout). */
 export interface SourceSegment {
