@@ -123,8 +123,14 @@ export function evaluateTargets(figures: readonly Figure[], sweep: Result['sweep
   atLeast('cached-json-vs-bare', 'cached hit, JSON identity, 16 connections: ≥ 0.75× bare req/s (issue 18)', get('cached-json@16')?.ratios.bare, 0.75);
   atLeast('cached-br-vs-bare', 'cached hit, br, 16 connections: ≥ 0.45× bare req/s (issue 18)', get('cached-br@16')?.ratios.bare, 0.45);
   // Issue 27's: what the service spends a request beyond its own ceiling's process, in server CPU (req/s is wrk's as much as the server's).
-  atMost('cached-br-cpu-vs-koa', 'cached hit, br, 16 connections: server CPU a request ≤ 1.2× the Koa floor\'s (issue 27)', cpuRatio(get('cached-br@16'), 'koa'), 1.2);
-  atMost('cached-json-cpu-vs-koa', 'cached hit, JSON identity, 16 connections: server CPU a request ≤ 1.2× the Koa floor\'s (issue 27)', cpuRatio(get('cached-json@16'), 'koa'), 1.2);
+  // At 16 connections a slower server also pays more of the client's wake-ups (a client that runs
+  // out of answers sleeps, and each answer then wakes it), so the ratio grows faster than the
+  // work; at 1 client every request wakes both sides alike. Both are judged (docs/performance.md).
+  for (const [scenario, title] of [['cached-br', 'br'], ['cached-json', 'JSON identity']] as const) {
+    for (const [connections, suffix, load] of [[16, '', '16 connections'], [1, '@1', '1 client']] as const) {
+      atMost(`${scenario}-cpu-vs-koa${suffix}`, `cached hit, ${title}, ${load}: server CPU a request ≤ 1.2× the Koa floor's (issue 27)`, cpuRatio(get(`${scenario}@${connections}`), 'koa'), 1.2);
+    }
+  }
   atMost('uncached-cpu-vs-duckdb', 'uncached page, 16 connections: server CPU a request ≤ 1.6× DuckDB alone\'s (issue 27)', cpuRatio(get('uncached-page@16'), 'duckdb'), 1.6);
   const aggregate = get('uncached-aggregate@1');
   const aggregate16 = get('x16-aggregate@1');
