@@ -29,7 +29,9 @@ const dataDir = (opts: { dataDir?: string }) => (opts.dataDir ? path.resolve(opt
 /** Each step on stderr with the time it started, and, once done, how long it took: a long load shows where it is and where its time went. */
 const started = Date.now();
 const step = (text: string, seconds?: number) =>
-  console.error(`[${((Date.now() - started) / 1000).toFixed(1).padStart(5)} s] ${seconds === undefined ? text : `${text}: done in ${seconds.toFixed(1)} s`}`);
+  console.error(
+    `[${((Date.now() - started) / 1000).toFixed(1).padStart(5)} s] ${seconds === undefined ? text : `${text}: done in ${seconds.toFixed(1)} s`}`,
+  );
 
 const program = new Command('etl')
   .description('Build and inspect monthly data releases')
@@ -37,7 +39,8 @@ const program = new Command('etl')
   .hook('preAction', async (_program, command) => {
     if (!command.options.some((option) => option.long === '--data-dir')) return;
     const target = dataDir(command.opts());
-    for (const entry of await removeAbandoned(target)) step(`removed ${path.join(target, entry)}, left by an etl command that no longer runs`);
+    for (const entry of await removeAbandoned(target))
+      step(`removed ${path.join(target, entry)}, left by an etl command that no longer runs`);
   });
 
 program
@@ -45,7 +48,12 @@ program
   .description('Write a synthetic release (one Parquet file per dataset + manifest.json) into a new folder')
   .requiredOption('--out <dir>', 'folder to create; its name is the release id when it looks like 2026-11')
   .option('--seed <n>', 'seed of the generator: the same seed gives the same rows', integer, 1)
-  .option('--scale <x>', 'ggr/turnover rows as a multiple of the ~940,000 at 1: below 1 keeps that fraction, above 1 adds provinces', scale, 1)
+  .option(
+    '--scale <x>',
+    'ggr/turnover rows as a multiple of the ~940,000 at 1: below 1 keeps that fraction, above 1 adds provinces',
+    scale,
+    1,
+  )
   .option('--release <id>', 'release id written to the manifest (default: the folder name, else this month)')
   .action(async (opts: { out: string; seed: number; scale: number; release?: string }) => {
     const name = path.basename(path.resolve(opts.out));
@@ -65,30 +73,48 @@ program
 program
   .command('load')
   .description('Check a folder of Parquet files (one per dataset) and publish it as a release: nothing changes unless every check passes')
-  .argument('<dir>', "the month's folder: ggr.parquet, turnover.parquet, fx.parquet, country.parquet, country_reference.parquet (datasets left out are carried over)")
+  .argument(
+    '<dir>',
+    "the month's folder: ggr.parquet, turnover.parquet, fx.parquet, country.parquet, country_reference.parquet (datasets left out are carried over)",
+  )
   .option('--release <id>', 'release id, YYYY-MM (default: this month)')
   .option('--force', 'publish even when a row count moved more than --max-row-change', false)
   .option('--max-row-change <share>', "largest share a dataset's row count may move against the current release", share, 0.25)
   .option('--min-year <year>', 'earliest year a row may have', integer, 1990)
   .option('--max-year <year>', 'latest year a row may have', integer, 2100)
   .option(dataDirOption, 'DATA_DIR to publish into (default: DATA_DIR of the environment, else ./datasets)')
-  .action(async (dir: string, opts: { release?: string; force: boolean; maxRowChange: number; minYear: number; maxYear: number; dataDir?: string }) => {
-    const target = dataDir(opts);
-    const release = opts.release ?? currentMonth();
-    step(`loading ${path.resolve(dir)} as release ${release} into ${target}`);
-    try {
-      const config = loadConfig();
-      const manifest = await loadDrop({ ...opts, drop: dir, dataDir: target, release, memoryLimit: config.ETL_MEMORY_LIMIT, tempDir: config.ETL_TEMP_DIR, onStep: step });
-      for (const [dataset, entry] of Object.entries(manifest.datasets)) {
-        console.log(`${dataset.padEnd(18)} ${String(entry.rows).padStart(9)} rows  ${entry.carried_from ? `carried over from ${entry.carried_from}` : 'new'}`);
+  .action(
+    async (
+      dir: string,
+      opts: { release?: string; force: boolean; maxRowChange: number; minYear: number; maxYear: number; dataDir?: string },
+    ) => {
+      const target = dataDir(opts);
+      const release = opts.release ?? currentMonth();
+      step(`loading ${path.resolve(dir)} as release ${release} into ${target}`);
+      try {
+        const config = loadConfig();
+        const manifest = await loadDrop({
+          ...opts,
+          drop: dir,
+          dataDir: target,
+          release,
+          memoryLimit: config.ETL_MEMORY_LIMIT,
+          tempDir: config.ETL_TEMP_DIR,
+          onStep: step,
+        });
+        for (const [dataset, entry] of Object.entries(manifest.datasets)) {
+          console.log(
+            `${dataset.padEnd(18)} ${String(entry.rows).padStart(9)} rows  ${entry.carried_from ? `carried over from ${entry.carried_from}` : 'new'}`,
+          );
+        }
+        console.log(`release ${release} published; ${path.join(target, 'CURRENT')} now names it (running servers switch within 2 s)`);
+      } catch (err) {
+        if (!(err instanceof DropRefused)) throw err;
+        console.error(err.message);
+        process.exit(2);
       }
-      console.log(`release ${release} published; ${path.join(target, 'CURRENT')} now names it (running servers switch within 2 s)`);
-    } catch (err) {
-      if (!(err instanceof DropRefused)) throw err;
-      console.error(err.message);
-      process.exit(2);
-    }
-  });
+    },
+  );
 
 program
   .command('list')
@@ -118,7 +144,9 @@ program
   .action(async (opts: { keep?: string; dryRun: boolean; dataDir?: string }) => {
     if (opts.keep === undefined || !/^\d+$/.test(opts.keep) || Number(opts.keep) < 1) {
       const got = opts.keep === undefined ? 'it is missing' : `got ${JSON.stringify(opts.keep)}`;
-      console.error(`etl: --keep must be a whole number of at least 1 (${got}); the current release counts as one, so \`prune --keep 1\` keeps only the current release (and any newer one)`);
+      console.error(
+        `etl: --keep must be a whole number of at least 1 (${got}); the current release counts as one, so \`prune --keep 1\` keeps only the current release (and any newer one)`,
+      );
       process.exit(2);
     }
     const keep = Number(opts.keep);
@@ -137,7 +165,10 @@ program
     const root = dataDir(opts);
     const open = async (id: string) => ({ dir: path.join(root, id), manifest: await readManifest(path.join(root, id)) });
     const config = loadConfig();
-    const diff = await diffReleases(await open(a), await open(b), opts.top, { memoryLimit: config.ETL_MEMORY_LIMIT, tempDir: config.ETL_TEMP_DIR });
+    const diff = await diffReleases(await open(a), await open(b), opts.top, {
+      memoryLimit: config.ETL_MEMORY_LIMIT,
+      tempDir: config.ETL_TEMP_DIR,
+    });
     console.log(opts.json ? JSON.stringify(diff, null, 2) : formatDiff(diff));
   });
 

@@ -1,8 +1,8 @@
 import path from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import type { DatasetDef } from '../src/registry.ts';
-import { sha256File, type Manifest } from '../src/releases/manifest.ts';
 import { quoteLiteral } from '../src/duckdb/sql-text.ts';
+import type { DatasetDef } from '../src/registry.ts';
+import { type Manifest, sha256File } from '../src/releases/manifest.ts';
 
 type DatasetEntry = Manifest['datasets'][string];
 
@@ -20,6 +20,8 @@ export async function datasetEntry(
   const file = path.join(dir, entry.file);
   const sha256 = await sha256File(file);
   if (!def.dimensions.includes('year')) return { ...entry, sha256 };
-  const [[first, last]] = (await connection.runAndReadAll(`SELECT min(year)::INTEGER, max(year)::INTEGER FROM read_parquet(${quoteLiteral(file)})`)).getRows() as [[number | null, number | null]];
+  const [[first, last]] = (
+    await connection.runAndReadAll(`SELECT min(year)::INTEGER, max(year)::INTEGER FROM read_parquet(${quoteLiteral(file)})`)
+  ).getRows() as [[number | null, number | null]];
   return { ...entry, sha256, ...(first !== null && last !== null && { first_year: first, last_year: last }) };
 }

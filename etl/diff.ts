@@ -1,11 +1,11 @@
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
+import { ETL_MEMORY_DEFAULT } from '../src/config.ts';
+import { quoteIdent, quoteLiteral } from '../src/duckdb/sql-text.ts';
 import { DATASETS, type DatasetDef } from '../src/registry.ts';
 import type { ReleaseOnDisk } from '../src/releases/on-disk.ts';
-import { quoteIdent, quoteLiteral } from '../src/duckdb/sql-text.ts';
-import { ETL_MEMORY_DEFAULT } from '../src/config.ts';
 
 // `etl diff A B`: what an analyst checks before (or after) publishing a month. Rows
 // match by their dimension values; a matched row changed when any metric differs.
@@ -35,9 +35,18 @@ export interface ReleaseDiff {
 }
 
 /** Compares two releases, dataset by dataset; DuckDB works within `memoryLimit` (ETL_MEMORY_LIMIT), spilling past it. */
-export async function diffReleases(a: ReleaseOnDisk, b: ReleaseOnDisk, top = 5, options: { memoryLimit?: string; tempDir?: string } = {}): Promise<ReleaseDiff> {
+export async function diffReleases(
+  a: ReleaseOnDisk,
+  b: ReleaseOnDisk,
+  top = 5,
+  options: { memoryLimit?: string; tempDir?: string } = {},
+): Promise<ReleaseDiff> {
   const tempDir = options.tempDir ?? path.join(os.tmpdir(), `dqs-etl-diff-${process.pid}`);
-  const instance = await DuckDBInstance.create(':memory:', { threads: '2', memory_limit: options.memoryLimit ?? ETL_MEMORY_DEFAULT, temp_directory: tempDir });
+  const instance = await DuckDBInstance.create(':memory:', {
+    threads: '2',
+    memory_limit: options.memoryLimit ?? ETL_MEMORY_DEFAULT,
+    temp_directory: tempDir,
+  });
   const connection = await instance.connect();
   try {
     const datasets: Record<string, DatasetDiff> = {};
@@ -57,37 +66,57 @@ export async function diffReleases(a: ReleaseOnDisk, b: ReleaseOnDisk, top = 5, 
 const joined = (def: DatasetDef, a: string, b: string) =>
   `(SELECT *, true AS in_a FROM read_parquet(${quoteLiteral(a)})) a FULL JOIN (SELECT *, true AS in_b FROM read_parquet(${quoteLiteral(b)})) b USING (${def.dimensions.map(quoteIdent).join(', ')})`;
 
-const changedWhere = (def: DatasetDef) => (def.metrics.length ? def.metrics.map((m) => `a.${quoteIdent(m)} IS DISTINCT FROM b.${quoteIdent(m)}`).join(' OR ') : 'false');
+const changedWhere = (def: DatasetDef) =>
+  def.metrics.length ? def.metrics.map((m) => `a.${quoteIdent(m)} IS DISTINCT FROM b.${quoteIdent(m)}`).join(' OR ') : 'false';
 
 /**
  * Rows added, removed and changed between two files of a dataset: one out-of-core
  * FULL JOIN whose rows are counted, never kept (what `etl load` writes into the
  * manifest).
  */
-export async function countChanges(connection: DuckDBConnection, def: DatasetDef, a: string, b: string): Promise<{ added: number; removed: number; changed: number }> {
-  const [counts] = (await connection.runAndReadAll(`
+export async function countChanges(
+  connection: DuckDBConnection,
+  def: DatasetDef,
+  a: string,
+  b: string,
+): Promise<{ added: number; removed: number; changed: number }> {
+  const [counts] = (
+    await connection.runAndReadAll(`
     SELECT count(*) FILTER (WHERE a.in_a IS NULL), count(*) FILTER (WHERE b.in_b IS NULL), count(*) FILTER (WHERE a.in_a AND b.in_b AND (${changedWhere(def)}))
-    FROM ${joined(def, a, b)}`)).getRows();
+    FROM ${joined(def, a, b)}`)
+  ).getRows();
   const [added, removed, changed] = counts!.map(Number) as [number, number, number];
   return { added, removed, changed };
 }
 
 async function diffDataset(connection: DuckDBConnection, def: DatasetDef, a: string, b: string, top: number): Promise<DatasetDiff> {
-  const [counts] = (await connection.runAndReadAll(`
+  const [counts] = (
+    await connection.runAndReadAll(`
     SELECT count(*) FILTER (WHERE a.in_a), count(*) FILTER (WHERE b.in_b), count(*) FILTER (WHERE a.in_a IS NULL),
            count(*) FILTER (WHERE b.in_b IS NULL), count(*) FILTER (WHERE a.in_a AND b.in_b AND (${changedWhere(def)}))
-    FROM ${joined(def, a, b)}`)).getRows();
+    FROM ${joined(def, a, b)}`)
+  ).getRows();
   const [rowsA, rowsB, added, removed, changed] = counts!.map(Number);
   const largest: ValueChange[] = [];
   if (def.metrics.length && top > 0) {
     // Only matched rows whose values moved: an inner join, the largest moves first.
     const dims = def.dimensions.map(quoteIdent).join(', ');
     const key = `to_json(struct_pack(${def.dimensions.map((d) => `${quoteIdent(d)} := ${quoteIdent(d)}`).join(', ')}))::VARCHAR`;
-    const perMetric = def.metrics.map((m) => `SELECT ${key} AS key, ${quoteLiteral(m)} AS metric, a.${quoteIdent(m)}::DOUBLE AS "from", b.${quoteIdent(m)}::DOUBLE AS "to"
-        FROM read_parquet(${quoteLiteral(a)}) a JOIN read_parquet(${quoteLiteral(b)}) b USING (${dims}) WHERE a.${quoteIdent(m)} <> b.${quoteIdent(m)}`);
-    const reader = await connection.runAndReadAll(`SELECT key, metric, "from", "to" FROM (${perMetric.join(' UNION ALL ')}) ORDER BY abs("to" - "from") DESC, key, metric LIMIT ${top}`);
+    const perMetric = def.metrics.map(
+      (m) => `SELECT ${key} AS key, ${quoteLiteral(m)} AS metric, a.${quoteIdent(m)}::DOUBLE AS "from", b.${quoteIdent(m)}::DOUBLE AS "to"
+        FROM read_parquet(${quoteLiteral(a)}) a JOIN read_parquet(${quoteLiteral(b)}) b USING (${dims}) WHERE a.${quoteIdent(m)} <> b.${quoteIdent(m)}`,
+    );
+    const reader = await connection.runAndReadAll(
+      `SELECT key, metric, "from", "to" FROM (${perMetric.join(' UNION ALL ')}) ORDER BY abs("to" - "from") DESC, key, metric LIMIT ${top}`,
+    );
     for (const [key, metric, from, to] of reader.getRows()) {
-      largest.push({ key: JSON.parse(String(key)), metric: String(metric), from: Number(from), to: Number(to), change: Number(to) - Number(from) });
+      largest.push({
+        key: JSON.parse(String(key)),
+        metric: String(metric),
+        from: Number(from),
+        to: Number(to),
+        change: Number(to) - Number(from),
+      });
     }
   }
   return { rows_a: rowsA!, rows_b: rowsB!, added: added!, removed: removed!, changed: changed!, largest_changes: largest };
@@ -105,8 +134,13 @@ export function formatDiff(diff: ReleaseDiff): string {
     if (d.largest_changes.length === 0) continue;
     lines.push('', `largest changes in ${name}:`);
     for (const c of d.largest_changes) {
-      const key = Object.entries(c.key).filter(([, v]) => v !== '').map(([, v]) => v).join(' / ');
-      lines.push(`  ${c.metric.padEnd(18)} ${formatNumber(c.from).padStart(16)} → ${formatNumber(c.to).padStart(16)}  (${c.change > 0 ? '+' : ''}${formatNumber(c.change)})  ${key}`);
+      const key = Object.entries(c.key)
+        .filter(([, v]) => v !== '')
+        .map(([, v]) => v)
+        .join(' / ');
+      lines.push(
+        `  ${c.metric.padEnd(18)} ${formatNumber(c.from).padStart(16)} → ${formatNumber(c.to).padStart(16)}  (${c.change > 0 ? '+' : ''}${formatNumber(c.change)})  ${key}`,
+      );
     }
   }
   return lines.join('\n');

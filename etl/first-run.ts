@@ -10,6 +10,8 @@ import { generateRelease } from './generate.ts';
 const config = loadConfigOrExit();
 if (config.DATA_DIR === path.resolve(DEFAULT_DATA_DIR) && !(await currentRelease(config.DATA_DIR))) {
   const id = new Date().toISOString().slice(0, 7);
-  console.error(`${config.DATA_DIR} holds no release: generating the synthetic sample ${id} (about 10 s; its manifest says "synthetic": true)`);
+  console.error(
+    `${config.DATA_DIR} holds no release: generating the synthetic sample ${id} (about 10 s; its manifest says "synthetic": true)`,
+  );
   await generateRelease({ out: path.join(config.DATA_DIR, id), seed: 1, scale: 1, release: id });
 }

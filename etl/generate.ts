@@ -1,11 +1,11 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { DuckDBDataChunk, DuckDBInstance, DOUBLE, INTEGER, VARCHAR, type DuckDBConnection, type DuckDBType } from '@duckdb/node-api';
-import { DATASETS, INTEGER_DIMENSIONS } from '../src/registry.ts';
-import { RELEASE_ID, writeManifest, type Manifest } from '../src/releases/manifest.ts';
-import { datasetEntry } from './dataset-entry.ts';
+import { DOUBLE, type DuckDBConnection, DuckDBDataChunk, DuckDBInstance, type DuckDBType, INTEGER, VARCHAR } from '@duckdb/node-api';
 import { quoteIdent, quoteLiteral } from '../src/duckdb/sql-text.ts';
-import { COUNTRIES, SUB_NATIONAL, type Country } from './geo-data.ts';
+import { DATASETS, INTEGER_DIMENSIONS } from '../src/registry.ts';
+import { type Manifest, RELEASE_ID, writeManifest } from '../src/releases/manifest.ts';
+import { datasetEntry } from './dataset-entry.ts';
+import { COUNTRIES, type Country, SUB_NATIONAL } from './geo-data.ts';
 
 // Synthetic but plausible market data. Every number comes from one seeded PRNG
 // consumed in a fixed order, so a seed always yields the same rows.
@@ -58,8 +58,28 @@ const CHANNELS = [
 
 /** Local units per USD in BASE_YEAR for the currencies whose level readers know; others are drawn. */
 const KNOWN_RATES: Record<string, number> = {
-  USD: 1, EUR: 0.92, GBP: 0.79, JPY: 150, CNY: 7.2, CAD: 1.36, AUD: 1.5, INR: 83, BRL: 5, MXN: 17, CHF: 0.88,
-  SEK: 10.5, NOK: 10.6, DKK: 6.9, KRW: 1330, ZAR: 18.5, NZD: 1.63, HKD: 7.8, MOP: 8.05, SGD: 1.34, PLN: 4, TRY: 32,
+  USD: 1,
+  EUR: 0.92,
+  GBP: 0.79,
+  JPY: 150,
+  CNY: 7.2,
+  CAD: 1.36,
+  AUD: 1.5,
+  INR: 83,
+  BRL: 5,
+  MXN: 17,
+  CHF: 0.88,
+  SEK: 10.5,
+  NOK: 10.6,
+  DKK: 6.9,
+  KRW: 1330,
+  ZAR: 18.5,
+  NZD: 1.63,
+  HKD: 7.8,
+  MOP: 8.05,
+  SGD: 1.34,
+  PLN: 4,
+  TRY: 32,
 };
 
 /** A small seeded generator: the same seed gives the same sequence (also the bench's mixed workload). */
@@ -91,7 +111,8 @@ interface Geo {
 }
 
 export async function generateRelease(options: GenerateOptions): Promise<Manifest> {
-  if (!(options.scale > 0 && options.scale <= MAX_SCALE)) throw new Error(`--scale must be greater than 0 and at most ${MAX_SCALE} (got ${options.scale})`);
+  if (!(options.scale > 0 && options.scale <= MAX_SCALE))
+    throw new Error(`--scale must be greater than 0 and at most ${MAX_SCALE} (got ${options.scale})`);
   if (!RELEASE_ID.test(options.release)) throw new Error(`--release must look like 2026-11 (got "${options.release}")`);
   const target = path.resolve(options.out);
   const existing = await fs.stat(target).catch(() => undefined);
@@ -166,7 +187,9 @@ function geographies(random: () => number): Geo[] {
     const states = SUB_NATIONAL[country.name] ?? [];
     const weights = states.map(() => 0.2 + random() ** 2 * 3);
     const total = weights.reduce((a, b) => a + b, 0);
-    states.forEach((state, i) => geos.push({ country, state, share: weights[i]! / total, growth: growth + (random() - 0.5) * 0.02, onlineBias, random }));
+    states.forEach((state, i) =>
+      geos.push({ country, state, share: weights[i]! / total, growth: growth + (random() - 0.5) * 0.02, onlineBias, random }),
+    );
   }
   return geos;
 }
@@ -193,17 +216,24 @@ function addMarkets(geos: Geo[], scale: number, random: () => number): Geo[] {
   const byRemainder = quotas.map((q, i) => i).sort((a, b) => quotas[b]! - counts[b]! - (quotas[a]! - counts[a]!) || a - b);
   for (const i of byRemainder.slice(0, markets - sum(counts))) counts[i]!++;
 
-  const provinces = new Map(nationals.map((national, i) => {
-    const shares = Array.from({ length: counts[i]! }, () => 0.2 + random() ** 2 * 3);
-    const total = sum(shares);
-    return [national, shares.map((share, n): Geo => ({
-      ...national,
-      state: `${national.country.name} Province ${String(n + 1).padStart(3, '0')}`,
-      share: share / total,
-      growth: national.growth + (random() - 0.5) * 0.02,
-      random,
-    }))];
-  }));
+  const provinces = new Map(
+    nationals.map((national, i) => {
+      const shares = Array.from({ length: counts[i]! }, () => 0.2 + random() ** 2 * 3);
+      const total = sum(shares);
+      return [
+        national,
+        shares.map(
+          (share, n): Geo => ({
+            ...national,
+            state: `${national.country.name} Province ${String(n + 1).padStart(3, '0')}`,
+            share: share / total,
+            growth: national.growth + (random() - 0.5) * 0.02,
+            random,
+          }),
+        ),
+      ];
+    }),
+  );
   return geos.flatMap((geo) => [geo, ...(provinces.get(geo) ?? [])]);
 }
 
@@ -226,7 +256,10 @@ class ChunkWriter {
 
   static async create(connection: DuckDBConnection, table: string, columns: Array<[string, DuckDBType]>) {
     await connection.run(`CREATE OR REPLACE TABLE ${table} (${columns.map(([n, t]) => `${quoteIdent(n)} ${t.toString()}`).join(', ')})`);
-    return new ChunkWriter(await connection.createAppender(table), columns.map(([, t]) => t));
+    return new ChunkWriter(
+      await connection.createAppender(table),
+      columns.map(([, t]) => t),
+    );
   }
 
   push(row: unknown[]): void {
@@ -263,7 +296,14 @@ async function copyOut(connection: DuckDBConnection, select: string, file: strin
   await connection.run(`COPY (${select}) TO ${quoteLiteral(file)} (FORMAT parquet, COMPRESSION zstd)`);
 }
 
-async function writeMarket(connection: DuckDBConnection, dir: string, geos: Geo[], rates: Rates, dataYear: number, options: GenerateOptions): Promise<number> {
+async function writeMarket(
+  connection: DuckDBConnection,
+  dir: string,
+  geos: Geo[],
+  rates: Rates,
+  dataYear: number,
+  options: GenerateOptions,
+): Promise<number> {
   const dims = DATASETS.find((d) => d.name === 'ggr')!.dimensions;
   const columns: Array<[string, DuckDBType]> = [...columnsOf('ggr'), ['turnover', DOUBLE]];
   const years = LAST_YEAR - FIRST_YEAR + 1;
@@ -292,8 +332,21 @@ async function writeMarket(connection: DuckDBConnection, dir: string, geos: Geo[
             if (options.scale < 1 && random() >= options.scale) continue;
             const perUsd = fx === 'USD' ? 1 : fx === 'EUR' ? eurPerUsd : rates.get(fx)!(year);
             const ggr = round2(usd * perUsd);
-            writer.push([year, country.region, country.name, geo.state, p.category, p.product, c.channel, c.sub_channel, fx,
-              temporal(year, dataYear), calculation(geo, year, dataYear, c.sub_channel === 'Offshore'), ggr, round2(ggr / margin)]);
+            writer.push([
+              year,
+              country.region,
+              country.name,
+              geo.state,
+              p.category,
+              p.product,
+              c.channel,
+              c.sub_channel,
+              fx,
+              temporal(year, dataYear),
+              calculation(geo, year, dataYear, c.sub_channel === 'Offshore'),
+              ggr,
+              round2(ggr / margin),
+            ]);
             if (++kept % 50_000 === 0) options.onProgress?.(kept, total);
             if (kept % PART_ROWS === 0) {
               await spill();
@@ -331,8 +384,16 @@ async function writeFx(connection: DuckDBConnection, dir: string, geos: Geo[], r
         fx_constant_eur: local(BASE_YEAR) / eur(BASE_YEAR),
         fx_current_usd: local(year),
       };
-      writer.push([year, geo.country.region, geo.country.name, geo.state, geo.country.currency, temporal(year, dataYear),
-        year <= dataYear ? 'Reported' : 'Estimated', ...def.metrics.map((m) => Number(values[m]!.toPrecision(6)))]);
+      writer.push([
+        year,
+        geo.country.region,
+        geo.country.name,
+        geo.state,
+        geo.country.currency,
+        temporal(year, dataYear),
+        year <= dataYear ? 'Reported' : 'Estimated',
+        ...def.metrics.map((m) => Number(values[m]!.toPrecision(6))),
+      ]);
       rows++;
     }
   }
@@ -341,18 +402,39 @@ async function writeFx(connection: DuckDBConnection, dir: string, geos: Geo[], r
   return rows;
 }
 
-async function writeCountry(connection: DuckDBConnection, dir: string, geos: Geo[], rates: Rates, random: () => number, dataYear: number): Promise<number> {
+async function writeCountry(
+  connection: DuckDBConnection,
+  dir: string,
+  geos: Geo[],
+  rates: Rates,
+  random: () => number,
+  dataYear: number,
+): Promise<number> {
   const def = DATASETS.find((d) => d.name === 'country')!;
   const writer = await ChunkWriter.create(connection, 'country', columnsOf('country'));
   let rows = 0;
-  const traits = new Map(COUNTRIES.map((c) => [c.name, { gdpPerGgr: 150 + random() * 250, usdPerAdult: 3000 + random() ** 2 * 60000, inflation: 1 + random() * 6 }]));
+  const traits = new Map(
+    COUNTRIES.map((c) => [
+      c.name,
+      { gdpPerGgr: 150 + random() * 250, usdPerAdult: 3000 + random() ** 2 * 60000, inflation: 1 + random() * 6 },
+    ]),
+  );
   for (let year = FIRST_YEAR; year <= LAST_YEAR; year++) {
     for (const geo of geos) {
       const t = traits.get(geo.country.name)!;
       const gdpUsd = geo.country.size * 1e9 * t.gdpPerGgr * geo.share * 1.03 ** (year - BASE_YEAR) * (0.97 + geo.random() * 0.06);
-      writer.push([year, geo.country.region, geo.country.name, geo.state, temporal(year, dataYear), calculation(geo, year, dataYear),
-        round2(gdpUsd * rates.get(geo.country.currency)!(year)), round2(gdpUsd), Math.round(gdpUsd / t.usdPerAdult),
-        round2(t.inflation + (geo.random() - 0.5) * 2)]);
+      writer.push([
+        year,
+        geo.country.region,
+        geo.country.name,
+        geo.state,
+        temporal(year, dataYear),
+        calculation(geo, year, dataYear),
+        round2(gdpUsd * rates.get(geo.country.currency)!(year)),
+        round2(gdpUsd),
+        Math.round(gdpUsd / t.usdPerAdult),
+        round2(t.inflation + (geo.random() - 0.5) * 2),
+      ]);
       rows++;
     }
   }

@@ -1,19 +1,19 @@
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import pino from 'pino';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { DATASETS, INTEGER_DIMENSIONS, type DatasetDef } from '../src/registry.ts';
-import { columnProblems, describeParquet, exampleRows, parquetSource, valueProblems, type Problem } from '../src/store/parquet-checks.ts';
-import { RELEASE_ID, ReleaseError, writeManifest, type Manifest } from '../src/releases/manifest.ts';
-import { datasetEntry } from './dataset-entry.ts';
-import { currentRelease, syncPath, type ReleaseOnDisk, writePointer } from '../src/releases/on-disk.ts';
-import { Database } from '../src/duckdb/database.ts';
-import { checkDataset } from '../src/releases/load-release.ts';
-import { groupKeySpace } from '../src/store/aggregation.ts';
-import { quoteIdent, quoteLiteral } from '../src/duckdb/sql-text.ts';
-import { countChanges } from './diff.ts';
+import pino from 'pino';
 import { ETL_MEMORY_DEFAULT } from '../src/config.ts';
+import { Database } from '../src/duckdb/database.ts';
+import { quoteIdent, quoteLiteral } from '../src/duckdb/sql-text.ts';
+import { DATASETS, type DatasetDef, INTEGER_DIMENSIONS } from '../src/registry.ts';
+import { checkDataset } from '../src/releases/load-release.ts';
+import { type Manifest, RELEASE_ID, ReleaseError, writeManifest } from '../src/releases/manifest.ts';
+import { currentRelease, type ReleaseOnDisk, syncPath, writePointer } from '../src/releases/on-disk.ts';
+import { groupKeySpace } from '../src/store/aggregation.ts';
+import { columnProblems, describeParquet, exampleRows, type Problem, parquetSource, valueProblems } from '../src/store/parquet-checks.ts';
+import { datasetEntry } from './dataset-entry.ts';
+import { countChanges } from './diff.ts';
 
 // `etl load`: checks an analyst's folder of Parquet files, then publishes it as a
 // release of DATA_DIR and points DATA_DIR at it. Nothing in DATA_DIR changes until
@@ -48,7 +48,9 @@ export interface LoadOptions {
 /** A drop that must not be published; `problems` lists everything wrong with it. */
 export class DropRefused extends Error {
   constructor(readonly problems: readonly Problem[]) {
-    super(`refused: ${problems.length} ${problems.length === 1 ? 'problem' : 'problems'}; nothing was published\n${problems.map((p) => `  ${p.file}: ${p.message}`).join('\n')}`);
+    super(
+      `refused: ${problems.length} ${problems.length === 1 ? 'problem' : 'problems'}; nothing was published\n${problems.map((p) => `  ${p.file}: ${p.message}`).join('\n')}`,
+    );
   }
 }
 
@@ -65,7 +67,12 @@ export async function loadDrop(options: LoadOptions): Promise<Manifest> {
     return result;
   };
   const tempDir = options.tempDir ?? path.join(os.tmpdir(), `dqs-etl-${process.pid}`);
-  const db = await Database.open({ connections: 1, threads: 2, memoryLimit: options.memoryLimit ?? ETL_MEMORY_DEFAULT, tempDirectory: tempDir });
+  const db = await Database.open({
+    connections: 1,
+    threads: 2,
+    memoryLimit: options.memoryLimit ?? ETL_MEMORY_DEFAULT,
+    tempDirectory: tempDir,
+  });
   const connection = await db.connect();
   const work = path.join(options.dataDir, `.${options.release}.tmp-${process.pid}`);
   try {
@@ -75,7 +82,9 @@ export async function loadDrop(options: LoadOptions): Promise<Manifest> {
     await fs.rm(work, { recursive: true, force: true });
     // DuckDB spills what does not fit, but each step still needs some memory of its own.
     if (err instanceof Error && /Out of Memory Error/.test(err.message)) {
-      throw new Error(`${err.message.split('\n')[0]}: ETL_MEMORY_LIMIT (${options.memoryLimit ?? ETL_MEMORY_DEFAULT}) is too small for this step; raise it (the default is ${ETL_MEMORY_DEFAULT}), nothing was published`);
+      throw new Error(
+        `${err.message.split('\n')[0]}: ETL_MEMORY_LIMIT (${options.memoryLimit ?? ETL_MEMORY_DEFAULT}) is too small for this step; raise it (the default is ${ETL_MEMORY_DEFAULT}), nothing was published`,
+      );
     }
     throw err;
   } finally {
@@ -95,7 +104,8 @@ interface Plan {
 async function validateDrop(connection: DuckDBConnection, options: LoadOptions, work: string, step: Step): Promise<Plan> {
   const problems: Problem[] = [];
   const drop = path.resolve(options.drop);
-  if (!RELEASE_ID.test(options.release)) problems.push({ file: drop, message: `release id "${options.release}" is not like 2026-11; pass --release YYYY-MM` });
+  if (!RELEASE_ID.test(options.release))
+    problems.push({ file: drop, message: `release id "${options.release}" is not like 2026-11; pass --release YYYY-MM` });
   const target = path.join(options.dataDir, options.release);
   if (await exists(target)) {
     problems.push({
@@ -111,13 +121,22 @@ async function validateDrop(connection: DuckDBConnection, options: LoadOptions, 
   for (const entry of entries.filter((e) => e.endsWith('.parquet')).sort()) {
     const def = DATASETS.find((d) => `${d.name}.parquet` === entry);
     if (def) files.set(def.name, path.join(drop, entry));
-    else problems.push({ file: path.join(drop, entry), message: `is not a dataset file; name each file after its dataset (${DATASETS.map((d) => `${d.name}.parquet`).join(', ')})` });
+    else
+      problems.push({
+        file: path.join(drop, entry),
+        message: `is not a dataset file; name each file after its dataset (${DATASETS.map((d) => `${d.name}.parquet`).join(', ')})`,
+      });
   }
-  if (files.size === 0) problems.push({ file: drop, message: `holds none of ${DATASETS.map((d) => `${d.name}.parquet`).join(', ')}; nothing to publish` });
+  if (files.size === 0)
+    problems.push({ file: drop, message: `holds none of ${DATASETS.map((d) => `${d.name}.parquet`).join(', ')}; nothing to publish` });
 
   const current = await currentRelease(options.dataDir);
   for (const def of DATASETS) {
-    if (!files.has(def.name) && !current) problems.push({ file: path.join(drop, `${def.name}.parquet`), message: `is missing and DATA_DIR has no current release to carry it over from; the first release needs every dataset` });
+    if (!files.has(def.name) && !current)
+      problems.push({
+        file: path.join(drop, `${def.name}.parquet`),
+        message: `is missing and DATA_DIR has no current release to carry it over from; the first release needs every dataset`,
+      });
   }
 
   // Per file: columns and types first; the rest only for files whose columns passed,
@@ -147,12 +166,14 @@ async function validateDrop(connection: DuckDBConnection, options: LoadOptions, 
     readable.add(name);
   }
 
-  const referenceFile = files.get('country_reference') ?? (current && path.join(current.dir, current.manifest.datasets.country_reference!.file));
+  const referenceFile =
+    files.get('country_reference') ?? (current && path.join(current.dir, current.manifest.datasets.country_reference!.file));
   if (referenceFile && (readable.has('country_reference') || !files.has('country_reference'))) {
     await step('checking countries and regions against country_reference', async () => {
       for (const name of readable) {
         const def = DATASETS.find((d) => d.name === name)!;
-        if (def.kind === 'financial') problems.push(...(await referenceProblems(connection, files.get(name)!, path.join(work, `${name}.parquet`), referenceFile)));
+        if (def.kind === 'financial')
+          problems.push(...(await referenceProblems(connection, files.get(name)!, path.join(work, `${name}.parquet`), referenceFile)));
       }
     });
   }
@@ -163,7 +184,10 @@ async function validateDrop(connection: DuckDBConnection, options: LoadOptions, 
       if (!before) continue;
       const moved = Math.abs(count - before) / before;
       if (moved > options.maxRowChange && !options.force) {
-        problems.push({ file: files.get(name)!, message: `has ${count} rows against ${before} in the current release ${current.manifest.release} (${(moved * 100).toFixed(1)}% moved, more than the ${options.maxRowChange * 100}% allowed); check the export, then pass --force if the change is real` });
+        problems.push({
+          file: files.get(name)!,
+          message: `has ${count} rows against ${before} in the current release ${current.manifest.release} (${(moved * 100).toFixed(1)}% moved, more than the ${options.maxRowChange * 100}% allowed); check the export, then pass --force if the change is real`,
+        });
       }
     }
   }
@@ -181,7 +205,9 @@ async function writeNormalized(connection: DuckDBConnection, def: DatasetDef, fi
     ...def.dimensions.map((d) => (INTEGER_DIMENSIONS.has(d) ? `${quoteIdent(d)}::INTEGER AS ${quoteIdent(d)}` : quoteIdent(d))),
     ...def.metrics.map((m) => `${quoteIdent(m)}::DOUBLE AS ${quoteIdent(m)}`),
   ];
-  await connection.run(`COPY (SELECT ${columns.join(', ')} FROM read_parquet(${quoteLiteral(file)}) ORDER BY ${def.dimensions.map(quoteIdent).join(', ')}) TO ${quoteLiteral(out)} (FORMAT parquet, COMPRESSION zstd)`);
+  await connection.run(
+    `COPY (SELECT ${columns.join(', ')} FROM read_parquet(${quoteLiteral(file)}) ORDER BY ${def.dimensions.map(quoteIdent).join(', ')}) TO ${quoteLiteral(out)} (FORMAT parquet, COMPRESSION zstd)`,
+  );
 }
 
 /**
@@ -191,9 +217,16 @@ async function writeNormalized(connection: DuckDBConnection, def: DatasetDef, fi
  * fails is run again on the drop's own file for its message, which quotes the drop's
  * row numbers.
  */
-async function checkNormalized(connection: DuckDBConnection, def: DatasetDef, file: string, normalized: string, options: LoadOptions): Promise<{ rows: number; problems: Problem[] }> {
+async function checkNormalized(
+  connection: DuckDBConnection,
+  def: DatasetDef,
+  file: string,
+  normalized: string,
+  options: LoadOptions,
+): Promise<{ rows: number; problems: Problem[] }> {
   const columns = [...def.dimensions, ...def.metrics];
-  const bad = (c: string) => (def.metrics.includes(c) ? `${quoteIdent(c)} IS NULL OR NOT isfinite(${quoteIdent(c)})` : `${quoteIdent(c)} IS NULL`);
+  const bad = (c: string) =>
+    def.metrics.includes(c) ? `${quoteIdent(c)} IS NULL OR NOT isfinite(${quoteIdent(c)})` : `${quoteIdent(c)} IS NULL`;
   const key = `struct_pack(${def.dimensions.map((d) => `${quoteIdent(d)} := ${quoteIdent(d)}`).join(', ')})`;
   const year = def.dimensions.includes('year');
   const reader = await connection.runAndReadAll(`
@@ -223,7 +256,10 @@ function keySpaceProblems(def: DatasetDef, file: string, distinct: readonly numb
   for (const keep of def.rollups ?? []) {
     const space = groupKeySpace(keep.map((d) => 2 * distinct[def.dimensions.indexOf(d)]!));
     if (Number.isSafeInteger(space)) continue;
-    problems.push({ file, message: `the rollup over ${keep.join(', ')} would number about ${space.toExponential(1)} groups, more than a server can key (2^53); one of these dimensions has far more distinct values than any release so far: check the export` });
+    problems.push({
+      file,
+      message: `the rollup over ${keep.join(', ')} would number about ${space.toExponential(1)} groups, more than a server can key (2^53); one of these dimensions has far more distinct values than any release so far: check the export`,
+    });
   }
   return problems;
 }
@@ -236,12 +272,20 @@ async function duplicateProblems(connection: DuckDBConnection, def: DatasetDef, 
   const [groups, extra, example] = reader.getRows()[0]!;
   if (Number(groups) === 0) return [];
   const key = JSON.parse(String(example)) as Record<string, unknown>;
-  const where = def.dimensions.map((d) => `${quoteIdent(d)} = ${typeof key[d] === 'number' ? key[d] : quoteLiteral(String(key[d]))}`).join(' AND ');
+  const where = def.dimensions
+    .map((d) => `${quoteIdent(d)} = ${typeof key[d] === 'number' ? key[d] : quoteLiteral(String(key[d]))}`)
+    .join(' AND ');
   const at = await exampleRows(connection, `SELECT file_row_number FROM ${parquetSource(file)} WHERE ${where}`);
-  return [{
-    file,
-    message: `${plural(Number(extra), 'row repeats', 'rows repeat')} the dimension values of another row, in ${plural(Number(groups), 'combination', 'combinations')} (for example ${Object.entries(key).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(', ')} at ${at}); each row needs its own combination of ${def.dimensions.join(', ')}, so merge or remove the duplicates`,
-  }];
+  return [
+    {
+      file,
+      message: `${plural(Number(extra), 'row repeats', 'rows repeat')} the dimension values of another row, in ${plural(Number(groups), 'combination', 'combinations')} (for example ${Object.entries(
+        key,
+      )
+        .map(([k, v]) => `${k}=${JSON.stringify(v)}`)
+        .join(', ')} at ${at}); each row needs its own combination of ${def.dimensions.join(', ')}, so merge or remove the duplicates`,
+    },
+  ];
 }
 
 async function yearProblems(connection: DuckDBConnection, file: string, options: LoadOptions): Promise<Problem[]> {
@@ -250,7 +294,12 @@ async function yearProblems(connection: DuckDBConnection, file: string, options:
   const [count, min, max] = reader.getRows()[0]!;
   if (Number(count) === 0) return [];
   const at = await exampleRows(connection, `SELECT file_row_number FROM ${parquetSource(file)} WHERE ${outside}`);
-  return [{ file, message: `column "year" has ${count} values outside ${options.minYear}–${options.maxYear} (from ${min} to ${max}; ${at}); fix the years, or widen the range with --min-year/--max-year if they are real` }];
+  return [
+    {
+      file,
+      message: `column "year" has ${count} values outside ${options.minYear}–${options.maxYear} (from ${min} to ${max}; ${at}); fix the years, or widen the range with --min-year/--max-year if they are real`,
+    },
+  ];
 }
 
 /**
@@ -258,16 +307,23 @@ async function yearProblems(connection: DuckDBConnection, file: string, options:
  * checked on the file's distinct (country, region) pairs, and, where one fails, on
  * its rows for the message.
  */
-async function referenceProblems(connection: DuckDBConnection, file: string, normalized: string, referenceFile: string): Promise<Problem[]> {
+async function referenceProblems(
+  connection: DuckDBConnection,
+  file: string,
+  normalized: string,
+  referenceFile: string,
+): Promise<Problem[]> {
   const reference = `read_parquet(${quoteLiteral(referenceFile)})`;
   const checks = [
     {
       where: `NOT EXISTS (SELECT 1 FROM ${reference} r WHERE r.country = f.country)`,
-      what: (n: string, ex: string) => `column "country" has ${n} rows whose country is not in country_reference (for example ${ex}); add the country to country_reference.parquet or correct its name`,
+      what: (n: string, ex: string) =>
+        `column "country" has ${n} rows whose country is not in country_reference (for example ${ex}); add the country to country_reference.parquet or correct its name`,
     },
     {
       where: `EXISTS (SELECT 1 FROM ${reference} r WHERE r.country = f.country) AND NOT EXISTS (SELECT 1 FROM ${reference} r WHERE r.country = f.country AND r.region = f.region)`,
-      what: (n: string, ex: string) => `column "region" has ${n} rows whose region disagrees with country_reference (for example ${ex}); use the region country_reference gives, or correct country_reference.parquet`,
+      what: (n: string, ex: string) =>
+        `column "region" has ${n} rows whose region disagrees with country_reference (for example ${ex}); use the region country_reference gives, or correct country_reference.parquet`,
     },
   ];
   const pairs = `(SELECT DISTINCT country, region FROM read_parquet(${quoteLiteral(normalized)}))`;
@@ -276,10 +332,15 @@ async function referenceProblems(connection: DuckDBConnection, file: string, nor
     const failing = (await connection.runAndReadAll(`SELECT count(*) FROM ${pairs} f WHERE ${check.where}`)).getRows()[0]![0];
     if (Number(failing) === 0) continue;
     const sql = `SELECT file_row_number, country, region FROM ${parquetSource(file)} f WHERE ${check.where}`;
-    const reader = await connection.runAndReadAll(`SELECT count(*), (SELECT list(DISTINCT format('{} in {}', to_json(country), to_json(region))) FROM (SELECT * FROM (${sql}) LIMIT 100)) FROM (${sql})`);
+    const reader = await connection.runAndReadAll(
+      `SELECT count(*), (SELECT list(DISTINCT format('{} in {}', to_json(country), to_json(region))) FROM (SELECT * FROM (${sql}) LIMIT 100)) FROM (${sql})`,
+    );
     const [count, examples] = reader.getRows()[0]!;
     const names = (examples as { items: unknown[] }).items.slice(0, 3).map(String).join(', ');
-    problems.push({ file, message: check.what(String(count), `${names}; ${await exampleRows(connection, `SELECT file_row_number FROM (${sql})`)}`) });
+    problems.push({
+      file,
+      message: check.what(String(count), `${names}; ${await exampleRows(connection, `SELECT file_row_number FROM (${sql})`)}`),
+    });
   }
   return problems;
 }
@@ -298,13 +359,27 @@ async function publish(connection: DuckDBConnection, options: LoadOptions, plan:
       const from = plan.current!;
       const entry = from.manifest.datasets[def.name]!;
       await fs.copyFile(path.join(from.dir, entry.file), path.join(work, name));
-      const carried = await datasetEntry(connection, def, work, { file: name, rows: entry.rows, carried_from: entry.carried_from ?? from.manifest.release });
-      if (carried.sha256 !== entry.sha256) throw new ReleaseError(`${path.join(from.dir, entry.file)}: SHA-256 is ${carried.sha256} but its manifest says ${entry.sha256}; the current release was changed after publishing, so restore it or include ${name} in the drop`);
+      const carried = await datasetEntry(connection, def, work, {
+        file: name,
+        rows: entry.rows,
+        carried_from: entry.carried_from ?? from.manifest.release,
+      });
+      if (carried.sha256 !== entry.sha256)
+        throw new ReleaseError(
+          `${path.join(from.dir, entry.file)}: SHA-256 is ${carried.sha256} but its manifest says ${entry.sha256}; the current release was changed after publishing, so restore it or include ${name} in the drop`,
+        );
       datasets[def.name] = carried;
     }
   });
   const now = (options.now ?? (() => new Date()))().toISOString();
-  const manifest: Manifest = { release: options.release, created_at: now, published_at: now, source: path.resolve(options.drop), synthetic: false, datasets };
+  const manifest: Manifest = {
+    release: options.release,
+    created_at: now,
+    published_at: now,
+    source: path.resolve(options.drop),
+    synthetic: false,
+    datasets,
+  };
   if (plan.current) {
     const against = plan.current;
     manifest.changes = await step(`counting rows added, removed and changed against ${against.manifest.release}`, async () => {
@@ -317,7 +392,9 @@ async function publish(connection: DuckDBConnection, options: LoadOptions, plan:
     });
   }
   await writeManifest(work, manifest);
-  await step('loading a sample of each dataset as a server will (the server\'s own loader and checks)', () => serverLoadCheck(connection, { dir: work, manifest }, options));
+  await step("loading a sample of each dataset as a server will (the server's own loader and checks)", () =>
+    serverLoadCheck(connection, { dir: work, manifest }, options),
+  );
   await step('publishing (synced to disk, renamed into place, the pointer moved)', async () => {
     // On disk before it is named: after a power loss the pointer must not name half-written files.
     for (const entry of await fs.readdir(work)) await syncPath(path.join(work, entry));
@@ -349,14 +426,18 @@ async function serverLoadCheck(connection: DuckDBConnection, release: ReleaseOnD
     for (const def of DATASETS) {
       const sample = path.join(samples, `${def.name}.parquet`);
       const source = path.join(release.dir, release.manifest.datasets[def.name]!.file);
-      await connection.run(`COPY (SELECT * FROM read_parquet(${quoteLiteral(source)}) USING SAMPLE ${SAMPLE_ROWS} ROWS (reservoir, 7)) TO ${quoteLiteral(sample)} (FORMAT parquet)`);
+      await connection.run(
+        `COPY (SELECT * FROM read_parquet(${quoteLiteral(source)}) USING SAMPLE ${SAMPLE_ROWS} ROWS (reservoir, 7)) TO ${quoteLiteral(sample)} (FORMAT parquet)`,
+      );
       const rows = Number((await connection.runAndReadAll(`SELECT count(*) FROM read_parquet(${quoteLiteral(sample)})`)).getRows()[0]![0]);
       await checkDataset(connection, release.manifest.release, { def, file: sample, rows }, pino({ level: 'silent' }));
     }
   } catch (err) {
     // Whatever stops the loader would stop every server: the drop is refused with its reason,
     // named by the drop's file, not the work copy about to be removed.
-    const message = (err as Error).message.replaceAll(samples, path.resolve(options.drop)).replaceAll(release.dir, path.resolve(options.drop));
+    const message = (err as Error).message
+      .replaceAll(samples, path.resolve(options.drop))
+      .replaceAll(release.dir, path.resolve(options.drop));
     throw new DropRefused([{ file: path.resolve(options.drop), message: `a server could not load it: ${message}` }]);
   } finally {
     await fs.rm(samples, { recursive: true, force: true });
@@ -364,4 +445,8 @@ async function serverLoadCheck(connection: DuckDBConnection, release: ReleaseOnD
 }
 
 const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
-const exists = (p: string) => fs.stat(p).then(() => true, () => false);
+const exists = (p: string) =>
+  fs.stat(p).then(
+    () => true,
+    () => false,
+  );

@@ -1,6 +1,6 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { readManifest, ReleaseError, type Manifest } from '../src/releases/manifest.ts';
+import { type Manifest, ReleaseError, readManifest } from '../src/releases/manifest.ts';
 import { currentRelease, listReleaseDirs, readPointer, syncPath, verifyRelease, writePointer } from '../src/releases/on-disk.ts';
 
 // `etl list` and `etl rollback`: the releases of DATA_DIR and which one the pointer names.
@@ -32,7 +32,14 @@ export function formatList(releases: readonly ReleaseSummary[]): string {
   ]);
   const header = [' ', 'release', 'published', 'rows', ''];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  return [header, ...rows].map((r) => r.map((c, i) => (i === 3 ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join('  ').trimEnd()).join('\n');
+  return [header, ...rows]
+    .map((r) =>
+      r
+        .map((c, i) => (i === 3 ? c.padStart(widths[i]!) : c.padEnd(widths[i]!)))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
 }
 
 /**
@@ -43,7 +50,8 @@ export async function rollback(dataDir: string, release?: string): Promise<[stri
   const from = (await readPointer(dataDir)) ?? (await currentRelease(dataDir))?.manifest.release;
   const ids = (await listReleaseDirs(dataDir)).map((dir) => path.basename(dir));
   const to = release ?? ids.filter((id) => from === undefined || id < from).at(-1);
-  if (to === undefined) throw new ReleaseError(`${dataDir}: no release before ${from ?? '(none)'} to roll back to; \`npm run etl -- list\` shows the releases`);
+  if (to === undefined)
+    throw new ReleaseError(`${dataDir}: no release before ${from ?? '(none)'} to roll back to; \`npm run etl -- list\` shows the releases`);
   if (!ids.includes(to)) throw new ReleaseError(`${path.join(dataDir, to)}: no such release; \`npm run etl -- list\` shows the releases`);
   const dir = path.join(dataDir, to);
   await verifyRelease({ dir, manifest: await readManifest(dir) });
@@ -101,7 +109,8 @@ export interface PruneResult {
  * or a `.ID.prune-PID` folder the next etl command removes, never half a release.
  */
 export async function pruneReleases(dataDir: string, keep: number, options: { dryRun: boolean }): Promise<PruneResult> {
-  if (!Number.isInteger(keep) || keep < 1) throw new ReleaseError(`--keep must be a whole number of at least 1 (the current release counts as one); got ${keep}`);
+  if (!Number.isInteger(keep) || keep < 1)
+    throw new ReleaseError(`--keep must be a whole number of at least 1 (the current release counts as one); got ${keep}`);
   const current = (await currentRelease(dataDir))?.manifest.release;
   const ids = (await listReleaseDirs(dataDir)).map((dir) => path.basename(dir));
   const withdrawn = ids.filter((id) => current !== undefined && id > current);
@@ -130,7 +139,9 @@ export function formatPrune({ removed, kept, current, withdrawn }: PruneResult, 
   else lines.push(`kept ${kept.map(name).join(', ')}`);
   if (withdrawn.length) {
     const them = withdrawn.length === 1 ? 'it' : 'them';
-    lines.push(`kept ${withdrawn.join(', ')}: newer than the current release (withdrawn by a rollback), so \`etl rollback\` can return to ${them}`);
+    lines.push(
+      `kept ${withdrawn.join(', ')}: newer than the current release (withdrawn by a rollback), so \`etl rollback\` can return to ${them}`,
+    );
   }
   return lines.join('\n');
 }

@@ -33,7 +33,11 @@ export function createPublicHandler(services: Services, options: AppOptions & { 
  * request takes one path (src/http/middleware/pipeline.ts), then the claim pages, then
  * its route (src/http/routes/index.ts).
  */
-export function createApp(services: Services, options: AppOptions = {}, table = new ReplayTable(services.releases, options.replayMaxBytes ?? REPLAY_MAX_BYTES)): Koa {
+export function createApp(
+  services: Services,
+  options: AppOptions = {},
+  table = new ReplayTable(services.releases, options.replayMaxBytes ?? REPLAY_MAX_BYTES),
+): Koa {
   // maxIpsCount 1: only the hop our own balancer appended is trusted, not what the client wrote before it.
   const app = new Koa({ proxy: options.trustProxy ?? false, maxIpsCount: 1 });
   const router = new Router();

@@ -15,12 +15,7 @@ const port = (fallback: number) =>
   );
 
 const positiveInt = (fallback: number) =>
-  v.pipe(
-    v.optional(v.string(), String(fallback)),
-    v.regex(/^\d+$/, 'Expected a positive integer'),
-    v.transform(Number),
-    v.minValue(1),
-  );
+  v.pipe(v.optional(v.string(), String(fallback)), v.regex(/^\d+$/, 'Expected a positive integer'), v.transform(Number), v.minValue(1));
 
 const flag = (fallback: boolean) =>
   v.pipe(
@@ -37,7 +32,11 @@ const count = (fallback: number, unit: string, max = Number.MAX_SAFE_INTEGER) =>
   );
 
 const dir = (fallback: string) =>
-  v.pipe(v.optional(v.string(), fallback), v.minLength(1), v.transform((p) => path.resolve(p)));
+  v.pipe(
+    v.optional(v.string(), fallback),
+    v.minLength(1),
+    v.transform((p) => path.resolve(p)),
+  );
 
 /** DATA_DIR when none is configured: the one folder `npm start` may fill with the synthetic sample. */
 export const DEFAULT_DATA_DIR = './datasets';
@@ -68,24 +67,42 @@ export const settings = {
     help: "DuckDB's thread count for the whole instance, shared by every query and by loading a release (DuckDB has no per-query setting); 1 serves the most requests per second on 2 cores",
   },
   DUCKDB_MEMORY_LIMIT: {
-    schema: v.optional(v.pipe(v.string(), v.regex(/^\d+(\.\d+)?\s*(KB|MB|GB|TB|KiB|MiB|GiB|TiB)$/i, 'Expected a size such as 256MB or 2GiB')), '256MB'),
+    schema: v.optional(
+      v.pipe(v.string(), v.regex(/^\d+(\.\d+)?\s*(KB|MB|GB|TB|KiB|MiB|GiB|TiB)$/i, 'Expected a size such as 256MB or 2GiB')),
+      '256MB',
+    ),
     help: "DuckDB's own memory bound; loading a release sorts whole datasets and spills past it (docs/performance.md: a 16x release's load peak)",
   },
   DUCKDB_TEMP_DIR: {
-    schema: v.optional(v.pipe(v.string(), v.minLength(1), v.transform((p) => path.resolve(p)))),
+    schema: v.optional(
+      v.pipe(
+        v.string(),
+        v.minLength(1),
+        v.transform((p) => path.resolve(p)),
+      ),
+    ),
     help: "Where DuckDB spills beyond DUCKDB_MEMORY_LIMIT (empty: a folder of this process's own in the OS temp dir)",
   },
   ETL_MEMORY_LIMIT: {
-    schema: v.optional(v.pipe(v.string(), v.regex(/^\d+(\.\d+)?\s*(KB|MB|GB|TB|KiB|MiB|GiB|TiB)$/i, 'Expected a size such as 1GB or 512MiB')), ETL_MEMORY_DEFAULT),
+    schema: v.optional(
+      v.pipe(v.string(), v.regex(/^\d+(\.\d+)?\s*(KB|MB|GB|TB|KiB|MiB|GiB|TiB)$/i, 'Expected a size such as 1GB or 512MiB')),
+      ETL_MEMORY_DEFAULT,
+    ),
     help: "DuckDB's memory bound while `etl load` checks, sorts and compares a month's files; past it DuckDB spills to ETL_TEMP_DIR (docs/etl.md)",
   },
   ETL_TEMP_DIR: {
-    schema: v.optional(v.pipe(v.string(), v.minLength(1), v.transform((p) => path.resolve(p)))),
+    schema: v.optional(
+      v.pipe(
+        v.string(),
+        v.minLength(1),
+        v.transform((p) => path.resolve(p)),
+      ),
+    ),
     help: "Where `etl load` spills beyond ETL_MEMORY_LIMIT (empty: a folder of the command's own in the OS temp dir)",
   },
   HTTP_HEADERS_TIMEOUT_MS: {
     schema: positiveInt(10_000),
-    help: 'A connection that has not sent a request\'s headers within this is answered 408 and closed (slow or silent clients)',
+    help: "A connection that has not sent a request's headers within this is answered 408 and closed (slow or silent clients)",
   },
   HTTP_REQUEST_TIMEOUT_MS: {
     schema: positiveInt(30_000),
@@ -93,7 +110,7 @@ export const settings = {
   },
   HTTP_KEEP_ALIVE_TIMEOUT_MS: {
     schema: positiveInt(5_000),
-    help: 'An idle keep-alive connection is closed after this (plus Node\'s 1 s grace)',
+    help: "An idle keep-alive connection is closed after this (plus Node's 1 s grace)",
   },
   TRUST_PROXY: {
     schema: flag(false),
@@ -106,8 +123,14 @@ export const settings = {
     help: 'Missing or invalid API keys one client address may send in any rolling 60 seconds before it gets 429s',
   },
   PUBLIC_URL: {
-    schema: v.optional(v.pipe(v.string(), v.regex(/^https?:\/\/[^/?#]+(\/[^?#]*)?$/, 'Expected an http:// or https:// URL without query'), v.transform((url) => url.replace(/\/+$/, '')))),
-    help: 'Address clients reach the public API at, used in invite links (empty: the public listener\'s own address)',
+    schema: v.optional(
+      v.pipe(
+        v.string(),
+        v.regex(/^https?:\/\/[^/?#]+(\/[^?#]*)?$/, 'Expected an http:// or https:// URL without query'),
+        v.transform((url) => url.replace(/\/+$/, '')),
+      ),
+    ),
+    help: "Address clients reach the public API at, used in invite links (empty: the public listener's own address)",
   },
   CLAIM_GUARD_PER_MINUTE: {
     schema: positiveInt(10),
@@ -206,9 +229,7 @@ export class ConfigError extends Error {}
 
 /** Validates the environment once at start; the result is passed down explicitly. */
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
-  const input = Object.fromEntries(
-    Object.keys(settings).map((k) => [k, env[k] === '' ? undefined : env[k]]),
-  );
+  const input = Object.fromEntries(Object.keys(settings).map((k) => [k, env[k] === '' ? undefined : env[k]]));
   const result = v.safeParse(envSchema, input);
   if (!result.success) {
     const lines = result.issues.map((issue) => {

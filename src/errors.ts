@@ -27,7 +27,10 @@ export class ApiError extends Error {
   ) {
     super(body.error);
     this.name = new.target.name;
-    this.code = new.target.name.replace(/Error$/, '').replace(/(?<=[a-z])(?=[A-Z])/g, '_').toLowerCase();
+    this.code = new.target.name
+      .replace(/Error$/, '')
+      .replace(/(?<=[a-z])(?=[A-Z])/g, '_')
+      .toLowerCase();
   }
 }
 
@@ -139,7 +142,9 @@ export class InvalidShareError extends DerivedRefusedError {
   override readonly code = 'invalid_share';
 
   constructor(share: string, groupBy: readonly string[]) {
-    super(`Invalid share "${share}": use all, or a group_by dimension${groupBy.length ? ` (${groupBy.join(', ')})` : ': add one to group_by'}`);
+    super(
+      `Invalid share "${share}": use all, or a group_by dimension${groupBy.length ? ` (${groupBy.join(', ')})` : ': add one to group_by'}`,
+    );
   }
 }
 
@@ -148,7 +153,9 @@ export class InvalidPerError extends DerivedRefusedError {
   override readonly code = 'invalid_per';
 
   constructor(per: string, metric: string, allowed: readonly string[]) {
-    super(`Cannot divide ${metric} per ${per}: ${allowed.length ? `use per=${allowed.join(' or per=')}` : `no denominator divides ${metric}`}`);
+    super(
+      `Cannot divide ${metric} per ${per}: ${allowed.length ? `use per=${allowed.join(' or per=')}` : `no denominator divides ${metric}`}`,
+    );
   }
 }
 
@@ -158,7 +165,9 @@ export class DerivedNeedsSumError extends DerivedRefusedError {
 
   constructor(derived: 'share' | 'per', measure: string) {
     const [metric] = measure.split(':');
-    super(`Cannot take a ${derived === 'share' ? 'share' : 'ratio'} of ${measure}: ${derived} applies to sums; measure ${metric}:sum or leave ${derived} out`);
+    super(
+      `Cannot take a ${derived === 'share' ? 'share' : 'ratio'} of ${measure}: ${derived} applies to sums; measure ${metric}:sum or leave ${derived} out`,
+    );
   }
 }
 
@@ -167,7 +176,10 @@ export class RollupConflictError extends DerivedRefusedError {
   override readonly code = 'rollup_conflict';
 
   constructor(parameter: 'share' | 'having') {
-    const why = parameter === 'share' ? 'a subtotal is not a share of its own groups\' total' : 'hiding groups would leave subtotals of groups not shown';
+    const why =
+      parameter === 'share'
+        ? "a subtotal is not a share of its own groups' total"
+        : 'hiding groups would leave subtotals of groups not shown';
     super(`Cannot combine ${parameter} with rollup=true (${why}): leave out rollup or ${parameter}`);
   }
 }
@@ -313,7 +325,9 @@ export class NotAcceptableError extends ApiError {
   override readonly code = 'not_acceptable';
   /** `served`: the media types, in order; `names`: the same formats as `format=` names them. */
   constructor(served: readonly string[], names: readonly string[]) {
-    super(406, { error: `Not acceptable: this endpoint serves ${served.join(', ')} (choose one with the Accept header, or with format=${names.join('|')})` });
+    super(406, {
+      error: `Not acceptable: this endpoint serves ${served.join(', ')} (choose one with the Accept header, or with format=${names.join('|')})`,
+    });
   }
 }
 
@@ -337,7 +351,11 @@ export class UnknownReleaseError extends ApiError {
 export class ExportLimitError extends ApiError {
   override readonly code = 'export_limited';
   constructor(limit: number, retryAfterSeconds: number) {
-    super(429, { error: `Export limit reached: at most ${limit} exports per key per UTC day; try again later`, retryAfterSeconds }, { 'Retry-After': String(retryAfterSeconds) });
+    super(
+      429,
+      { error: `Export limit reached: at most ${limit} exports per key per UTC day; try again later`, retryAfterSeconds },
+      { 'Retry-After': String(retryAfterSeconds) },
+    );
   }
 }
 
@@ -353,7 +371,11 @@ export class RangeNotSatisfiableError extends ApiError {
 export class BusyError extends ApiError {
   override readonly code = 'busy';
   constructor(retryAfterSeconds: number) {
-    super(503, { error: `Server busy with heavy requests; try again in ${retryAfterSeconds} seconds`, retryAfterSeconds }, { 'Retry-After': String(retryAfterSeconds) });
+    super(
+      503,
+      { error: `Server busy with heavy requests; try again in ${retryAfterSeconds} seconds`, retryAfterSeconds },
+      { 'Retry-After': String(retryAfterSeconds) },
+    );
   }
 }
 
@@ -361,7 +383,11 @@ export class BusyError extends ApiError {
 export class ExportsOpenError extends ApiError {
   override readonly code = 'exports_open';
   constructor(open: number, retryAfterSeconds: number) {
-    super(429, { error: `Too many exports open: at most ${open} per key at once; finish or cancel one, then try again`, retryAfterSeconds }, { 'Retry-After': String(retryAfterSeconds) });
+    super(
+      429,
+      { error: `Too many exports open: at most ${open} per key at once; finish or cancel one, then try again`, retryAfterSeconds },
+      { 'Retry-After': String(retryAfterSeconds) },
+    );
   }
 }
 

@@ -1,4 +1,4 @@
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { ResponseCache } from './cache/store.ts';
 import type { Clock } from './limits/limiter.ts';
 
@@ -81,7 +81,7 @@ export class Metrics {
 
   readonly redisDataLost = new Counter({
     name: 'dqs_redis_data_lost_total',
-    help: "Times this replica found Redis had lost its data (its generation marker gone or changed) and wrote its copy back, by store (keys, invites)",
+    help: 'Times this replica found Redis had lost its data (its generation marker gone or changed) and wrote its copy back, by store (keys, invites)',
     labelNames: ['store'] as const,
     registers: [this.registry],
   });
@@ -155,7 +155,8 @@ export class Metrics {
       registers: [this.registry],
       collect() {
         this.reset();
-        for (const { release, parts } of sources.releases.memory()) for (const [part, bytes] of Object.entries(parts)) this.set({ release, part }, bytes);
+        for (const { release, parts } of sources.releases.memory())
+          for (const [part, bytes] of Object.entries(parts)) this.set({ release, part }, bytes);
       },
     });
     new Gauge({

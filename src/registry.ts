@@ -49,7 +49,19 @@ export interface MetricDef {
   readonly unitFrom?: { readonly dimension: string; readonly units: string; readonly one: string };
 }
 
-const market = ['year', 'region', 'country', 'state', 'category', 'product', 'channel', 'sub_channel', 'fx', 'temporal', 'calculation'] as const;
+const market = [
+  'year',
+  'region',
+  'country',
+  'state',
+  'category',
+  'product',
+  'channel',
+  'sub_channel',
+  'fx',
+  'temporal',
+  'calculation',
+] as const;
 const geography = ['year', 'region', 'country', 'state'] as const;
 const nationalTotals = { dimension: 'state', value: '', means: 'national totals' } as const;
 
@@ -144,13 +156,17 @@ const currency = { dimension: 'fx', units: 'currencies', one: 'currency' } as co
 
 /** What each metric means: aggregation guards, default functions, OpenAPI and docs read it. */
 export const METRICS: Readonly<Record<MetricName, MetricDef>> = {
-  ggr: { kind: 'additive', unit: 'the currency named by the row\'s fx', unitFrom: currency },
-  turnover: { kind: 'additive', unit: 'the currency named by the row\'s fx', unitFrom: currency },
+  ggr: { kind: 'additive', unit: "the currency named by the row's fx", unitFrom: currency },
+  turnover: { kind: 'additive', unit: "the currency named by the row's fx", unitFrom: currency },
   fx_constant_usd: { kind: 'rate', unit: 'local currency units per USD, constant terms' },
   fx_current_eur: { kind: 'rate', unit: 'local currency units per EUR, current terms' },
   fx_constant_eur: { kind: 'rate', unit: 'local currency units per EUR, constant terms' },
   fx_current_usd: { kind: 'rate', unit: 'local currency units per USD, current terms' },
-  gdp_local_currency: { kind: 'additive', unit: "each country's own currency", unitFrom: { dimension: 'country', units: 'currencies', one: 'country' } },
+  gdp_local_currency: {
+    kind: 'additive',
+    unit: "each country's own currency",
+    unitFrom: { dimension: 'country', units: 'currencies', one: 'country' },
+  },
   gdp_usd: { kind: 'additive', unit: 'USD' },
   adult_population: { kind: 'additive', unit: 'people' },
   inflation: { kind: 'rate', unit: '%' },
@@ -185,14 +201,14 @@ export const DENOMINATORS = {
     dataset: 'country',
     keys: byCountry,
     numerators: ['ggr', 'turnover', 'country'],
-    means: 'per adult: the sum divided by the adult population of the (country, state, year) keys the group\'s rows have',
+    means: "per adult: the sum divided by the adult population of the (country, state, year) keys the group's rows have",
   },
   gdp_usd: {
     dataset: 'country',
     keys: byCountry,
     numerators: ['ggr', 'turnover', 'country'],
     numeratorUnit: 'USD',
-    means: 'a fraction of GDP: the sum (in USD) divided by the GDP in USD of the (country, state, year) keys the group\'s rows have',
+    means: "a fraction of GDP: the sum (in USD) divided by the GDP in USD of the (country, state, year) keys the group's rows have",
   },
   turnover: {
     dataset: 'turnover',

@@ -1,11 +1,11 @@
-import type { AddressInfo } from 'node:net';
 import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import { createAdminApp } from './admin/app.ts';
-import { Admission } from './admission/queue.ts';
 import { OpenExports } from './admission/open-exports.ts';
+import { Admission } from './admission/queue.ts';
 import { createPublicHandler } from './app.ts';
 import { LruResponseCache } from './cache/lru.ts';
 import { NoopResponseCache } from './cache/noop.ts';
@@ -16,7 +16,7 @@ import { FileInviteStore } from './invites/file-store.ts';
 import { RedisInviteStore } from './invites/redis-store.ts';
 import { FileKeyStore } from './keys/file-store.ts';
 import { RedisKeyStore } from './keys/redis-store.ts';
-import type { Clock, LimitPolicy, Limiter } from './limits/limiter.ts';
+import type { Clock, Limiter, LimitPolicy } from './limits/limiter.ts';
 import { MemoryLimiter } from './limits/memory.ts';
 import { NoopLimiter } from './limits/noop.ts';
 import { RedisLimiter } from './limits/redis.ts';
@@ -30,7 +30,7 @@ import { ReleaseError } from './releases/manifest.ts';
 import { currentRelease } from './releases/on-disk.ts';
 import { Releases, type SwitchResult } from './releases/releases.ts';
 import type { Services } from './services.ts';
-import { SECRET_FILES, ensureStateDir, readOrCreateSecret } from './state/secrets.ts';
+import { ensureStateDir, readOrCreateSecret, SECRET_FILES } from './state/secrets.ts';
 
 export interface RunningService {
   readonly url: string;
@@ -61,7 +61,9 @@ export interface StartOptions {
 export async function startService(config: Config, log: Logger, options: StartOptions = {}): Promise<RunningService> {
   // An empty or unmounted DATA_DIR must stop the start, not serve invented figures.
   if (!(await currentRelease(config.DATA_DIR))) {
-    throw new ReleaseError(`DATA_DIR ${config.DATA_DIR} holds no release; publish one with \`npm run etl -- load FOLDER_OF_PARQUET_FILES --data-dir ${config.DATA_DIR}\` (docs/etl.md), or point DATA_DIR at the folder that holds them`);
+    throw new ReleaseError(
+      `DATA_DIR ${config.DATA_DIR} holds no release; publish one with \`npm run etl -- load FOLDER_OF_PARQUET_FILES --data-dir ${config.DATA_DIR}\` (docs/etl.md), or point DATA_DIR at the folder that holds them`,
+    );
   }
   await ensureStateDir(config.STATE_DIR);
   const cursorSecret = await readOrCreateSecret(config.STATE_DIR, SECRET_FILES.cursor);
@@ -75,7 +77,9 @@ export async function startService(config: Config, log: Logger, options: StartOp
   const limiter = (policy: LimitPolicy, prefix: string): Limiter => {
     if (config.BENCH_DISABLE_LIMITS) return new NoopLimiter(policy, clock);
     // Without an injected clock Redis keeps the time, so replicas agree on it.
-    return redis ? new RedisLimiter(policy, { redis, prefix, log, clock: options.clock, onError: redisError }) : new MemoryLimiter(policy, clock);
+    return redis
+      ? new RedisLimiter(policy, { redis, prefix, log, clock: options.clock, onError: redisError })
+      : new MemoryLimiter(policy, clock);
   };
   const limits = {
     requests: limiter({ perMinute: config.RATE_LIMIT_PER_MINUTE, perDay: config.RATE_LIMIT_PER_DAY }, 'dqs:limit:key:'),
@@ -84,7 +88,9 @@ export async function startService(config: Config, log: Logger, options: StartOp
     exports: limiter({ perMinute: config.EXPORT_LIMIT_PER_DAY, perDay: config.EXPORT_LIMIT_PER_DAY }, 'dqs:limit:export:'),
     claims: limiter({ perMinute: config.CLAIM_GUARD_PER_MINUTE }, 'dqs:limit:claim:'),
   };
-  const invites = redis ? await RedisInviteStore.open(redis, log, { onDataLost: dataLost('invites') }) : await FileInviteStore.open(config.STATE_DIR);
+  const invites = redis
+    ? await RedisInviteStore.open(redis, log, { onDataLost: dataLost('invites') })
+    : await FileInviteStore.open(config.STATE_DIR);
   if (config.BENCH_DISABLE_LIMITS) log.warn('BENCH_DISABLE_LIMITS=true: no request is counted against any limit (bench-only)');
   const db = await Database.open({
     connections: config.DUCKDB_CONNECTIONS,
@@ -108,7 +114,11 @@ export async function startService(config: Config, log: Logger, options: StartOp
     releaseOfCursor: (cursor) => cursors.releaseOf(cursor),
   });
   const cache = config.CACHE_MAX_BYTES > 0 ? new LruResponseCache(config.CACHE_MAX_BYTES) : new NoopResponseCache();
-  const aggregates = new KeptResults({ maxBytes: config.AGGREGATE_KEEP_BYTES, sizeOf: resultBytes, counted: () => metrics.aggregateComputations.inc() });
+  const aggregates = new KeptResults({
+    maxBytes: config.AGGREGATE_KEEP_BYTES,
+    sizeOf: resultBytes,
+    counted: () => metrics.aggregateComputations.inc(),
+  });
   const revisions = new KeptResults<RevisionDiff>({
     maxBytes: config.REVISIONS_KEEP_BYTES,
     sizeOf: (diff) => diff.bytes,
@@ -132,10 +142,34 @@ export async function startService(config: Config, log: Logger, options: StartOp
   });
   metrics.observe({ cache, releases, duckdbMemory: () => db.memory(), admission, clock });
   const exports = { open: new OpenExports(config.EXPORTS_OPEN_PER_KEY), idleMs: config.EXPORT_IDLE_SECONDS * 1000 };
-  const services: Services = { db, releases, cursors, aggregates, aggregateMaxGroups: config.AGGREGATE_MAX_GROUPS, revisions, cache, keys, limits, invites, admission, exports, clock, log, metrics };
+  const services: Services = {
+    db,
+    releases,
+    cursors,
+    aggregates,
+    aggregateMaxGroups: config.AGGREGATE_MAX_GROUPS,
+    revisions,
+    cache,
+    keys,
+    limits,
+    invites,
+    admission,
+    exports,
+    clock,
+    log,
+    metrics,
+  };
 
-  const timeouts = { headersMs: config.HTTP_HEADERS_TIMEOUT_MS, requestMs: config.HTTP_REQUEST_TIMEOUT_MS, keepAliveMs: config.HTTP_KEEP_ALIVE_TIMEOUT_MS };
-  const server = createHttpServer(createPublicHandler(services, { trustProxy: config.TRUST_PROXY, replayMaxBytes: config.REPLAY_MAX_BYTES, belowKoa: options.belowKoa }), timeouts, log);
+  const timeouts = {
+    headersMs: config.HTTP_HEADERS_TIMEOUT_MS,
+    requestMs: config.HTTP_REQUEST_TIMEOUT_MS,
+    keepAliveMs: config.HTTP_KEEP_ALIVE_TIMEOUT_MS,
+  };
+  const server = createHttpServer(
+    createPublicHandler(services, { trustProxy: config.TRUST_PROXY, replayMaxBytes: config.REPLAY_MAX_BYTES, belowKoa: options.belowKoa }),
+    timeouts,
+    log,
+  );
   await listen(server, config.PORT, config.HOST);
   const url = `http://${hostForUrl(config.HOST)}:${(server.address() as AddressInfo).port}`;
   const adminApp = createAdminApp({

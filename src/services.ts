@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
-import type { Admission } from './admission/queue.ts';
 import type { OpenExports } from './admission/open-exports.ts';
+import type { Admission } from './admission/queue.ts';
 import type { ResponseCache } from './cache/store.ts';
 import type { Database } from './duckdb/database.ts';
 import type { InviteStore } from './invites/store.ts';

@@ -1,7 +1,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { Admission, QueueFullError } from '../src/admission/queue.ts';
 import { OpenExports } from '../src/admission/open-exports.ts';
+import { Admission, QueueFullError } from '../src/admission/queue.ts';
 
 // The queue for heavy work on its own: turns between keys, the per-key cap, the wait
 // bound, and what it tells the metrics. Jobs are promises the test settles by hand, so
@@ -31,7 +31,7 @@ const settle = () => new Promise((resolve) => setImmediate(resolve));
 
 const queue = suite('admission queue');
 
-queue('a key with a backlog does not hold up another key\'s first job: turns go round-robin', async () => {
+queue("a key with a backlog does not hold up another key's first job: turns go round-robin", async () => {
   const g = gate();
   const admission = new Admission({ concurrency: 1, perKey: 2, maxWaitMs: 60_000, clock: Date.now });
   const done = ['a1', 'a2', 'a3', 'a4'].map((name) => admission.run('A', 'aggregate', g.job(name)));
@@ -65,10 +65,19 @@ queue('at most perKey of one key run at once; another key takes the free room', 
 queue('a job that waits past maxWaitMs is refused without running, and its place goes to the next', async () => {
   const g = gate();
   const waits: number[] = [];
-  const admission = new Admission({ concurrency: 1, perKey: 1, maxWaitMs: 30, clock: Date.now, observe: { waited: (_kind, seconds) => waits.push(seconds) } });
+  const admission = new Admission({
+    concurrency: 1,
+    perKey: 1,
+    maxWaitMs: 30,
+    clock: Date.now,
+    observe: { waited: (_kind, seconds) => waits.push(seconds) },
+  });
   const first = admission.run('A', 'export', g.job('a1'));
   const late = admission.run('B', 'export', g.job('b1'));
-  const refused = await late.then(() => undefined, (err: unknown) => err);
+  const refused = await late.then(
+    () => undefined,
+    (err: unknown) => err,
+  );
   assert.instance(refused, QueueFullError);
   // Date.now counts whole milliseconds and timers do not: a 30 ms wait can read as 29.
   assert.ok((refused as QueueFullError).waitedMs >= 29, `waited ${(refused as QueueFullError).waitedMs} ms`);

@@ -1,14 +1,23 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { tableFromIPC } from 'apache-arrow';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { exactSum } from './helpers/exact-sum.ts';
 import { loadDrop } from '../etl/load.ts';
 import { quoteIdent, quoteLiteral } from '../src/duckdb/sql-text.ts';
 import { DATASETS, metricDef } from '../src/registry.ts';
-import { bodiesPerThreads, FIXTURE_RELEASE, fixtureDataDir, send, startTestService, tempDir, walkPages, type TestService } from './helpers/service.ts';
+import { exactSum } from './helpers/exact-sum.ts';
+import {
+  bodiesPerThreads,
+  FIXTURE_RELEASE,
+  fixtureDataDir,
+  send,
+  startTestService,
+  type TestService,
+  tempDir,
+  walkPages,
+} from './helpers/service.ts';
 
 // /v1/aggregate against DuckDB grouping the release's own Parquet files, with each
 // group's values added up exactly (as integers of 2^-1074) and rounded once: the
@@ -26,7 +35,14 @@ interface Case {
 }
 
 const CASES: Case[] = [
-  { name: 'world ggr by region and year in USD', metric: 'ggr', query: 'group_by=region,year&fx=USD', groupBy: ['region', 'year'], measures: { ggr_sum: ['ggr', 'sum'] }, where: "fx = 'USD' AND state = ''" },
+  {
+    name: 'world ggr by region and year in USD',
+    metric: 'ggr',
+    query: 'group_by=region,year&fx=USD',
+    groupBy: ['region', 'year'],
+    measures: { ggr_sum: ['ggr', 'sum'] },
+    where: "fx = 'USD' AND state = ''",
+  },
   {
     name: 'online ggr by country in 2024, every function',
     metric: 'ggr',
@@ -35,13 +51,25 @@ const CASES: Case[] = [
     measures: { ggr_sum: ['ggr', 'sum'], ggr_avg: ['ggr', 'avg'], ggr_min: ['ggr', 'min'], ggr_max: ['ggr', 'max'] },
     where: "fx = 'USD' AND channel = 'Online' AND year = 2024 AND state = ''",
   },
-  { name: 'turnover by fx and state (both kinds of rows, grouped apart)', metric: 'turnover', query: 'group_by=fx,state&period=2010-01-01:2012-12-31', groupBy: ['fx', 'state'], measures: { turnover_sum: ['turnover', 'sum'] }, where: 'year BETWEEN 2010 AND 2012' },
+  {
+    name: 'turnover by fx and state (both kinds of rows, grouped apart)',
+    metric: 'turnover',
+    query: 'group_by=fx,state&period=2010-01-01:2012-12-31',
+    groupBy: ['fx', 'state'],
+    measures: { turnover_sum: ['turnover', 'sum'] },
+    where: 'year BETWEEN 2010 AND 2012',
+  },
   {
     name: 'average fx rates by year',
     metric: 'fx',
     query: 'group_by=year',
     groupBy: ['year'],
-    measures: { fx_constant_usd_avg: ['fx_constant_usd', 'avg'], fx_current_eur_avg: ['fx_current_eur', 'avg'], fx_constant_eur_avg: ['fx_constant_eur', 'avg'], fx_current_usd_avg: ['fx_current_usd', 'avg'] },
+    measures: {
+      fx_constant_usd_avg: ['fx_constant_usd', 'avg'],
+      fx_current_eur_avg: ['fx_current_eur', 'avg'],
+      fx_constant_eur_avg: ['fx_constant_eur', 'avg'],
+      fx_current_usd_avg: ['fx_current_usd', 'avg'],
+    },
     where: "state = ''",
   },
   {
@@ -49,7 +77,12 @@ const CASES: Case[] = [
     metric: 'country',
     query: 'group_by=region,country&temporal=Current',
     groupBy: ['region', 'country'],
-    measures: { gdp_local_currency_sum: ['gdp_local_currency', 'sum'], gdp_usd_sum: ['gdp_usd', 'sum'], adult_population_sum: ['adult_population', 'sum'], inflation_avg: ['inflation', 'avg'] },
+    measures: {
+      gdp_local_currency_sum: ['gdp_local_currency', 'sum'],
+      gdp_usd_sum: ['gdp_usd', 'sum'],
+      adult_population_sum: ['adult_population', 'sum'],
+      inflation_avg: ['inflation', 'avg'],
+    },
     where: "temporal = 'Current' AND state = ''",
   },
   // sub_channel is in no rollup: the served rows, of which a year filter reads one span (two years apart: from the first's to the last's).
@@ -61,7 +94,14 @@ const CASES: Case[] = [
     measures: { ggr_sum: ['ggr', 'sum'] },
     where: "fx = 'EUR' AND year IN (2011, 2014) AND state = ''",
   },
-  { name: 'one total, no group_by', metric: 'ggr', query: 'fx=EUR&category=Gaming', groupBy: [], measures: { ggr_sum: ['ggr', 'sum'] }, where: "fx = 'EUR' AND category = 'Gaming' AND state = ''" },
+  {
+    name: 'one total, no group_by',
+    metric: 'ggr',
+    query: 'fx=EUR&category=Gaming',
+    groupBy: [],
+    measures: { ggr_sum: ['ggr', 'sum'] },
+    where: "fx = 'EUR' AND category = 'Gaming' AND state = ''",
+  },
 ];
 
 const groupKey = (dimensions: Record<string, unknown>, groupBy: readonly string[]) => JSON.stringify(groupBy.map((d) => dimensions[d]));
@@ -77,11 +117,12 @@ async function expected(connection: DuckDBConnection, file: string, c: Case): Pr
   for (const row of rows) {
     const count = row.at(-1) as number;
     if (count === 0) continue;
-    const lists = Object.fromEntries(metrics.map((m, i) => [m, (row[c.groupBy.length + i] as number[])]));
+    const lists = Object.fromEntries(metrics.map((m, i) => [m, row[c.groupBy.length + i] as number[]]));
     const values: Record<string, number> = { rows: count };
     for (const [key, [metric, fn]] of Object.entries(c.measures)) {
       const list = lists[metric]!;
-      values[key] = fn === 'sum' ? exactSum(list) : fn === 'avg' ? exactSum(list) / count : fn === 'min' ? Math.min(...list) : Math.max(...list);
+      values[key] =
+        fn === 'sum' ? exactSum(list) : fn === 'avg' ? exactSum(list) / count : fn === 'min' ? Math.min(...list) : Math.max(...list);
     }
     groups.set(JSON.stringify(row.slice(0, c.groupBy.length)), values);
   }
@@ -104,7 +145,13 @@ async function compareCases(service: TestService, dataDir: string, release: stri
       }
       // Default order: the group_by values ascending.
       const keys = served.map((row) => c.groupBy.map((d) => row.dimensions[d]));
-      const sorted = [...keys].sort((a, b) => { for (let i = 0; i < a.length; i++) { if (a[i] < b[i]) return -1; if (a[i] > b[i]) return 1; } return 0; });
+      const sorted = [...keys].sort((a, b) => {
+        for (let i = 0; i < a.length; i++) {
+          if (a[i] < b[i]) return -1;
+          if (a[i] > b[i]) return 1;
+        }
+        return 0;
+      });
       assert.equal(keys, sorted, `${c.name}: order`);
     }
   } finally {
@@ -131,8 +178,13 @@ values('the answer: meta, measure keys, rows, and one request counted', async ()
   const res = await service.get('/v1/aggregate?metric=ggr&group_by=region&group_by=year&fx=USD&limit=2');
   assert.is(res.status, 200);
   assert.equal(res.json.meta, {
-    dataset: 'ggr', metric: 'ggr', group_by: ['region', 'year'], measures: ['ggr_sum'],
-    filters_applied: { state: [''], fx: ['USD'] }, row_count: 2, release: FIXTURE_RELEASE,
+    dataset: 'ggr',
+    metric: 'ggr',
+    group_by: ['region', 'year'],
+    measures: ['ggr_sum'],
+    filters_applied: { state: [''], fx: ['USD'] },
+    row_count: 2,
+    release: FIXTURE_RELEASE,
   });
   assert.equal(Object.keys(res.json.data[0].values), ['ggr_sum', 'rows']);
   assert.is(res.json.pagination.has_more, true);
@@ -159,10 +211,12 @@ values('without measure: defaults, and those that cannot combine are named in me
   const res = await service.get('/v1/aggregate?metric=country&group_by=region');
   assert.is(res.status, 200);
   assert.equal(res.json.meta.measures, ['gdp_usd_sum', 'adult_population_sum', 'inflation_avg']);
-  assert.equal(res.json.meta.omitted, [{
-    measure: 'gdp_local_currency:sum',
-    reason: 'Cannot combine gdp_local_currency values in different currencies: filter country to one country or add country to group_by',
-  }]);
+  assert.equal(res.json.meta.omitted, [
+    {
+      measure: 'gdp_local_currency:sum',
+      reason: 'Cannot combine gdp_local_currency values in different currencies: filter country to one country or add country to group_by',
+    },
+  ]);
 });
 
 values('paging: limit=7 walks to the groups limit=1000 gives, one computation for the whole walk', async () => {
@@ -190,7 +244,13 @@ values('identical requests at once compute once', async () => {
 values('a cursor is bound to every other parameter', async () => {
   const first = await service.get('/v1/aggregate?metric=ggr&group_by=region,year&fx=USD&limit=3');
   const cursor = encodeURIComponent(first.json.pagination.cursor);
-  for (const other of ['group_by=region,year&fx=EUR', 'group_by=year,region&fx=USD', 'group_by=region,year&fx=USD&order=-ggr_sum', 'group_by=region,year&fx=USD&measure=ggr:avg', 'group_by=region,year&fx=USD&rollup=true']) {
+  for (const other of [
+    'group_by=region,year&fx=EUR',
+    'group_by=year,region&fx=USD',
+    'group_by=region,year&fx=USD&order=-ggr_sum',
+    'group_by=region,year&fx=USD&measure=ggr:avg',
+    'group_by=region,year&fx=USD&rollup=true',
+  ]) {
     const res = await service.get(`/v1/aggregate?metric=ggr&${other}&limit=3&cursor=${cursor}`);
     assert.is(res.status, 400, other);
     assert.equal(res.json, { error: 'Invalid pagination cursor' });
@@ -203,13 +263,21 @@ values('order by a measure: a stable top 10, ties broken by the group', async ()
   const res = await service.get('/v1/aggregate?metric=ggr&group_by=country&fx=USD&year=2024&order=-ggr_sum&limit=10');
   const sums = res.json.data.map((row: any) => row.values.ggr_sum);
   assert.is(sums.length, 10);
-  assert.equal(sums, [...sums].sort((a: number, b: number) => b - a));
-  const all = (await walkPages(service, '/v1/aggregate?metric=ggr&group_by=country&fx=USD&year=2024&order=-ggr_sum', 1000)).flatMap((p) => p.data);
+  assert.equal(
+    sums,
+    [...sums].sort((a: number, b: number) => b - a),
+  );
+  const all = (await walkPages(service, '/v1/aggregate?metric=ggr&group_by=country&fx=USD&year=2024&order=-ggr_sum', 1000)).flatMap(
+    (p) => p.data,
+  );
   assert.equal(all.slice(0, 10), res.json.data);
   const byRows = (await service.get('/v1/aggregate?metric=ggr&group_by=country,channel&fx=USD&year=2024&order=rows')).json.data;
   for (let i = 1; i < byRows.length; i++) {
     const [a, b] = [byRows[i - 1], byRows[i]];
-    assert.ok(a.values.rows < b.values.rows || (a.values.rows === b.values.rows && [a.dimensions.country, a.dimensions.channel] <= [b.dimensions.country, b.dimensions.channel]));
+    assert.ok(
+      a.values.rows < b.values.rows ||
+        (a.values.rows === b.values.rows && [a.dimensions.country, a.dimensions.channel] <= [b.dimensions.country, b.dimensions.channel]),
+    );
   }
 });
 
@@ -230,18 +298,29 @@ values('rollup: subtotals and a grand total, each the exact sum of its groups', 
     const at = rows.indexOf(sub);
     assert.is(rows[at - 1].dimensions.region, sub.dimensions.region);
     const mine = detail.filter((r: any) => r.dimensions.region === sub.dimensions.region);
-    assert.is(sub.values.rows, mine.reduce((n: number, r: any) => n + r.values.rows, 0));
+    assert.is(
+      sub.values.rows,
+      mine.reduce((n: number, r: any) => n + r.values.rows, 0),
+    );
   }
   // Rolling state up adds the national rows alone, as a request without state does.
-  const byState = (await service.get('/v1/aggregate?metric=ggr&group_by=country,state&fx=USD&year=2020&region=North%20America&rollup=true')).json.data;
+  const byState = (await service.get('/v1/aggregate?metric=ggr&group_by=country,state&fx=USD&year=2020&region=North%20America&rollup=true'))
+    .json.data;
   const countries = byState.filter((r: any) => r.dimensions.state === null && r.dimensions.country !== null);
   const national = (await service.get('/v1/aggregate?metric=ggr&group_by=country&fx=USD&year=2020&region=North%20America')).json.data;
-  assert.equal(countries.map((r: any) => r.values), national.map((r: any) => r.values));
-  assert.ok(byState.some((r: any) => r.dimensions.state !== '' && r.dimensions.state !== null), 'state rows are there to be left out');
+  assert.equal(
+    countries.map((r: any) => r.values),
+    national.map((r: any) => r.values),
+  );
+  assert.ok(
+    byState.some((r: any) => r.dimensions.state !== '' && r.dimensions.state !== null),
+    'state rows are there to be left out',
+  );
 });
 
 values('CSV reads back in DuckDB, Arrow in apache-arrow, both equal to JSON', async () => {
-  const query = '/v1/aggregate?metric=ggr&group_by=country,state&fx=USD&year=2021&country=United%20States&country=Canada&rollup=true&measure=ggr:sum&measure=ggr:max';
+  const query =
+    '/v1/aggregate?metric=ggr&group_by=country,state&fx=USD&year=2021&country=United%20States&country=Canada&rollup=true&measure=ggr:sum&measure=ggr:max';
   const json = (await service.get(query)).json.data;
   const csv = await service.get(query, { headers: { accept: 'text/csv' } });
   assert.is(csv.status, 200);
@@ -252,7 +331,11 @@ values('CSV reads back in DuckDB, Arrow in apache-arrow, both equal to JSON', as
   const instance = await DuckDBInstance.create(':memory:');
   const connection = await instance.connect();
   try {
-    const read = (await connection.runAndReadAll(`SELECT * FROM read_csv(${quoteLiteral(file)}, header = true, all_varchar = true, allow_quoted_nulls = false)`)).getRowObjectsJS();
+    const read = (
+      await connection.runAndReadAll(
+        `SELECT * FROM read_csv(${quoteLiteral(file)}, header = true, all_varchar = true, allow_quoted_nulls = false)`,
+      )
+    ).getRowObjectsJS();
     assert.is(read.length, json.length);
     read.forEach((row: any, i: number) => {
       const want = json[i];
@@ -270,27 +353,62 @@ values('CSV reads back in DuckDB, Arrow in apache-arrow, both equal to JSON', as
   }
   const arrow = await service.get(query, { headers: { accept: 'application/vnd.apache.arrow.stream' } });
   assert.is(arrow.status, 200);
-  const res = await fetch(`${service.url}${query}`, { headers: { 'x-api-key': service.key, accept: 'application/vnd.apache.arrow.stream' } });
+  const res = await fetch(`${service.url}${query}`, {
+    headers: { 'x-api-key': service.key, accept: 'application/vnd.apache.arrow.stream' },
+  });
   const table = tableFromIPC(new Uint8Array(await res.arrayBuffer()));
-  assert.equal(table.schema.fields.map((f) => `${f.name}:${f.type}`), ['country:Utf8', 'state:Utf8', 'ggr_sum:Float64', 'ggr_max:Float64', 'rows:Int32']);
-  assert.equal(table.toArray().map((r) => r.toJSON()), json.map((r: any) => ({ ...r.dimensions, ...r.values })));
+  assert.equal(
+    table.schema.fields.map((f) => `${f.name}:${f.type}`),
+    ['country:Utf8', 'state:Utf8', 'ggr_sum:Float64', 'ggr_max:Float64', 'rows:Int32'],
+  );
+  assert.equal(
+    table.toArray().map((r) => r.toJSON()),
+    json.map((r: any) => ({ ...r.dimensions, ...r.values })),
+  );
 });
 
-values('guards: each refusal names the fix, in the spec\'s error shape', async () => {
+values("guards: each refusal names the fix, in the spec's error shape", async () => {
   const refused: Array<[string, string]> = [
     ['metric=ggr&group_by=region', 'Cannot combine ggr values in different currencies: filter fx to one currency or add fx to group_by'],
-    ['metric=ggr&group_by=region&fx=USD&fx=EUR', 'Cannot combine ggr values in different currencies: filter fx to one currency or add fx to group_by'],
-    ['metric=ggr&group_by=region&fx=USD&measure=turnover', 'Invalid measure "turnover" for metric "ggr": use <metric>:<fn> or <metric> alone, with a metric of ggr and fn one of sum, avg, min, max'],
-    ['metric=ggr&group_by=region&fx=USD&measure=ggr:median', 'Invalid measure "ggr:median" for metric "ggr": use <metric>:<fn> or <metric> alone, with a metric of ggr and fn one of sum, avg, min, max'],
+    [
+      'metric=ggr&group_by=region&fx=USD&fx=EUR',
+      'Cannot combine ggr values in different currencies: filter fx to one currency or add fx to group_by',
+    ],
+    [
+      'metric=ggr&group_by=region&fx=USD&measure=turnover',
+      'Invalid measure "turnover" for metric "ggr": use <metric>:<fn> or <metric> alone, with a metric of ggr and fn one of sum, avg, min, max',
+    ],
+    [
+      'metric=ggr&group_by=region&fx=USD&measure=ggr:median',
+      'Invalid measure "ggr:median" for metric "ggr": use <metric>:<fn> or <metric> alone, with a metric of ggr and fn one of sum, avg, min, max',
+    ],
     ['metric=country&group_by=region&measure=inflation:sum', 'Cannot sum inflation, a rate: use avg, min or max'],
-    ['metric=country&group_by=region&measure=gdp_local_currency:max', 'Cannot combine gdp_local_currency values in different currencies: filter country to one country or add country to group_by'],
+    [
+      'metric=country&group_by=region&measure=gdp_local_currency:max',
+      'Cannot combine gdp_local_currency values in different currencies: filter country to one country or add country to group_by',
+    ],
     ['metric=fx&measure=fx_current_usd:sum', 'Cannot sum fx_current_usd, a rate: use avg, min or max'],
-    ['metric=ggr&fx=USD&group_by=product&group_by=galaxy', `Invalid group_by dimension "galaxy" for metric "ggr". Valid dimensions: ${DATASETS.find((d) => d.name === 'ggr')!.dimensions.join(', ')}`],
-    ['metric=ggr&fx=USD&group_by=region&order=-revenue', 'Invalid order "-revenue": use one of region, ggr_sum, rows, with a leading - for descending'],
-    ['metric=ggr&fx=USD&state=&state=Nevada', 'Cannot add national totals (state "") to the rows they total: filter state to "" alone or leave "" out, or add state to group_by'],
+    [
+      'metric=ggr&fx=USD&group_by=product&group_by=galaxy',
+      `Invalid group_by dimension "galaxy" for metric "ggr". Valid dimensions: ${DATASETS.find((d) => d.name === 'ggr')!.dimensions.join(', ')}`,
+    ],
+    [
+      'metric=ggr&fx=USD&group_by=region&order=-revenue',
+      'Invalid order "-revenue": use one of region, ggr_sum, rows, with a leading - for descending',
+    ],
+    [
+      'metric=ggr&fx=USD&state=&state=Nevada',
+      'Cannot add national totals (state "") to the rows they total: filter state to "" alone or leave "" out, or add state to group_by',
+    ],
     ['metric=revenue', "Unknown metric: 'revenue'. Use GET /v1/catalog to list the available metrics."],
-    ['metric=gdp_usd&group_by=region', "Unknown metric: 'gdp_usd'. Use GET /v1/catalog to list the available metrics. gdp_usd is a metric of the dataset country: use metric=country&measure=gdp_usd"],
-    ['metric=fx&product=Poker', `Invalid filter dimension "product" for metric "fx". Valid dimensions: ${DATASETS.find((d) => d.name === 'fx')!.dimensions.join(', ')}`],
+    [
+      'metric=gdp_usd&group_by=region',
+      "Unknown metric: 'gdp_usd'. Use GET /v1/catalog to list the available metrics. gdp_usd is a metric of the dataset country: use metric=country&measure=gdp_usd",
+    ],
+    [
+      'metric=fx&product=Poker',
+      `Invalid filter dimension "product" for metric "fx". Valid dimensions: ${DATASETS.find((d) => d.name === 'fx')!.dimensions.join(', ')}`,
+    ],
   ];
   for (const [query, error] of refused) {
     const res = await service.get(`/v1/aggregate?${query}`);
@@ -325,7 +443,9 @@ limits('more groups than AGGREGATE_MAX_GROUPS: 400 naming the count', async () =
   const small = await startTestService({ env: { AGGREGATE_MAX_GROUPS: '10' } });
   try {
     const groups = (await small.get('/v1/aggregate?metric=ggr&fx=USD&group_by=year')).json;
-    assert.equal(groups, { error: `The aggregate has 31 groups, more than the 10 one request may return: filter to fewer rows or group by fewer dimensions` });
+    assert.equal(groups, {
+      error: `The aggregate has 31 groups, more than the 10 one request may return: filter to fewer rows or group by fewer dimensions`,
+    });
     assert.is((await small.get('/v1/aggregate?metric=ggr&fx=USD&group_by=region')).status, 200);
   } finally {
     await small.stop();
@@ -346,7 +466,11 @@ limits('the guard counts the groups before computing them: its count is the rows
       const served = (await walkPages(whole, `/v1/aggregate?${query}`, 1000)).reduce((sum, page) => sum + page.data.length, 0);
       const refused = await tiny.get(`/v1/aggregate?${query}`);
       assert.is(refused.status, 400, query);
-      assert.is(refused.json.error, `The aggregate has ${served} groups, more than the 1 one request may return: filter to fewer rows or group by fewer dimensions`, query);
+      assert.is(
+        refused.json.error,
+        `The aggregate has ${served} groups, more than the 1 one request may return: filter to fewer rows or group by fewer dimensions`,
+        query,
+      );
     }
   } finally {
     await Promise.all([whole.stop(), tiny.stop()]);
@@ -381,7 +505,8 @@ drop.before(async () => {
             (1000 + year)::BIGINT AS adult_population, -0.25 AS inflation ${rows}`,
     country_reference: `SELECT DISTINCT region, country, 'Tracked' AS country_type FROM ${geo}`,
   };
-  for (const [name, select] of Object.entries(sql)) await connection.run(`COPY (${select}) TO ${quoteLiteral(path.join(source, `${name}.parquet`))} (FORMAT parquet)`);
+  for (const [name, select] of Object.entries(sql))
+    await connection.run(`COPY (${select}) TO ${quoteLiteral(path.join(source, `${name}.parquet`))} (FORMAT parquet)`);
   connection.closeSync();
   instance.closeSync();
   await loadDrop({ drop: source, dataDir: dropDir, release: '2026-02', force: false, minYear: 1990, maxYear: 2100, maxRowChange: 0.25 });
@@ -395,10 +520,38 @@ drop.after(async () => {
 
 drop('aggregates equal DuckDB over the published files, awkward names included', async () => {
   await compareCases(dropService, dropDir, '2026-02', [
-    { name: 'ggr by country and state in EUR', metric: 'ggr', query: 'group_by=country,state&fx=EUR', groupBy: ['country', 'state'], measures: { ggr_sum: ['ggr', 'sum'] }, where: "fx = 'EUR'" },
-    { name: 'ggr by country, national rows', metric: 'ggr', query: 'group_by=fx,country&measure=ggr:avg&measure=ggr:sum', groupBy: ['fx', 'country'], measures: { ggr_avg: ['ggr', 'avg'], ggr_sum: ['ggr', 'sum'] }, where: "state = ''" },
-    { name: 'turnover of two states', metric: 'turnover', query: "group_by=year&fx=USD&state=Nevada&state=O'Brien,%20County", groupBy: ['year'], measures: { turnover_sum: ['turnover', 'sum'] }, where: "fx = 'USD' AND state IN ('Nevada', 'O''Brien, County')" },
-    { name: 'gdp in local currency per country', metric: 'country', query: 'group_by=country&measure=gdp_local_currency&measure=inflation:min', groupBy: ['country'], measures: { gdp_local_currency_sum: ['gdp_local_currency', 'sum'], inflation_min: ['inflation', 'min'] }, where: "state = ''" },
+    {
+      name: 'ggr by country and state in EUR',
+      metric: 'ggr',
+      query: 'group_by=country,state&fx=EUR',
+      groupBy: ['country', 'state'],
+      measures: { ggr_sum: ['ggr', 'sum'] },
+      where: "fx = 'EUR'",
+    },
+    {
+      name: 'ggr by country, national rows',
+      metric: 'ggr',
+      query: 'group_by=fx,country&measure=ggr:avg&measure=ggr:sum',
+      groupBy: ['fx', 'country'],
+      measures: { ggr_avg: ['ggr', 'avg'], ggr_sum: ['ggr', 'sum'] },
+      where: "state = ''",
+    },
+    {
+      name: 'turnover of two states',
+      metric: 'turnover',
+      query: "group_by=year&fx=USD&state=Nevada&state=O'Brien,%20County",
+      groupBy: ['year'],
+      measures: { turnover_sum: ['turnover', 'sum'] },
+      where: "fx = 'USD' AND state IN ('Nevada', 'O''Brien, County')",
+    },
+    {
+      name: 'gdp in local currency per country',
+      metric: 'country',
+      query: 'group_by=country&measure=gdp_local_currency&measure=inflation:min',
+      groupBy: ['country'],
+      measures: { gdp_local_currency_sum: ['gdp_local_currency', 'sum'], inflation_min: ['inflation', 'min'] },
+      where: "state = ''",
+    },
   ]);
 });
 

@@ -1,8 +1,8 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { request } from 'undici';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { request } from 'undici';
 import { createApp } from '../src/app.ts';
 import { answerRepeatsBelowKoa } from '../src/http/below-koa.ts';
 import { ReplayTable } from '../src/http/middleware/replay-table.ts';
@@ -31,12 +31,22 @@ const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 const PAGE = '/v1/financials?metric=ggr&region=Europe&limit=5';
 
 /** node:http's client, for the header names in the order sent (undici gives an object). */
-function get(pathAndQuery: string, headers: Record<string, string | string[]> = {}): Promise<{ status: number; headers: http.IncomingHttpHeaders; names: string[]; body: Buffer }> {
+function get(
+  pathAndQuery: string,
+  headers: Record<string, string | string[]> = {},
+): Promise<{ status: number; headers: http.IncomingHttpHeaders; names: string[]; body: Buffer }> {
   return new Promise((resolve, reject) => {
     const req = http.get(`${url}${pathAndQuery}`, { headers: { 'x-api-key': service.key, 'accept-encoding': 'br', ...headers } }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, names: res.rawHeaders.filter((_, i) => i % 2 === 0), body: Buffer.concat(chunks) }));
+      res.on('end', () =>
+        resolve({
+          status: res.statusCode!,
+          headers: res.headers,
+          names: res.rawHeaders.filter((_, i) => i % 2 === 0),
+          body: Buffer.concat(chunks),
+        }),
+      );
       res.on('error', reject);
     });
     req.on('error', reject);
@@ -49,7 +59,7 @@ const count = async (name: string, labels: string) => {
   return line ? Number(line.split(' ').pop()) : 0;
 };
 
-test('a repeat is answered below the app: the app\'s bytes, headers in its order, its log line and counts', async () => {
+test("a repeat is answered below the app: the app's bytes, headers in its order, its log line and counts", async () => {
   const first = await get(PAGE);
   assert.is(first.status, 200);
   // If-None-Match that matches nothing: the app's own replay answers this one with a 200.
@@ -73,11 +83,25 @@ test('a repeat is answered below the app: the app\'s bytes, headers in its order
   assert.ok(below.body.equals(first.body) && below.body.equals(viaApp.body), 'the same bytes');
   assert.equal(below.names, viaApp.names, 'the same headers in the same order');
   assert.ok(below.names.length >= 13, `${below.names.length} headers`);
-  for (const name of ['etag', 'cache-control', 'vary', 'content-type', 'content-encoding', 'link', 'x-ratelimit-limit', 'ratelimit-policy', 'content-length']) {
+  for (const name of [
+    'etag',
+    'cache-control',
+    'vary',
+    'content-type',
+    'content-encoding',
+    'link',
+    'x-ratelimit-limit',
+    'ratelimit-policy',
+    'content-length',
+  ]) {
     assert.is(below.headers[name], viaApp.headers[name], name);
   }
   assert.is(below.headers['x-request-id'], 'trace-42');
-  assert.is(Number(below.headers['x-ratelimit-remaining']), Number(viaApp.headers['x-ratelimit-remaining']) - 1, 'charged to the key like any request');
+  assert.is(
+    Number(below.headers['x-ratelimit-remaining']),
+    Number(viaApp.headers['x-ratelimit-remaining']) - 1,
+    'charged to the key like any request',
+  );
   assert.equal(await counts(), { requests: was.requests + 1, replayed: was.replayed + 1, hits: was.hits + 1, timed: was.timed + 1 });
 
   await new Promise((resolve) => setTimeout(resolve, 300)); // the log writes in blocks, at most 200 ms apart
@@ -91,7 +115,12 @@ test('a repeat is answered below the app: the app\'s bytes, headers in its order
 test('the app answers what the path below must not: other methods, no or bad keys, a revoked key, a 304', async () => {
   await get(PAGE);
   const cases: Array<[string, () => Promise<number>, number]> = [
-    ['HEAD', async () => (await request(`${url}${PAGE}`, { method: 'HEAD', headers: { 'x-api-key': service.key, 'accept-encoding': 'br' } })).statusCode, 200],
+    [
+      'HEAD',
+      async () =>
+        (await request(`${url}${PAGE}`, { method: 'HEAD', headers: { 'x-api-key': service.key, 'accept-encoding': 'br' } })).statusCode,
+      200,
+    ],
     ['no key', async () => (await get(PAGE, { 'x-api-key': '' })).status, 401],
     ['an unknown key', async () => (await get(PAGE, { 'x-api-key': `sk_live_${'0'.repeat(40)}` })).status, 401],
     ['a 304', async () => (await get(PAGE, { 'if-none-match': (await get(PAGE)).headers.etag as string })).status, 304],
@@ -129,21 +158,27 @@ test('headers are read as node reads them: names in any case below the app, a he
     const answer = await get(PAGE, headers);
     assert.is(answer.status, status, name);
     assert.is(appRequests - before, 1, `${name}: the app answered`);
-    if (name.startsWith('X-Request-Id')) assert.not.match(String(answer.headers['x-request-id']), /one|two/, 'a repeated request id is replaced, as the app replaces it');
+    if (name.startsWith('X-Request-Id'))
+      assert.not.match(String(answer.headers['x-request-id']), /one|two/, 'a repeated request id is replaced, as the app replaces it');
   }
 });
 
-test('a key over its limit gets the app\'s 429, and the refusal charges nothing', async () => {
+test("a key over its limit gets the app's 429, and the refusal charges nothing", async () => {
   const limited = await startTestService({ env: { RATE_LIMIT_PER_MINUTE: '3', RATE_LIMIT_PER_DAY: '100' } });
   try {
-    const send = () => request(`${limited.url}${PAGE}`, { headers: { 'x-api-key': limited.key } }).then(async (r) => ({ status: r.statusCode, headers: r.headers, text: await r.body.text() }));
+    const send = () =>
+      request(`${limited.url}${PAGE}`, { headers: { 'x-api-key': limited.key } }).then(async (r) => ({
+        status: r.statusCode,
+        headers: r.headers,
+        text: await r.body.text(),
+      }));
     const statuses = [];
     for (let i = 0; i < 5; i++) statuses.push((await send()).status);
     assert.equal(statuses, [200, 200, 200, 429, 429]);
     const refused = await send();
     assert.is(refused.headers['x-ratelimit-remaining'], '0');
     assert.ok(Number(refused.headers['retry-after']) > 0);
-    assert.ok(JSON.parse(refused.text).error, 'the spec\'s error body');
+    assert.ok(JSON.parse(refused.text).error, "the spec's error body");
     const day = /"day";r=(\d+)/.exec(String(refused.headers.ratelimit))![1];
     assert.is(day, '97', 'three requests charged to the day, none of the refused ones');
   } finally {

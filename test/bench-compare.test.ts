@@ -6,7 +6,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { compareResults, formatComparison } from '../bench/runner/compare.ts';
 import { figure } from '../bench/runner/measure.ts';
-import { machineKind, SCHEMA, type Result } from '../bench/runner/result.ts';
+import { machineKind, type Result, SCHEMA } from '../bench/runner/result.ts';
 
 // `npm run bench -- --compare A.json B.json`, and `--compare RESULT.json` against a
 // baseline, on small hand-made results: no load is run; the figures are what a run
@@ -35,7 +35,13 @@ function result(figures: ReturnType<typeof fig>[], extra: Partial<Result> = {}):
     commit: 'abc',
     dirty: false,
     machine: { cpus: 2, model: 'test cpu', memoryMB: 24_000, os: 'Linux', node: 'v20', loadAverage: [0, 0, 0] },
-    settings: { timing: { rounds: 2, seconds: 1, warmup: 30 }, mixed: { one: 120, sixteen: 400, seed: 1 }, release: '2026-11', ggrRows: 938_742, noiseFloor: 0.05 },
+    settings: {
+      timing: { rounds: 2, seconds: 1, warmup: 30 },
+      mixed: { one: 120, sixteen: 400, seed: 1 },
+      release: '2026-11',
+      ggrRows: 938_742,
+      noiseFloor: 0.05,
+    },
     figures,
     selfCheck: null,
     peer: { clickhouse: { skipped: 'absent' } },
@@ -73,7 +79,7 @@ test('one client is judged by p50: slower is a regression, faster an improvement
   assert.equal(verdicts(a, b), { 'uncached-page@1': 'regression', 'late-page@1': 'improvement' });
 });
 
-test('a figure\'s own noise widens its threshold beyond the floor', () => {
+test("a figure's own noise widens its threshold beyond the floor", () => {
   const a = result([fig('mixed', 16, 20, 1000, 0.3)]);
   const b = result([fig('mixed', 16, 20, 800)]);
   const [change] = compareResults(a, b).changes;
@@ -81,8 +87,17 @@ test('a figure\'s own noise widens its threshold beyond the floor', () => {
   assert.is(change!.verdict, 'noise');
 });
 
-test('the scale sweep\'s page is compared too; figures in one run only are listed', () => {
-  const entry = (p50: number) => ({ scale: 16, dataDir: 'x16', rows: 15e6, loadSeconds: 60, loadPeakMB: 1200, steadyRssMB: 900, page: stats(p50, 300), noise: 0.02 });
+test("the scale sweep's page is compared too; figures in one run only are listed", () => {
+  const entry = (p50: number) => ({
+    scale: 16,
+    dataDir: 'x16',
+    rows: 15e6,
+    loadSeconds: 60,
+    loadPeakMB: 1200,
+    steadyRssMB: 900,
+    page: stats(p50, 300),
+    noise: 0.02,
+  });
   const a = result([fig('catalog', 1, 0.2, 4000)], { sweep: { entries: [entry(3)] } });
   const b = result([], { sweep: { entries: [entry(4)] } });
   const comparison = compareResults(a, b);
@@ -99,7 +114,8 @@ test('npm run bench -- --compare prints the regression and exits 1; equal runs e
     };
     const a = write('a.json', result([fig('uncached-page', 16, 13, 1000), fig('catalog', 1, 0.2, 4000)]));
     const b = write('b.json', result([fig('uncached-page', 16, 13, 600), fig('catalog', 1, 0.2, 4000)]));
-    const run = (x: string, y: string) => spawnSync(process.execPath, ['--import', 'tsx', 'bench/runner/run.ts', '--compare', x, y], { cwd: ROOT, encoding: 'utf8' });
+    const run = (x: string, y: string) =>
+      spawnSync(process.execPath, ['--import', 'tsx', 'bench/runner/run.ts', '--compare', x, y], { cwd: ROOT, encoding: 'utf8' });
     const worse = run(a, b);
     assert.is(worse.status, 1, worse.stderr);
     const row = worse.stdout.split('\n').find((l) => l.includes('[uncached-page@16]'));
@@ -127,23 +143,38 @@ test('--compare with one result compares it against the baseline of its machine 
     fs.mkdirSync(baselines);
     const kind = machineKind(result([]).machine);
     assert.is(kind, '2x-test-cpu');
-    fs.writeFileSync(path.join(baselines, `${kind}.json`), JSON.stringify(result([fig('uncached-page', 16, 13, 1000)], { commit: 'base' })));
+    fs.writeFileSync(
+      path.join(baselines, `${kind}.json`),
+      JSON.stringify(result([fig('uncached-page', 16, 13, 1000)], { commit: 'base' })),
+    );
     const write = (name: string, r: Result) => {
       fs.writeFileSync(path.join(dir, name), JSON.stringify(r));
       return path.join(dir, name);
     };
-    const run = (file: string) => spawnSync(process.execPath, ['--import', 'tsx', 'bench/runner/run.ts', '--compare', file, '--baselines-dir', baselines], { cwd: ROOT, encoding: 'utf8' });
+    const run = (file: string) =>
+      spawnSync(process.execPath, ['--import', 'tsx', 'bench/runner/run.ts', '--compare', file, '--baselines-dir', baselines], {
+        cwd: ROOT,
+        encoding: 'utf8',
+      });
 
     const worse = run(write('worse.json', result([fig('uncached-page', 16, 13, 600)])));
     assert.is(worse.status, 1, worse.stdout + worse.stderr);
-    assert.ok(worse.stdout.includes(`A is the baseline of ${kind}`) && worse.stdout.includes('A: 2026-11-22T12:00:00.000Z base'), worse.stdout);
+    assert.ok(
+      worse.stdout.includes(`A is the baseline of ${kind}`) && worse.stdout.includes('A: 2026-11-22T12:00:00.000Z base'),
+      worse.stdout,
+    );
     assert.ok(worse.stdout.includes('1 regression beyond noise out of 1 figures'), worse.stdout);
     const same = run(write('same.json', result([fig('uncached-page', 16, 13, 1000)])));
     assert.is(same.status, 0, same.stdout + same.stderr);
 
-    const elsewhere = run(write('elsewhere.json', result([fig('uncached-page', 16, 13, 1000)], { machine: { ...result([]).machine, cpus: 4 } })));
+    const elsewhere = run(
+      write('elsewhere.json', result([fig('uncached-page', 16, 13, 1000)], { machine: { ...result([]).machine, cpus: 4 } })),
+    );
     assert.is(elsewhere.status, 2, elsewhere.stdout + elsewhere.stderr);
-    assert.ok(elsewhere.stderr.includes('no baseline for this machine kind (4x-test-cpu)') && elsewhere.stderr.includes(`baselines: ${kind}.json`), elsewhere.stderr);
+    assert.ok(
+      elsewhere.stderr.includes('no baseline for this machine kind (4x-test-cpu)') && elsewhere.stderr.includes(`baselines: ${kind}.json`),
+      elsewhere.stderr,
+    );
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }

@@ -73,7 +73,8 @@ function fieldsCheck(root: ts.Type, fields: ReadonlySet<string>): { undocumented
         walk(checker.getTypeArguments(member as ts.TypeReference)[0]!, `${at}[]`);
         descended = true;
       } else if (member.flags & ts.TypeFlags.Object) {
-        for (const property of checker.getPropertiesOfType(member)) walk(checker.getTypeOfSymbol(property), at ? `${at}.${property.name}` : property.name);
+        for (const property of checker.getPropertiesOfType(member))
+          walk(checker.getTypeOfSymbol(property), at ? `${at}.${property.name}` : property.name);
         descended = true;
       }
     }
@@ -96,7 +97,14 @@ test('every field of a result file (bench/runner/result.ts, Result) is documente
 test('the check fails on a field left out of the doc, on a field the type no longer has, and inside unions and arrays', () => {
   const fields = documentedFields(doc);
   assert.ok(fields.size > 30, `${fields.size} documented fields`);
-  for (const field of ['durationSeconds', 'sweep.entries[].noise', 'sweep.skipped', 'targets[].tolerance', 'selfCheck.ratio', 'figures[].judgedBy']) {
+  for (const field of [
+    'durationSeconds',
+    'sweep.entries[].noise',
+    'sweep.skipped',
+    'targets[].tolerance',
+    'selfCheck.ratio',
+    'figures[].judgedBy',
+  ]) {
     assert.ok(fields.has(field), `${field} is documented`);
     const without = new Set([...fields].filter((f) => f !== field));
     assert.ok(fieldsCheck(result, without).undocumented.includes(field), `${field} left out of the doc`);
@@ -106,12 +114,17 @@ test('the check fails on a field left out of the doc, on a field the type no lon
   }
 });
 
-test('the doc\'s list of Stats fields is the Stats type\'s (bench/runner/load.ts)', () => {
+test("the doc's list of Stats fields is the Stats type's (bench/runner/load.ts)", () => {
   const listed = /Stats are\s+`\{([^}]*)\}`/.exec(doc)?.[1];
   assert.ok(listed, 'docs/performance.md does not say "Stats are `{…}`"');
-  const stats = checker.getPropertiesOfType(exported(LOAD_TS, 'Stats')).map((p) => `${p.name}${p.flags & ts.SymbolFlags.Optional ? '?' : ''}`);
+  const stats = checker
+    .getPropertiesOfType(exported(LOAD_TS, 'Stats'))
+    .map((p) => `${p.name}${p.flags & ts.SymbolFlags.Optional ? '?' : ''}`);
   assert.ok(stats.length >= 5, stats.join(', '));
-  assert.equal(listed.split(',').map((s) => s.trim()), stats);
+  assert.equal(
+    listed.split(',').map((s) => s.trim()),
+    stats,
+  );
 });
 
 test.run();

@@ -32,12 +32,16 @@ withWrk('a local side is timed in its turn in every round, one worker per connec
         let most = 0;
         const call = { workers, seconds, answeredBefore: answered, concurrent: 0 };
         calls.push(call);
-        const run = await timedFor(async () => {
-          most = Math.max(most, ++running);
-          await new Promise((resolve) => setImmediate(resolve));
-          running--;
-          return BODY;
-        }, workers, seconds);
+        const run = await timedFor(
+          async () => {
+            most = Math.max(most, ++running);
+            await new Promise((resolve) => setImmediate(resolve));
+            running--;
+            return BODY;
+          },
+          workers,
+          seconds,
+        );
         call.concurrent = most;
         return run;
       },
@@ -46,17 +50,30 @@ withWrk('a local side is timed in its turn in every round, one worker per connec
     const [timed] = await rounds([{ ceilings: { duckdb: local }, service }], 4, { rounds: 2, seconds: 1, warmup: 20 });
 
     assert.is(calls.length, 3, 'a warm-up, then one run per round');
-    assert.ok(calls.every((c) => c.workers === 4 && c.concurrent === 4), JSON.stringify(calls));
-    assert.equal(calls.slice(1).map((c) => c.seconds), [1, 1]);
+    assert.ok(
+      calls.every((c) => c.workers === 4 && c.concurrent === 4),
+      JSON.stringify(calls),
+    );
+    assert.equal(
+      calls.slice(1).map((c) => c.seconds),
+      [1, 1],
+    );
     // Round 1 runs the ceiling first, round 2 the service first: the service's two
     // timed runs fall between the ceiling's.
     const [, first, second] = calls;
     assert.is(first!.answeredBefore, 20, 'round 1 times the ceiling before the service');
     assert.ok(second!.answeredBefore > first!.answeredBefore, 'the service is timed between them');
-    assert.is(second!.answeredBefore, answered - service.requests.length, 'round 2 times the service before the ceiling (only the closing check comes after)');
+    assert.is(
+      second!.answeredBefore,
+      answered - service.requests.length,
+      'round 2 times the service before the ceiling (only the closing check comes after)',
+    );
 
     assert.ok(timed!.ceilings.duckdb!.count > 0 && timed!.ceilings.duckdb!.bytes === BODY.length, JSON.stringify(timed!.ceilings.duckdb));
-    assert.ok(timed!.ceilingHalves.duckdb![0].count > 0 && timed!.ceilingHalves.duckdb![1].count > 0, 'each half of the rounds has the ceiling');
+    assert.ok(
+      timed!.ceilingHalves.duckdb![0].count > 0 && timed!.ceilingHalves.duckdb![1].count > 0,
+      'each half of the rounds has the ceiling',
+    );
     const cpu = timed!.ceilings.duckdb!.serverCpu!;
     assert.ok(cpu > 0 && cpu < 4, `this process's CPU share while it ran: ${cpu}`);
   } finally {

@@ -6,22 +6,44 @@ import { evaluateTargets } from '../bench/runner/result.ts';
 // Issue 27's bounds as the bench judges them: server CPU a request (the process's CPU
 // share over its req/s) of the service over its ceiling's, from hand-made figures.
 
-const stats = (rps: number, serverCpu?: number) => ({ count: 400, p50: 1, p99: 5, rps, bytes: 11_551, ...(serverCpu !== undefined && { serverCpu }) });
+const stats = (rps: number, serverCpu?: number) => ({
+  count: 400,
+  p50: 1,
+  p99: 5,
+  rps,
+  bytes: 11_551,
+  ...(serverCpu !== undefined && { serverCpu }),
+});
 
 /** A cached br hit at `connections`: the service at `rps` and a full core, the Koa floor at `koaRps` and a full core (`measured`), or its CPU unmeasured. */
 function cachedBr(rps: number, koaRps: number, measured = true, connections = 16) {
   const koa = stats(koaRps, measured ? 1 : undefined);
-  return figure('cached-br', 'cached hit, JSON br', connections, stats(rps, 1), [stats(rps, 1), stats(rps, 1)], { koa }, { koa: [koa, koa] });
+  return figure(
+    'cached-br',
+    'cached hit, JSON br',
+    connections,
+    stats(rps, 1),
+    [stats(rps, 1), stats(rps, 1)],
+    { koa },
+    { koa: [koa, koa] },
+  );
 }
 
 const targets = (...figures: ReturnType<typeof cachedBr>[]) => evaluateTargets(figures, { skipped: 'no sweep' }, undefined);
 const target = (f: ReturnType<typeof cachedBr>) => targets(f).find((t) => t.id === 'cached-br-cpu-vs-koa')!;
 
-test('a cached hit costing 1.25x the Koa floor\'s CPU misses; 1.15x meets; an unmeasured floor is skipped', () => {
+test("a cached hit costing 1.25x the Koa floor's CPU misses; 1.15x meets; an unmeasured floor is skipped", () => {
   // 20,000 req/s on a core is 50 µs a request; the floor's 25,000, 40 µs.
   assert.equal([target(cachedBr(20_000, 25_000)).value, target(cachedBr(20_000, 25_000)).met], [1.25, false]);
   assert.is(target(cachedBr(20_000, 23_000)).met, true);
-  assert.equal(target(cachedBr(20_000, 25_000, false)), { id: 'cached-br-cpu-vs-koa', text: target(cachedBr(1, 1)).text, value: null, limit: 1.2, met: null, skipped: 'not measured' });
+  assert.equal(target(cachedBr(20_000, 25_000, false)), {
+    id: 'cached-br-cpu-vs-koa',
+    text: target(cachedBr(1, 1)).text,
+    value: null,
+    limit: 1.2,
+    met: null,
+    skipped: 'not measured',
+  });
 });
 
 test('the 1-client figure is judged on its own: 1.1x there meets while 16 connections read 1.25x', () => {

@@ -2,14 +2,17 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { cpuSeconds, wrk, WRK_BINARY, WRK_SKIP_REASON, wrkScript } from '../bench/runner/wrk.ts';
+import { cpuSeconds, WRK_BINARY, WRK_SKIP_REASON, wrk, wrkScript } from '../bench/runner/wrk.ts';
 import { requiring } from './helpers/skip.ts';
 
 // The bench's load client (bench/runner/wrk.ts) against a real node:http server on loopback:
 // what it reports must be what the server saw, and a wrong status must stop a run.
 
 async function rejects(promise: Promise<unknown>, pattern: RegExp): Promise<void> {
-  const error = await promise.then(() => undefined, (err: Error) => err);
+  const error = await promise.then(
+    () => undefined,
+    (err: Error) => err,
+  );
   assert.ok(error && pattern.test(error.message), `expected a rejection matching ${pattern}, got ${error?.message ?? 'success'}`);
 }
 
@@ -18,14 +21,24 @@ const withWrk = requiring(test, WRK_BINARY ? undefined : WRK_SKIP_REASON, 'bench
 async function serve(handler: http.RequestListener) {
   const server = http.createServer(handler);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => new Promise((resolve) => server.close(resolve)) };
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () => new Promise((resolve) => server.close(resolve)),
+  };
 }
 
 test('a single request is set once in the script; a list is built per thread; quoting refuses what Lua could not hold', () => {
   const one = wrkScript([{ path: '/v1/x?a=1', headers: { 'x-api-key': 'k' }, status: 200 }], false, 1);
   assert.ok(one.includes('wrk.path = [==[/v1/x?a=1]==]') && one.includes('wrk.headers[ [==[x-api-key]==] ] = [==[k]==]'), one);
   assert.not.ok(one.includes('request = function'));
-  const list = wrkScript([{ path: '/a', headers: {}, status: 200 }, { path: '/b', headers: {}, status: 200 }], true, 2);
+  const list = wrkScript(
+    [
+      { path: '/a', headers: {}, status: 200 },
+      { path: '/b', headers: {}, status: 200 },
+    ],
+    true,
+    2,
+  );
   assert.ok(list.includes('request = function') && list.includes('response = function') && list.includes('answered == 2'), list);
   assert.throws(() => wrkScript([{ path: '/]==]', headers: {}, status: 200 }], false, 1), /cannot quote/);
 });

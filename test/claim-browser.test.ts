@@ -1,15 +1,23 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { chromium, type BrowserContext } from 'playwright-core';
+import { type BrowserContext, chromium } from 'playwright-core';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { startTestService, tempDir, type TestService } from './helpers/service.ts';
+import { startTestService, type TestService, tempDir } from './helpers/service.ts';
 
 // The claim flow in a real browser: Debian's Chromium, headless, driven through
 // playwright-core. It also takes the screenshots README shows (docs/img/).
 
 const CHROMIUM = '/usr/bin/chromium';
-const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
+const ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+];
 // Screenshots are always taken; they replace the committed ones in docs/img only with
 // UPDATE_SCREENSHOTS=1, so an ordinary test run leaves the work tree clean.
 const UPDATE = process.env.UPDATE_SCREENSHOTS === '1';

@@ -3,10 +3,10 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { hashToken } from '../src/invites/store.ts';
 import { adminCli as admin } from './helpers/admin-cli.ts';
 import { claim, openInvite, postClaim, shownKey } from './helpers/claim.ts';
-import { hashToken } from '../src/invites/store.ts';
-import { send, startTestService, tempDir, type Response, type TestService } from './helpers/service.ts';
+import { type Response, send, startTestService, type TestService, tempDir } from './helpers/service.ts';
 
 // Invites and the claim page over HTTP (spec section 5): the operator's CLI makes an
 // invite, the client's browser (here: plain requests, no JavaScript) claims it once.
@@ -113,7 +113,10 @@ test('admin key list: id, prefix, client, created, last used, status and where t
   const [header, ...rows] = out.stdout.trimEnd().split('\n');
   assert.match(header!, /^ID +PREFIX +CLIENT +CREATED +LAST USED +STATUS +FROM$/);
   const claimed = rows.find((r) => r.includes('Listed Client'))!;
-  assert.match(claimed, new RegExp(`^key_[0-9a-f]{16} +${key.slice(0, 12)}… +Listed Client +\\S+ +${new Date(now).toISOString()} +active +${record.id}$`));
+  assert.match(
+    claimed,
+    new RegExp(`^key_[0-9a-f]{16} +${key.slice(0, 12)}… +Listed Client +\\S+ +${new Date(now).toISOString()} +active +${record.id}$`),
+  );
   const manual = rows.find((r) => r.includes('Never Used'))!;
   assert.match(manual, / never +revoked \S+ +operator$/);
   assert.not.ok(out.stdout.includes(key));
@@ -129,7 +132,7 @@ test('50 simultaneous claims of one invite: exactly one key', async () => {
   assert.is(keys.length, 1);
 });
 
-test('a form without the page view\'s token, or from another site, is refused with 403 and spends nothing', async () => {
+test("a form without the page view's token, or from another site, is refused with 403 and spends nothing", async () => {
   const { url } = await invite({ client: 'Careful' });
   const form = await openInvite(url);
   assertHtmlPage(await postClaim(url, { cookie: form.cookie, csrf: 'x'.repeat(32) }), 403);
@@ -203,8 +206,15 @@ test('a link made before tokens had their own prefix (inv_ + 43 characters) stil
   const stateDir = await tempDir();
   const token = `inv_${randomBytes(32).toString('base64url')}`;
   const record = {
-    id: 'inv_00000000000000aa', hash: hashToken(token), client: 'Early Adopter', created_at: new Date(now).toISOString(),
-    expires_at: new Date(now + 86_400_000).toISOString(), replaces: null, claimed_at: null, key_id: null, revoked_at: null,
+    id: 'inv_00000000000000aa',
+    hash: hashToken(token),
+    client: 'Early Adopter',
+    created_at: new Date(now).toISOString(),
+    expires_at: new Date(now + 86_400_000).toISOString(),
+    replaces: null,
+    claimed_at: null,
+    key_id: null,
+    revoked_at: null,
   };
   await fs.writeFile(path.join(stateDir, 'invites.json'), JSON.stringify({ invites: [record] }));
   const older = await startTestService({ dataDir: service.dataDir, stateDir, clock: () => now });

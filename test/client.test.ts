@@ -1,12 +1,12 @@
-import http from 'node:http';
 import { once } from 'node:events';
+import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tableFromArrays, tableFromIPC, tableToIPC } from 'apache-arrow';
+import * as byPackageName from 'data-query-service/client';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { DataQueryClient, DataQueryError, DataQueryNetworkError, type ClientOptions, type RetryEvent } from '../src/client/index.ts';
-import * as byPackageName from 'data-query-service/client';
-import { startTestService, walkPages, type TestService } from './helpers/service.ts';
+import { type ClientOptions, DataQueryClient, DataQueryError, DataQueryNetworkError, type RetryEvent } from '../src/client/index.ts';
+import { startTestService, type TestService, walkPages } from './helpers/service.ts';
 
 // The client over a real server; failures it must survive are injected by a proxy
 // on loopback that the test starts, never by a test-only route in the service.
@@ -39,7 +39,11 @@ async function faultyProxy(upstream: string, failures: Array<number | 'drop'>, o
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     seen,
-    close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
 
@@ -50,7 +54,14 @@ function fakeTime(extra: Partial<ClientOptions> = {}) {
   return {
     waits,
     events,
-    options: { sleep: async (ms: number) => { waits.push(ms); }, random: () => 0.5, onRetry: (e: RetryEvent) => events.push(e), ...extra },
+    options: {
+      sleep: async (ms: number) => {
+        waits.push(ms);
+      },
+      random: () => 0.5,
+      onRetry: (e: RetryEvent) => events.push(e),
+      ...extra,
+    },
   };
 }
 
@@ -96,13 +107,22 @@ client('walks every page into rows, typed per metric', async () => {
   // @ts-expect-error not a financial dataset
   void api.financials('country_reference');
   const catalog = await api.catalog();
-  assert.equal(catalog.map((d) => d.name), ['ggr', 'turnover', 'fx', 'country', 'country_reference']);
+  assert.equal(
+    catalog.map((d) => d.name),
+    ['ggr', 'turnover', 'fx', 'country', 'country_reference'],
+  );
 });
 
 client('aggregate: every group across pages, typed per metric', async () => {
   const api = new DataQueryClient({ baseUrl: service.url, apiKey: service.key });
-  const { meta, data } = await api.aggregate('ggr', { group_by: ['region', 'year'], fx: 'USD', measure: ['ggr:sum'], rollup: true }, { limit: 9 });
-  const served = (await walkPages(service, '/v1/aggregate?metric=ggr&group_by=region,year&fx=USD&measure=ggr:sum&rollup=true', 1000)).flatMap((page) => page.data);
+  const { meta, data } = await api.aggregate(
+    'ggr',
+    { group_by: ['region', 'year'], fx: 'USD', measure: ['ggr:sum'], rollup: true },
+    { limit: 9 },
+  );
+  const served = (
+    await walkPages(service, '/v1/aggregate?metric=ggr&group_by=region,year&fx=USD&measure=ggr:sum&rollup=true', 1000)
+  ).flatMap((page) => page.data);
   assert.ok(served.length > 9 * 3, 'spans several pages');
   assert.equal(data, served);
   assert.equal(meta.measures, ['ggr_sum']);
@@ -119,10 +139,16 @@ client('aggregate: every group across pages, typed per metric', async () => {
   ]);
 });
 
-client('aggregate with derived measures: the issue\'s call, typed from the registry', async () => {
+client("aggregate with derived measures: the issue's call, typed from the registry", async () => {
   const api = new DataQueryClient({ baseUrl: service.url, apiKey: service.key });
-  const { meta, data } = await api.aggregate('ggr', { group_by: ['region', 'year'], fx: 'USD', compare: 'previous_year', having: ['ggr_sum.gt.1e9'] }, { limit: 3 });
-  const served = (await walkPages(service, '/v1/aggregate?metric=ggr&group_by=region,year&fx=USD&compare=previous_year&having=ggr_sum.gt.1e9', 1000)).flatMap((page) => page.data);
+  const { meta, data } = await api.aggregate(
+    'ggr',
+    { group_by: ['region', 'year'], fx: 'USD', compare: 'previous_year', having: ['ggr_sum.gt.1e9'] },
+    { limit: 3 },
+  );
+  const served = (
+    await walkPages(service, '/v1/aggregate?metric=ggr&group_by=region,year&fx=USD&compare=previous_year&having=ggr_sum.gt.1e9', 1000)
+  ).flatMap((page) => page.data);
   assert.ok(served.length > 3, 'spans several pages');
   assert.equal(data, served);
   assert.equal(meta.measures, ['ggr_sum', 'ggr_sum_prev', 'ggr_sum_change', 'ggr_sum_pct_change']);
@@ -143,13 +169,21 @@ client('aggregate with derived measures: the issue\'s call, typed from the regis
 client('maxPages stops early; a walk resumes from any page cursor', async () => {
   const api = new DataQueryClient({ baseUrl: service.url, apiKey: service.key });
   let next: string | undefined;
-  const head = await collect(api.financials('ggr', FILTER, { limit: 5, maxPages: 2, onPage: (page) => { next = page.nextCursor; } }));
+  const head = await collect(
+    api.financials('ggr', FILTER, {
+      limit: 5,
+      maxPages: 2,
+      onPage: (page) => {
+        next = page.nextCursor;
+      },
+    }),
+  );
   assert.is(head.length, 10);
   const rest = await collect(api.financials('ggr', FILTER, { limit: 5, cursor: next }));
   assert.equal([...head, ...rest], expected);
 });
 
-client('errors are typed with the spec\'s error and details, and are not retried', async () => {
+client("errors are typed with the spec's error and details, and are not retried", async () => {
   const time = fakeTime();
   const api = new DataQueryClient({ baseUrl: service.url, apiKey: service.key, ...time.options });
   try {
@@ -181,7 +215,14 @@ client('5xx answers and dropped connections are retried with exponential back-of
     assert.equal(rows, expected);
     // Full jitter at one half: 0.5 × 250 × 2^(attempt - 1).
     assert.equal(time.waits, [125, 250, 500]);
-    assert.equal(time.events.map((e) => [e.reason, e.attempt, e.status]), [['server-error', 1, 503], ['network-error', 2, undefined], ['server-error', 3, 500]]);
+    assert.equal(
+      time.events.map((e) => [e.reason, e.attempt, e.status]),
+      [
+        ['server-error', 1, 503],
+        ['network-error', 2, undefined],
+        ['server-error', 3, 500],
+      ],
+    );
     assert.is(proxy.seen.length, 4);
   } finally {
     await proxy.close();
@@ -201,13 +242,23 @@ client('retries are bounded in count and in time; the last failure is raised', a
     assert.equal(time.waits, [125, 250]);
 
     const bounded = fakeTime({ random: () => 1 });
-    const api2 = new DataQueryClient({ baseUrl: proxy.url, apiKey: service.key, retry: { maxRetries: 10, maxWaitMs: 1000 }, ...bounded.options });
+    const api2 = new DataQueryClient({
+      baseUrl: proxy.url,
+      apiKey: service.key,
+      retry: { maxRetries: 10, maxWaitMs: 1000 },
+      ...bounded.options,
+    });
     assert.instance(await api2.catalog().catch((e: unknown) => e), DataQueryError);
     assert.equal(bounded.waits, [250, 500], 'a third wait of 1000 ms would pass the 1000 ms budget');
   } finally {
     await proxy.close();
   }
-  const nobody = new DataQueryClient({ baseUrl: 'http://127.0.0.1:1', apiKey: service.key, retry: { maxRetries: 1 }, ...fakeTime().options });
+  const nobody = new DataQueryClient({
+    baseUrl: 'http://127.0.0.1:1',
+    apiKey: service.key,
+    retry: { maxRetries: 1 },
+    ...fakeTime().options,
+  });
   assert.instance(await nobody.catalog().catch((e: unknown) => e), DataQueryNetworkError);
 });
 
@@ -239,9 +290,21 @@ client('consumers import it by the package name, through package.json exports', 
   assert.is(byPackageName.DataQueryError, DataQueryError);
 });
 
-client('csv and arrow walks over the real server give the JSON walk\'s rows, page by page', async () => {
+client("csv and arrow walks over the real server give the JSON walk's rows, page by page", async () => {
   const api = new DataQueryClient({ baseUrl: service.url, apiKey: service.key });
-  const dims = ['year', 'region', 'country', 'state', 'category', 'product', 'channel', 'sub_channel', 'fx', 'temporal', 'calculation'] as const;
+  const dims = [
+    'year',
+    'region',
+    'country',
+    'state',
+    'category',
+    'product',
+    'channel',
+    'sub_channel',
+    'fx',
+    'temporal',
+    'calculation',
+  ] as const;
   const flat = expected.map((row) => [...dims.map((d) => String(row.dimensions[d])), String(row.values.ggr)]);
 
   const csvPages = await collect(api.csv('ggr', FILTER, { limit: 7 }));
@@ -252,11 +315,18 @@ client('csv and arrow walks over the real server give the JSON walk\'s rows, pag
     // The filter's values hold no commas or quotes, so a plain split reads these rows.
     return lines.map((line) => line.split(',').map((cell) => cell.replace(/^"(.*)"$/, '$1')));
   });
-  assert.equal(csvRows.map((r) => [...r.slice(0, -1), String(Number(r.at(-1)))]), flat);
+  assert.equal(
+    csvRows.map((r) => [...r.slice(0, -1), String(Number(r.at(-1)))]),
+    flat,
+  );
 
   const arrowPages = await collect(api.arrow('ggr', FILTER, { limit: 7 }));
   assert.is(arrowPages.length, csvPages.length);
-  const arrowRows = arrowPages.flatMap((page) => tableFromIPC(page.body).toArray().map((row) => [...dims.map((d) => String(row[d])), String(row.ggr)]));
+  const arrowRows = arrowPages.flatMap((page) =>
+    tableFromIPC(page.body)
+      .toArray()
+      .map((row) => [...dims.map((d) => String(row[d])), String(row.ggr)]),
+  );
   assert.equal(arrowRows, flat);
 });
 
@@ -288,7 +358,10 @@ limited('waits out Retry-After of the real limiter and carries on', async () => 
     // Every fourth request meets a spent minute: its 429 says Retry-After: 60, and the client waits exactly that.
     const refused = Math.ceil(pages / 3) - 1;
     assert.equal(waits, Array(refused).fill(60_000));
-    assert.equal(events.map((e) => [e.reason, e.status]), Array(refused).fill(['rate-limited', 429]));
+    assert.equal(
+      events.map((e) => [e.reason, e.status]),
+      Array(refused).fill(['rate-limited', 429]),
+    );
     assert.equal(remaining.slice(0, 4), [2, 1, 0, 2]);
     const refusals = small.logs.filter((l) => l.msg === 'request' && l.status === 429);
     assert.is(refusals.length, refused);
@@ -307,7 +380,13 @@ async function mimic(type: string, body: (page: number) => Buffer) {
   const asked: Array<{ accept?: string; key?: string; cursor: string | null; metric: string | null; country: string[] }> = [];
   const server = http.createServer((req, res) => {
     const url = new URL(req.url!, 'http://x');
-    asked.push({ accept: req.headers.accept, key: req.headers['x-api-key'] as string, cursor: url.searchParams.get('cursor'), metric: url.searchParams.get('metric'), country: url.searchParams.getAll('country') });
+    asked.push({
+      accept: req.headers.accept,
+      key: req.headers['x-api-key'] as string,
+      cursor: url.searchParams.get('cursor'),
+      metric: url.searchParams.get('metric'),
+      country: url.searchParams.getAll('country'),
+    });
     const page = Number(url.searchParams.get('cursor')?.slice(1) ?? 0);
     const headers: Record<string, string> = { 'content-type': type, 'x-ratelimit-remaining': String(99 - asked.length) };
     if (page < 2) headers['x-next-cursor'] = `c${page + 1}`;
@@ -323,10 +402,24 @@ formats('csv pages follow X-Next-Cursor and stop when it is absent', async () =>
   try {
     const api = new DataQueryClient({ baseUrl: server.url, apiKey: 'sk_live_x' });
     const pages = await collect(api.csv('ggr', { country: ['France', 'Spain'] }, { limit: 1 }));
-    assert.equal(pages.map((p) => p.body), [0, 1, 2].map((i) => `year,country,ggr\r\n${2020 + i},France,${i}.5\r\n`));
-    assert.equal(pages.map((p) => [p.cursor, p.nextCursor, p.rateLimit.remaining]), [[undefined, 'c1', 98], ['c1', 'c2', 97], ['c2', undefined, 96]]);
-    assert.equal(server.asked.map((a) => a.cursor), [null, 'c1', 'c2']);
-    for (const a of server.asked) assert.equal([a.accept, a.key, a.metric, a.country], ['text/csv', 'sk_live_x', 'ggr', ['France', 'Spain']]);
+    assert.equal(
+      pages.map((p) => p.body),
+      [0, 1, 2].map((i) => `year,country,ggr\r\n${2020 + i},France,${i}.5\r\n`),
+    );
+    assert.equal(
+      pages.map((p) => [p.cursor, p.nextCursor, p.rateLimit.remaining]),
+      [
+        [undefined, 'c1', 98],
+        ['c1', 'c2', 97],
+        ['c2', undefined, 96],
+      ],
+    );
+    assert.equal(
+      server.asked.map((a) => a.cursor),
+      [null, 'c1', 'c2'],
+    );
+    for (const a of server.asked)
+      assert.equal([a.accept, a.key, a.metric, a.country], ['text/csv', 'sk_live_x', 'ggr', ['France', 'Spain']]);
   } finally {
     await server.close();
   }
@@ -334,7 +427,8 @@ formats('csv pages follow X-Next-Cursor and stop when it is absent', async () =>
 
 formats('arrow pages are IPC streams apache-arrow reads back', async () => {
   const server = await mimic('application/vnd.apache.arrow.stream', (page) =>
-    Buffer.from(tableToIPC(tableFromArrays({ year: Int32Array.from([2020 + page]), ggr: Float64Array.from([page + 0.25]) }), 'stream')));
+    Buffer.from(tableToIPC(tableFromArrays({ year: Int32Array.from([2020 + page]), ggr: Float64Array.from([page + 0.25]) }), 'stream')),
+  );
   try {
     const api = new DataQueryClient({ baseUrl: server.url, apiKey: 'sk_live_x' });
     const pages = await collect(api.arrow('ggr', {}));

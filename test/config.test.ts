@@ -66,7 +66,10 @@ const config = suite('config');
 
 config('PUBLIC_URL: an http(s) URL without query, trailing slashes dropped', () => {
   assert.is(loadConfig({ PUBLIC_URL: 'https://data.example.com/api/' }).PUBLIC_URL, 'https://data.example.com/api');
-  assert.match(configError({ PUBLIC_URL: 'data.example.com' }).message, /PUBLIC_URL="data.example.com": Expected an http:\/\/ or https:\/\/ URL/);
+  assert.match(
+    configError({ PUBLIC_URL: 'data.example.com' }).message,
+    /PUBLIC_URL="data.example.com": Expected an http:\/\/ or https:\/\/ URL/,
+  );
 });
 
 config('loadConfig({}) gives the documented defaults', () => {
@@ -206,7 +209,10 @@ config('invalid values throw ConfigError naming the variable and the value', () 
 config('every invalid variable is reported at once', () => {
   const err = configError({ PORT: 'abc', DUCKDB_CONNECTIONS: '0', LOG_LEVEL: 'loud' });
   for (const key of ['PORT', 'DUCKDB_CONNECTIONS', 'LOG_LEVEL']) {
-    assert.ok(err.message.split('\n').some((l) => l.trimStart().startsWith(`${key}=`)), `${key} missing from ${err.message}`);
+    assert.ok(
+      err.message.split('\n').some((l) => l.trimStart().startsWith(`${key}=`)),
+      `${key} missing from ${err.message}`,
+    );
   }
 });
 

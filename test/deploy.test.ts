@@ -26,18 +26,31 @@ async function freePort(): Promise<number> {
 }
 
 const run = missing.length ? test.skip : test;
-if (missing.length) console.log(`deploy.test.ts: skipped, ${missing.join(' and ')} not installed (apt-get install -y redis-server haproxy curl)`);
+if (missing.length)
+  console.log(`deploy.test.ts: skipped, ${missing.join(' and ')} not installed (apt-get install -y redis-server haproxy curl)`);
 
 run('two replicas behind haproxy share keys, revocations and one rate-limit budget', async () => {
-  const [balancer, a, b, adminA, adminB, redis] = (await Promise.all(Array.from({ length: 6 }, freePort))) as [number, number, number, number, number, number];
+  const [balancer, a, b, adminA, adminB, redis] = (await Promise.all(Array.from({ length: 6 }, freePort))) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
   const work = await tempDir('dqs-cluster-');
   const stateDir = path.join(work, 'state');
   const script = spawn('bash', ['deploy/local-cluster.sh'], {
     cwd: ROOT,
     env: {
       ...process.env,
-      PORT: String(balancer), REPLICA_PORTS: `${a} ${b}`, ADMIN_PORTS: `${adminA} ${adminB}`, REDIS_PORT: String(redis),
-      DATA_DIR: await fixtureDataDir(), STATE_DIR: stateDir, WORK: path.join(work, 'cluster'),
+      PORT: String(balancer),
+      REPLICA_PORTS: `${a} ${b}`,
+      ADMIN_PORTS: `${adminA} ${adminB}`,
+      REDIS_PORT: String(redis),
+      DATA_DIR: await fixtureDataDir(),
+      STATE_DIR: stateDir,
+      WORK: path.join(work, 'cluster'),
       RATE_LIMIT_PER_MINUTE: String(PER_MINUTE),
     },
     stdio: ['ignore', 'pipe', 'inherit'],

@@ -2,8 +2,8 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { DATASETS } from '../src/registry.ts';
 import { denominatorsTable, metricsTable } from '../src/http/routes/aggregate.ts';
+import { DATASETS } from '../src/registry.ts';
 
 // docs/api.md's dataset table is derived from the registry; this keeps it so.
 
@@ -30,7 +30,7 @@ test('docs/api.md lists each per= denominator as the registry defines it', async
   assert.is(between, denominatorsTable(), 'replace the table in docs/api.md with the expected one');
 });
 
-test('docs/api.md\'s error table lists every code of the catalog (src/errors.ts), with its status, and no other', async () => {
+test("docs/api.md's error table lists every code of the catalog (src/errors.ts), with its status, and no other", async () => {
   const doc = await fs.readFile(path.resolve(import.meta.dirname, '../docs/api.md'), 'utf8');
   const section = doc.slice(doc.indexOf('## Error codes'), doc.indexOf('\n## ', doc.indexOf('## Error codes') + 1));
   const listed = new Map([...section.matchAll(/^\| (\d{3}) \| `([a-z_]+)` \|/gm)].map(([, status, code]) => [code!, Number(status)]));

@@ -63,7 +63,10 @@ edge('200 parameters pass; 201 are a 400 in the spec shape and run no query', as
   const before = queries(service);
   const over = await service.get(`/v1/financials?${query(201)}`);
   assert.is(over.status, 400);
-  assert.equal(over.json, { error: 'Invalid query parameters', details: { formErrors: ['Too many query parameters: at most 200'], fieldErrors: {} } });
+  assert.equal(over.json, {
+    error: 'Invalid query parameters',
+    details: { formErrors: ['Too many query parameters: at most 200'], fieldErrors: {} },
+  });
   assert.is(queries(service), before);
 });
 

@@ -4,23 +4,23 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { DATASETS } from '../src/registry.ts';
-import { createApp } from '../src/app.ts';
-import { Releases } from '../src/releases/releases.ts';
-import { Admission } from '../src/admission/queue.ts';
 import { OpenExports } from '../src/admission/open-exports.ts';
+import { Admission } from '../src/admission/queue.ts';
+import { createApp } from '../src/app.ts';
+import { NoopResponseCache } from '../src/cache/noop.ts';
 import { Database } from '../src/duckdb/database.ts';
 import { FileInviteStore } from '../src/invites/file-store.ts';
 import { FileKeyStore } from '../src/keys/file-store.ts';
 import { MemoryLimiter } from '../src/limits/memory.ts';
 import { createLogger } from '../src/log.ts';
-import { NoopResponseCache } from '../src/cache/noop.ts';
-import { KeptResults } from '../src/query/kept-results.ts';
-import type { AggregateResult } from '../src/query/aggregate.ts';
-import type { RevisionDiff } from '../src/query/revisions.ts';
-import { CursorCodec } from '../src/query/cursor.ts';
 import { Metrics } from '../src/metrics.ts';
-import { send, startTestService, tempDir, type Response, type TestService } from './helpers/service.ts';
+import type { AggregateResult } from '../src/query/aggregate.ts';
+import { CursorCodec } from '../src/query/cursor.ts';
+import { KeptResults } from '../src/query/kept-results.ts';
+import type { RevisionDiff } from '../src/query/revisions.ts';
+import { DATASETS } from '../src/registry.ts';
+import { Releases } from '../src/releases/releases.ts';
+import { type Response, send, startTestService, type TestService, tempDir } from './helpers/service.ts';
 
 // Every error scenario of spec section 7.2 (rate limiting aside), plus the body
 // shapes the spec leaves open: 404, 405 and 500.
@@ -49,10 +49,18 @@ const invalidParams = (res: Response, field: string) => {
 errors('missing metric: fieldErrors.metric says a string was expected and none received, then what to send', async () => {
   for (const path of ['/v1/financials', '/v1/aggregate', '/v1/revisions', '/v1/export']) {
     const messages = invalidParams(await service.get(path), 'metric');
-    assert.equal(messages, ['Invalid type: Expected string but received undefined: metric is required, one of ggr, turnover, fx, country'], path);
+    assert.equal(
+      messages,
+      ['Invalid type: Expected string but received undefined: metric is required, one of ggr, turnover, fx, country'],
+      path,
+    );
   }
-  assert.equal(invalidParams(await service.get('/v1/financials?metric='), 'metric'), ['Invalid length: Expected >=1 but received 0: metric is required, one of ggr, turnover, fx, country']);
-  assert.equal(invalidParams(await service.get('/v1/reference'), 'dataset'), ['Invalid type: Expected string but received undefined: dataset is required, one of country_reference']);
+  assert.equal(invalidParams(await service.get('/v1/financials?metric='), 'metric'), [
+    'Invalid length: Expected >=1 but received 0: metric is required, one of ggr, turnover, fx, country',
+  ]);
+  assert.equal(invalidParams(await service.get('/v1/reference'), 'dataset'), [
+    'Invalid type: Expected string but received undefined: dataset is required, one of country_reference',
+  ]);
 });
 
 errors('malformed period: fieldErrors.period has the expected format', async () => {
@@ -74,10 +82,18 @@ errors('unknown metric names it in single quotes and points to the catalog, then
     ['nope', '/v1/financials', catalog('nope')],
     ['GGR', '/v1/financials', `${catalog('GGR')} Did you mean "ggr"?`],
     ['turnovr', '/v1/export', `${catalog('turnovr')} Did you mean "turnover"?`],
-    ['country_reference', '/v1/financials', `${catalog('country_reference')} country_reference is a reference dataset: use GET /v1/reference?dataset=country_reference`],
+    [
+      'country_reference',
+      '/v1/financials',
+      `${catalog('country_reference')} country_reference is a reference dataset: use GET /v1/reference?dataset=country_reference`,
+    ],
     ['inflation', '/v1/financials', `${catalog('inflation')} inflation is a metric of the dataset country: use metric=country`],
     ['fx_current_usd', '/v1/revisions', `${catalog('fx_current_usd')} fx_current_usd is a metric of the dataset fx: use metric=fx`],
-    ['inflation', '/v1/aggregate', `${catalog('inflation')} inflation is a metric of the dataset country: use metric=country&measure=inflation`],
+    [
+      'inflation',
+      '/v1/aggregate',
+      `${catalog('inflation')} inflation is a metric of the dataset country: use metric=country&measure=inflation`,
+    ],
   ];
   for (const [metric, path, error] of cases) {
     const res = await service.get(`${path}?metric=${metric}`);
@@ -145,15 +161,25 @@ errors('limit and year must be integers in range', async () => {
     invalidParams(await service.get(`/v1/reference?dataset=country_reference&limit=${encodeURIComponent(limit)}`), 'limit');
   }
   for (const year of ['20x0', '2020.5', '', 'two thousand']) {
-    assert.equal(invalidParams(await service.get(`/v1/financials?metric=ggr&year=2020&year=${encodeURIComponent(year)}`), 'year'), ['Expected an integer year']);
+    assert.equal(invalidParams(await service.get(`/v1/financials?metric=ggr&year=2020&year=${encodeURIComponent(year)}`), 'year'), [
+      'Expected an integer year',
+    ]);
   }
 });
 
 errors('reference: unknown, financial or missing dataset, and unknown parameters', async () => {
   const catalog = (dataset: string) => `Unknown dataset: '${dataset}'. Use GET /v1/catalog to list the available datasets.`;
   assertError(await service.get('/v1/reference?dataset=nope'), 400, catalog('nope'));
-  assertError(await service.get('/v1/reference?dataset=ggr'), 400, `${catalog('ggr')} ggr is a financial dataset: use GET /v1/financials?metric=ggr`);
-  assertError(await service.get('/v1/reference?dataset=country_refrence'), 400, `${catalog('country_refrence')} Did you mean "country_reference"?`);
+  assertError(
+    await service.get('/v1/reference?dataset=ggr'),
+    400,
+    `${catalog('ggr')} ggr is a financial dataset: use GET /v1/financials?metric=ggr`,
+  );
+  assertError(
+    await service.get('/v1/reference?dataset=country_refrence'),
+    400,
+    `${catalog('country_refrence')} Did you mean "country_reference"?`,
+  );
   invalidParams(await service.get('/v1/reference'), 'dataset');
   const messages = invalidParams(await service.get('/v1/reference?dataset=country_reference&region=Europe'), 'region');
   assert.match(messages[0]!, /Unknown parameter/);
@@ -211,7 +237,10 @@ errors('other methods on known paths are JSON 405s with Allow', async () => {
 errors('the catalog lists every dataset, year among financial dimensions, matching rows', async () => {
   const res = await service.get('/v1/catalog');
   assert.is(res.status, 200);
-  assert.equal(res.json.datasets.map((d: { name: string }) => d.name), DATASETS.map((d) => d.name));
+  assert.equal(
+    res.json.datasets.map((d: { name: string }) => d.name),
+    DATASETS.map((d) => d.name),
+  );
   for (const entry of res.json.datasets) {
     const def = DATASETS.find((d) => d.name === entry.name)!;
     assert.equal(entry.dimensions, def.dimensions);
@@ -280,14 +309,32 @@ loading('data routes answer 503 with Retry-After; catalog and key checks still w
   const cursors = new CursorCodec(Buffer.alloc(32));
   // Never reloaded: the first release is still loading for as long as this test runs.
   const releases = new Releases({
-    dataDir: stateDir, db, log, clock: Date.now, metrics, graceMs: 60_000, capacity: 3, loadWaitMs: 1000, pollMs: 1000,
-    currentCacheControl: 'private, max-age=60', releaseOfCursor: (cursor) => cursors.releaseOf(cursor),
+    dataDir: stateDir,
+    db,
+    log,
+    clock: Date.now,
+    metrics,
+    graceMs: 60_000,
+    capacity: 3,
+    loadWaitMs: 1000,
+    pollMs: 1000,
+    currentCacheControl: 'private, max-age=60',
+    releaseOfCursor: (cursor) => cursors.releaseOf(cursor),
   });
   const services = {
-    db, releases, cursors, cache: new NoopResponseCache(),
-    aggregates: new KeptResults<AggregateResult>({ maxBytes: 1 << 20, sizeOf: () => 1, counted: () => {} }), aggregateMaxGroups: 1000,
+    db,
+    releases,
+    cursors,
+    cache: new NoopResponseCache(),
+    aggregates: new KeptResults<AggregateResult>({ maxBytes: 1 << 20, sizeOf: () => 1, counted: () => {} }),
+    aggregateMaxGroups: 1000,
     revisions: new KeptResults<RevisionDiff>({ maxBytes: 1 << 20, sizeOf: () => 1, counted: () => {} }),
-    keys, limits, clock: Date.now, log, metrics, invites: await FileInviteStore.open(stateDir),
+    keys,
+    limits,
+    clock: Date.now,
+    log,
+    metrics,
+    invites: await FileInviteStore.open(stateDir),
     admission: new Admission({ concurrency: 2, perKey: 2, maxWaitMs: 1000, clock: Date.now }),
     exports: { open: new OpenExports(2), idleMs: 60_000 },
   };

@@ -2,11 +2,11 @@ import { execFile } from 'node:child_process';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { DropRefused, loadDrop, type LoadOptions } from '../etl/load.ts';
 import { diffReleases } from '../etl/diff.ts';
+import { DropRefused, type LoadOptions, loadDrop } from '../etl/load.ts';
 import { listReleases, rollback } from '../etl/releases.ts';
 import { quoteLiteral } from '../src/duckdb/sql-text.ts';
 import { readManifest } from '../src/releases/manifest.ts';
@@ -49,7 +49,8 @@ const created: string[] = [];
 async function writeDrop(only = Object.keys(DATASET_SQL)): Promise<string> {
   const dir = await tempDir('dqs-drop-');
   created.push(dir);
-  for (const name of only) await connection.run(`COPY (${DATASET_SQL[name]}) TO ${quoteLiteral(path.join(dir, `${name}.parquet`))} (FORMAT parquet)`);
+  for (const name of only)
+    await connection.run(`COPY (${DATASET_SQL[name]}) TO ${quoteLiteral(path.join(dir, `${name}.parquet`))} (FORMAT parquet)`);
   return dir;
 }
 
@@ -63,16 +64,25 @@ async function rewrite(drop: string, dataset: string, sql: (src: string) => stri
 }
 
 const options = (drop: string, dataDir: string, release: string, extra: Partial<LoadOptions> = {}): LoadOptions => ({
-  drop, dataDir, release, force: false, minYear: 1990, maxYear: 2100, maxRowChange: 0.25, ...extra,
+  drop,
+  dataDir,
+  release,
+  force: false,
+  minYear: 1990,
+  maxYear: 2100,
+  maxRowChange: 0.25,
+  ...extra,
 });
 
 /** Every file under DATA_DIR with its size and mtime: a refused load must not change one. */
 async function snapshot(dataDir: string): Promise<string> {
   const entries = await fs.readdir(dataDir, { recursive: true });
-  const lines = await Promise.all(entries.sort().map(async (e) => {
-    const stat = await fs.stat(path.join(dataDir, e));
-    return `${e} ${stat.size} ${stat.mtimeMs}`;
-  }));
+  const lines = await Promise.all(
+    entries.sort().map(async (e) => {
+      const stat = await fs.stat(path.join(dataDir, e));
+      return `${e} ${stat.size} ${stat.mtimeMs}`;
+    }),
+  );
   return lines.join('\n');
 }
 
@@ -100,30 +110,72 @@ load('publishes a normalized release and points DATA_DIR at it', async () => {
   const manifest = await readManifest(path.join(base.dataDir, '2026-01'));
   assert.is(manifest.synthetic, false);
   assert.ok(manifest.published_at);
-  assert.equal(Object.fromEntries(Object.entries(manifest.datasets).map(([k, d]) => [k, d.rows])), { ggr: 20, turnover: 20, fx: 20, country: 20, country_reference: 4 });
+  assert.equal(Object.fromEntries(Object.entries(manifest.datasets).map(([k, d]) => [k, d.rows])), {
+    ggr: 20,
+    turnover: 20,
+    fx: 20,
+    country: 20,
+    country_reference: 4,
+  });
   // Registry column order and widths, whatever the drop had.
-  const reader = await connection.runAndReadAll(`SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM read_parquet(${quoteLiteral(path.join(base.dataDir, '2026-01', 'ggr.parquet'))}))`);
-  assert.equal(reader.getRows().map(([n, t]) => `${n}:${t}`), [
-    'year:INTEGER', 'region:VARCHAR', 'country:VARCHAR', 'state:VARCHAR', 'category:VARCHAR', 'product:VARCHAR', 'channel:VARCHAR',
-    'sub_channel:VARCHAR', 'fx:VARCHAR', 'temporal:VARCHAR', 'calculation:VARCHAR', 'ggr:DOUBLE',
-  ]);
+  const reader = await connection.runAndReadAll(
+    `SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM read_parquet(${quoteLiteral(path.join(base.dataDir, '2026-01', 'ggr.parquet'))}))`,
+  );
+  assert.equal(
+    reader.getRows().map(([n, t]) => `${n}:${t}`),
+    [
+      'year:INTEGER',
+      'region:VARCHAR',
+      'country:VARCHAR',
+      'state:VARCHAR',
+      'category:VARCHAR',
+      'product:VARCHAR',
+      'channel:VARCHAR',
+      'sub_channel:VARCHAR',
+      'fx:VARCHAR',
+      'temporal:VARCHAR',
+      'calculation:VARCHAR',
+      'ggr:DOUBLE',
+    ],
+  );
 });
 
 load('the published release is served value for value', async () => {
   const service = await startTestService({ dataDir: base.dataDir });
   try {
-    for (const [dataset, kind] of [['ggr', 'financial'], ['turnover', 'financial'], ['fx', 'financial'], ['country', 'financial'], ['country_reference', 'reference']] as const) {
-      const expected = (await connection.runAndReadAll(`SELECT * FROM (${DATASET_SQL[dataset]})`)).getRowObjectsJS() as Array<Record<string, unknown>>;
-      const pages = await walkPages(service, kind === 'financial' ? `/v1/financials?metric=${dataset}` : `/v1/reference?dataset=${dataset}`, 7);
+    for (const [dataset, kind] of [
+      ['ggr', 'financial'],
+      ['turnover', 'financial'],
+      ['fx', 'financial'],
+      ['country', 'financial'],
+      ['country_reference', 'reference'],
+    ] as const) {
+      const expected = (await connection.runAndReadAll(`SELECT * FROM (${DATASET_SQL[dataset]})`)).getRowObjectsJS() as Array<
+        Record<string, unknown>
+      >;
+      const pages = await walkPages(
+        service,
+        kind === 'financial' ? `/v1/financials?metric=${dataset}` : `/v1/reference?dataset=${dataset}`,
+        7,
+      );
       const served = pages.flatMap((page) => page.data);
       const flat = served.map((row: any) => (kind === 'financial' ? { ...row.dimensions, ...row.values } : row));
-      const canonical = (row: Record<string, unknown>) => JSON.stringify(Object.keys(row).sort().map((k) => [k, typeof row[k] === 'bigint' ? Number(row[k]) : typeof row[k] === 'object' ? Number(String(row[k])) : row[k]]));
+      const canonical = (row: Record<string, unknown>) =>
+        JSON.stringify(
+          Object.keys(row)
+            .sort()
+            .map((k) => [k, typeof row[k] === 'bigint' ? Number(row[k]) : typeof row[k] === 'object' ? Number(String(row[k])) : row[k]]),
+        );
       assert.equal(flat.map(canonical).sort(), expected.map(canonical).sort(), dataset);
     }
-    const filtered = await service.get(`/v1/financials?metric=ggr&country=${encodeURIComponent("Côte d'Ivoire")}&year=1995&year=2035&state=${encodeURIComponent("O'Brien County")}`);
+    const filtered = await service.get(
+      `/v1/financials?metric=ggr&country=${encodeURIComponent("Côte d'Ivoire")}&year=1995&year=2035&state=${encodeURIComponent("O'Brien County")}`,
+    );
     assert.is(filtered.status, 200);
     assert.is(filtered.json.meta.row_count, 0);
-    const obrien = await service.get(`/v1/financials?metric=ggr&country=${encodeURIComponent('United States')}&state=${encodeURIComponent("O'Brien County")}&year=2035`);
+    const obrien = await service.get(
+      `/v1/financials?metric=ggr&country=${encodeURIComponent('United States')}&state=${encodeURIComponent("O'Brien County")}&year=2035`,
+    );
     assert.is(obrien.json.meta.row_count, 2);
     assert.is(obrien.json.data[0].values.ggr, 2035 * 100 + 'United States'.length + "O'Brien County".length);
   } finally {
@@ -155,40 +207,98 @@ interface Refusal {
 }
 
 const REFUSALS: Refusal[] = [
-  { name: 'a missing column', breakIt: (d) => rewrite(d, 'ggr', (s) => `SELECT * EXCLUDE (channel) FROM ${s}`), says: [/column "channel" is missing/] },
-  { name: 'an extra column', breakIt: (d) => rewrite(d, 'fx', (s) => `SELECT *, 'x' AS note FROM ${s}`), says: [/column "note" is not part of the fx dataset/] },
+  {
+    name: 'a missing column',
+    breakIt: (d) => rewrite(d, 'ggr', (s) => `SELECT * EXCLUDE (channel) FROM ${s}`),
+    says: [/column "channel" is missing/],
+  },
+  {
+    name: 'an extra column',
+    breakIt: (d) => rewrite(d, 'fx', (s) => `SELECT *, 'x' AS note FROM ${s}`),
+    says: [/column "note" is not part of the fx dataset/],
+  },
   {
     name: 'a misnamed column',
     breakIt: (d) => rewrite(d, 'turnover', (s) => `SELECT * EXCLUDE (sub_channel), sub_channel AS subchannel FROM ${s}`),
     says: [/column "sub_channel" is missing.*"subchannel" instead: misnamed\?/, /column "subchannel" is not part of the turnover dataset/],
   },
-  { name: 'a year that is not an integer', breakIt: (d) => rewrite(d, 'country', (s) => `SELECT * REPLACE (year::DOUBLE AS year) FROM ${s}`), says: [/column "year" has type DOUBLE; write it as an integer/] },
-  { name: 'a metric that is not numeric', breakIt: (d) => rewrite(d, 'ggr', (s) => `SELECT * REPLACE (ggr::VARCHAR AS ggr) FROM ${s}`), says: [/column "ggr" has type VARCHAR; write it as a number/] },
-  { name: 'a dimension that is not text', breakIt: (d) => rewrite(d, 'turnover', (s) => `SELECT * REPLACE (length(channel) AS channel) FROM ${s}`), says: [/column "channel" has type BIGINT; write it as VARCHAR/] },
+  {
+    name: 'a year that is not an integer',
+    breakIt: (d) => rewrite(d, 'country', (s) => `SELECT * REPLACE (year::DOUBLE AS year) FROM ${s}`),
+    says: [/column "year" has type DOUBLE; write it as an integer/],
+  },
+  {
+    name: 'a metric that is not numeric',
+    breakIt: (d) => rewrite(d, 'ggr', (s) => `SELECT * REPLACE (ggr::VARCHAR AS ggr) FROM ${s}`),
+    says: [/column "ggr" has type VARCHAR; write it as a number/],
+  },
+  {
+    name: 'a dimension that is not text',
+    breakIt: (d) => rewrite(d, 'turnover', (s) => `SELECT * REPLACE (length(channel) AS channel) FROM ${s}`),
+    says: [/column "channel" has type BIGINT; write it as VARCHAR/],
+  },
   {
     name: 'nulls in a dimension',
-    breakIt: (d) => rewrite(d, 'fx', (s) => `SELECT * REPLACE (CASE WHEN row_number() OVER () IN (2, 5) THEN NULL ELSE temporal END AS temporal) FROM ${s}`),
+    breakIt: (d) =>
+      rewrite(
+        d,
+        'fx',
+        (s) => `SELECT * REPLACE (CASE WHEN row_number() OVER () IN (2, 5) THEN NULL ELSE temporal END AS temporal) FROM ${s}`,
+      ),
     says: [/column "temporal" has 2 null values \(rows 2, 5\)/],
   },
-  { name: 'a NaN metric', breakIt: (d) => rewrite(d, 'country', (s) => `SELECT * REPLACE (CASE WHEN year = 2035 THEN 'NaN'::DOUBLE ELSE inflation END AS inflation) FROM ${s}`), says: [/column "inflation" has 10 null or non-finite values \(rows \d+, \d+, \d+ and 7 more\)/] },
-  { name: 'an infinite metric', breakIt: (d) => rewrite(d, 'ggr', (s) => `SELECT * REPLACE (CASE WHEN country = 'France' AND year = 1995 AND temporal = 'Current' THEN 'inf'::DOUBLE ELSE ggr END AS ggr) FROM ${s}`), says: [/column "ggr" has 1 null or non-finite values \(row \d+\)/] },
+  {
+    name: 'a NaN metric',
+    breakIt: (d) =>
+      rewrite(d, 'country', (s) => `SELECT * REPLACE (CASE WHEN year = 2035 THEN 'NaN'::DOUBLE ELSE inflation END AS inflation) FROM ${s}`),
+    says: [/column "inflation" has 10 null or non-finite values \(rows \d+, \d+, \d+ and 7 more\)/],
+  },
+  {
+    name: 'an infinite metric',
+    breakIt: (d) =>
+      rewrite(
+        d,
+        'ggr',
+        (s) =>
+          `SELECT * REPLACE (CASE WHEN country = 'France' AND year = 1995 AND temporal = 'Current' THEN 'inf'::DOUBLE ELSE ggr END AS ggr) FROM ${s}`,
+      ),
+    says: [/column "ggr" has 1 null or non-finite values \(row \d+\)/],
+  },
   {
     name: 'two rows with the same dimension values',
-    breakIt: (d) => rewrite(d, 'turnover', (s) => `SELECT * FROM ${s} UNION ALL (SELECT * REPLACE (turnover + 1 AS turnover) FROM ${s} WHERE country = 'Korea, Republic of' AND year = 1995 AND temporal = 'Forecast')`),
-    says: [/1 row repeats the dimension values of another row, in 1 combination \(for example year=1995, region="Asia - ME", country="Korea, Republic of".* at rows \d+, 21\)/],
+    breakIt: (d) =>
+      rewrite(
+        d,
+        'turnover',
+        (s) =>
+          `SELECT * FROM ${s} UNION ALL (SELECT * REPLACE (turnover + 1 AS turnover) FROM ${s} WHERE country = 'Korea, Republic of' AND year = 1995 AND temporal = 'Forecast')`,
+      ),
+    says: [
+      /1 row repeats the dimension values of another row, in 1 combination \(for example year=1995, region="Asia - ME", country="Korea, Republic of".* at rows \d+, 21\)/,
+    ],
   },
   {
     name: 'a country absent from country_reference',
-    breakIt: (d) => rewrite(d, 'ggr', (s) => `SELECT * REPLACE (CASE WHEN country = 'France' THEN 'Atlantis' ELSE country END AS country) FROM ${s}`),
+    breakIt: (d) =>
+      rewrite(d, 'ggr', (s) => `SELECT * REPLACE (CASE WHEN country = 'France' THEN 'Atlantis' ELSE country END AS country) FROM ${s}`),
     says: [/column "country" has 4 rows whose country is not in country_reference \(for example "Atlantis" in "Europe"; rows/],
   },
   {
     name: 'a region that disagrees with country_reference',
-    breakIt: (d) => rewrite(d, 'fx', (s) => `SELECT * REPLACE (CASE WHEN country = 'Côte d''Ivoire' THEN 'Europe' ELSE region END AS region) FROM ${s}`),
+    breakIt: (d) =>
+      rewrite(d, 'fx', (s) => `SELECT * REPLACE (CASE WHEN country = 'Côte d''Ivoire' THEN 'Europe' ELSE region END AS region) FROM ${s}`),
     says: [/column "region" has 4 rows whose region disagrees with country_reference \(for example "Côte d'Ivoire" in "Europe"/],
   },
-  { name: 'a year outside the configured range', breakIt: (d) => rewrite(d, 'country', (s) => `SELECT * REPLACE (CASE WHEN year = 1995 THEN 1989 ELSE year END AS year) FROM ${s}`), says: [/column "year" has 10 values outside 1990–2100 \(from 1989 to 1989; rows/] },
-  { name: 'an empty file', breakIt: (d) => rewrite(d, 'fx', (s) => `SELECT * FROM ${s} WHERE false`), says: [/has no rows/, /has 0 rows against 20 in the current release 2026-01/] },
+  {
+    name: 'a year outside the configured range',
+    breakIt: (d) => rewrite(d, 'country', (s) => `SELECT * REPLACE (CASE WHEN year = 1995 THEN 1989 ELSE year END AS year) FROM ${s}`),
+    says: [/column "year" has 10 values outside 1990–2100 \(from 1989 to 1989; rows/],
+  },
+  {
+    name: 'an empty file',
+    breakIt: (d) => rewrite(d, 'fx', (s) => `SELECT * FROM ${s} WHERE false`),
+    says: [/has no rows/, /has 0 rows against 20 in the current release 2026-01/],
+  },
   {
     name: 'a corrupt file (truncated)',
     async breakIt(d) {
@@ -211,7 +321,9 @@ const REFUSALS: Refusal[] = [
   {
     name: 'a row count that moved more than the allowed share',
     breakIt: (d) => rewrite(d, 'turnover', (s) => `SELECT * FROM ${s} WHERE year = 1995`),
-    says: [/has 10 rows against 20 in the current release 2026-01 \(50\.0% moved, more than the 25% allowed\); check the export, then pass --force/],
+    says: [
+      /has 10 rows against 20 in the current release 2026-01 \(50\.0% moved, more than the 25% allowed\); check the export, then pass --force/,
+    ],
   },
   {
     name: 'a file named after no dataset',
@@ -230,10 +342,17 @@ for (const c of REFUSALS) {
     const drop = await writeDrop();
     const file = await c.breakIt(drop);
     const before = await snapshot(base.dataDir);
-    const error = await loadDrop(options(drop, base.dataDir, '2026-02')).then(() => undefined, (err: unknown) => err);
+    const error = await loadDrop(options(drop, base.dataDir, '2026-02')).then(
+      () => undefined,
+      (err: unknown) => err,
+    );
     assert.instance(error, DropRefused);
     const problems = (error as DropRefused).problems.map((p) => `${p.file}: ${p.message}`);
-    for (const says of c.says) assert.ok(problems.some((p) => p.startsWith(`${file}: `) && says.test(p)), `no problem on ${file} matching ${says}:\n${problems.join('\n')}`);
+    for (const says of c.says)
+      assert.ok(
+        problems.some((p) => p.startsWith(`${file}: `) && says.test(p)),
+        `no problem on ${file} matching ${says}:\n${problems.join('\n')}`,
+      );
     assert.is(await snapshot(base.dataDir), before, 'DATA_DIR changed');
   });
 }
@@ -249,7 +368,12 @@ refused('reports every problem of every file at once', async () => {
 
 refused('a NaN in a file does not hide its duplicates or unknown countries', async () => {
   const drop = await writeDrop();
-  const file = await rewrite(drop, 'ggr', (s) => `SELECT * REPLACE (CASE WHEN country = 'France' THEN 'Atlantis' ELSE country END AS country, 'NaN'::DOUBLE AS ggr) FROM ${s} UNION ALL (SELECT * FROM ${s} WHERE country = 'Korea, Republic of' LIMIT 1)`);
+  const file = await rewrite(
+    drop,
+    'ggr',
+    (s) =>
+      `SELECT * REPLACE (CASE WHEN country = 'France' THEN 'Atlantis' ELSE country END AS country, 'NaN'::DOUBLE AS ggr) FROM ${s} UNION ALL (SELECT * FROM ${s} WHERE country = 'Korea, Republic of' LIMIT 1)`,
+  );
   const error = (await loadDrop(options(drop, base.dataDir, '2026-02')).catch((err: unknown) => err)) as DropRefused;
   const messages = error.problems.filter((p) => p.file === file).map((p) => p.message);
   assert.is(messages.length, 3, messages.join('\n'));
@@ -270,7 +394,9 @@ refused('the CLI exits non-zero with the problems on stderr', async () => {
   const drop = await writeDrop();
   await REFUSALS[0]!.breakIt(drop);
   const before = await snapshot(base.dataDir);
-  const result = await run('node', ['--import', 'tsx', 'etl/cli.ts', 'load', drop, '--release', '2026-03', '--data-dir', base.dataDir], { cwd: ROOT }).then(
+  const result = await run('node', ['--import', 'tsx', 'etl/cli.ts', 'load', drop, '--release', '2026-03', '--data-dir', base.dataDir], {
+    cwd: ROOT,
+  }).then(
     () => ({ code: 0, stderr: '' }),
     (err: { code: number; stderr: string }) => err,
   );
@@ -293,21 +419,36 @@ manage('diff counts known added, removed and changed rows and lists the largest 
   await loadDrop(options(await writeDrop(), dataDir, '2026-01'));
   const drop = await writeDrop(['ggr']);
   // 1 row removed (France 1995 Current), 1 added (the same as 2001), 2 changed (+1000 and -5 on Korea 2035).
-  await rewrite(drop, 'ggr', (s) => `
+  await rewrite(
+    drop,
+    'ggr',
+    (s) => `
     SELECT * REPLACE (CASE WHEN country = 'Korea, Republic of' AND year = 2035 THEN ggr + (CASE WHEN temporal = 'Current' THEN 1000 ELSE -5 END) ELSE ggr END AS ggr)
     FROM ${s} WHERE NOT (country = 'France' AND year = 1995 AND temporal = 'Current')
-    UNION ALL SELECT * REPLACE (2001::SMALLINT AS year) FROM ${s} WHERE country = 'France' AND year = 1995 AND temporal = 'Current'`);
+    UNION ALL SELECT * REPLACE (2001::SMALLINT AS year) FROM ${s} WHERE country = 'France' AND year = 1995 AND temporal = 'Current'`,
+  );
   await loadDrop(options(drop, dataDir, '2026-02'));
   const open = async (id: string) => ({ dir: path.join(dataDir, id), manifest: await readManifest(path.join(dataDir, id)) });
   const diff = await diffReleases(await open('2026-01'), await open('2026-02'), 2);
   const ggr = diff.datasets.ggr!;
-  assert.equal({ rows_a: ggr.rows_a, rows_b: ggr.rows_b, added: ggr.added, removed: ggr.removed, changed: ggr.changed }, { rows_a: 20, rows_b: 20, added: 1, removed: 1, changed: 2 });
-  assert.equal(ggr.largest_changes.map((c) => [c.key.country, c.key.temporal, c.change]), [['Korea, Republic of', 'Current', 1000], ['Korea, Republic of', 'Forecast', -5]]);
+  assert.equal(
+    { rows_a: ggr.rows_a, rows_b: ggr.rows_b, added: ggr.added, removed: ggr.removed, changed: ggr.changed },
+    { rows_a: 20, rows_b: 20, added: 1, removed: 1, changed: 2 },
+  );
+  assert.equal(
+    ggr.largest_changes.map((c) => [c.key.country, c.key.temporal, c.change]),
+    [
+      ['Korea, Republic of', 'Current', 1000],
+      ['Korea, Republic of', 'Forecast', -5],
+    ],
+  );
   for (const name of ['turnover', 'fx', 'country', 'country_reference']) {
     const d = diff.datasets[name]!;
     assert.equal([d.added, d.removed, d.changed], [0, 0, 0], name);
   }
-  const cli = await run('node', ['--import', 'tsx', 'etl/cli.ts', 'diff', '2026-01', '2026-02', '--json', '--data-dir', dataDir], { cwd: ROOT });
+  const cli = await run('node', ['--import', 'tsx', 'etl/cli.ts', 'diff', '2026-01', '2026-02', '--json', '--data-dir', dataDir], {
+    cwd: ROOT,
+  });
   assert.equal(JSON.parse(cli.stdout).datasets.ggr.changed, 2);
 });
 
@@ -316,10 +457,19 @@ manage('list marks the current release; rollback moves the pointer back and forw
   created.push(dataDir);
   await loadDrop(options(await writeDrop(), dataDir, '2026-01'));
   await loadDrop(options(await writeDrop(['ggr']), dataDir, '2026-02'));
-  assert.equal((await listReleases(dataDir)).map((r) => [r.manifest.release, r.current]), [['2026-01', false], ['2026-02', true]]);
+  assert.equal(
+    (await listReleases(dataDir)).map((r) => [r.manifest.release, r.current]),
+    [
+      ['2026-01', false],
+      ['2026-02', true],
+    ],
+  );
   assert.equal(await rollback(dataDir), ['2026-02', '2026-01']);
   assert.is(await readPointer(dataDir), '2026-01');
-  assert.equal((await listReleases(dataDir)).map((r) => r.current), [true, false]);
+  assert.equal(
+    (await listReleases(dataDir)).map((r) => r.current),
+    [true, false],
+  );
   assert.equal(await rollback(dataDir, '2026-02'), ['2026-01', '2026-02']);
   const error = await rollback(dataDir, '2025-12').catch((err: Error) => err);
   assert.match((error as Error).message, /no such release/);

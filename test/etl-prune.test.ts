@@ -13,10 +13,11 @@ import { FIXTURE_RELEASE, fixtureDataDir, tempDir } from './helpers/service.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const run = promisify(execFile);
-const etl = (...args: string[]) => run(process.execPath, ['--import', 'tsx', 'etl/cli.ts', ...args], { cwd: ROOT }).then(
-  ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
-  (err: { code: number; stdout: string; stderr: string }) => ({ code: err.code, stdout: err.stdout, stderr: err.stderr }),
-);
+const etl = (...args: string[]) =>
+  run(process.execPath, ['--import', 'tsx', 'etl/cli.ts', ...args], { cwd: ROOT }).then(
+    ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
+    (err: { code: number; stdout: string; stderr: string }) => ({ code: err.code, stdout: err.stdout, stderr: err.stderr }),
+  );
 
 /** DATA_DIR with the fixture copied as each of `ids`, the pointer naming `current`. */
 async function dataDirWith(ids: string[], current: string): Promise<string> {

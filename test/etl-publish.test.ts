@@ -7,7 +7,7 @@ import { promisify } from 'node:util';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { loadDrop, type LoadOptions } from '../etl/load.ts';
+import { type LoadOptions, loadDrop } from '../etl/load.ts';
 import { quoteLiteral } from '../src/duckdb/sql-text.ts';
 import { readPointer } from '../src/releases/on-disk.ts';
 import { FIXTURE_RELEASE, fixtureDataDir, startTestService, tempDir } from './helpers/service.ts';
@@ -29,14 +29,21 @@ async function scratch(prefix: string): Promise<string> {
 }
 
 const options = (drop: string, dataDir: string, release: string): LoadOptions => ({
-  drop, dataDir, release, force: false, minYear: 1990, maxYear: 2100, maxRowChange: 0.25,
+  drop,
+  dataDir,
+  release,
+  force: false,
+  minYear: 1990,
+  maxYear: 2100,
+  maxRowChange: 0.25,
 });
 
 /** The fixture release's files as an analyst's drop, fx's four metrics replaced by `value` (DuckDB writes it). */
 async function dropWithFx(value: string): Promise<string> {
   const source = path.join(await fixtureDataDir(), FIXTURE_RELEASE);
   const drop = await scratch('dqs-drop-');
-  for (const file of await fs.readdir(source)) if (file.endsWith('.parquet')) await fs.copyFile(path.join(source, file), path.join(drop, file));
+  for (const file of await fs.readdir(source))
+    if (file.endsWith('.parquet')) await fs.copyFile(path.join(source, file), path.join(drop, file));
   const instance = await DuckDBInstance.create(':memory:');
   const connection = await instance.connect();
   const fx = path.join(source, 'fx.parquet');
@@ -62,12 +69,20 @@ publish('fx values of 25 characters (-1.2345678901234567e-6): published, loaded 
     const json = await service.get('/v1/financials?metric=fx&limit=1000');
     assert.is(json.status, 200);
     assert.is(json.json.data.length, 1000);
-    for (const row of json.json.data) assert.equal(Object.values(row.values), [-1.2345678901234567e-6, -1.2345678901234567e-6, -1.2345678901234567e-6, -1.2345678901234567e-6]);
+    for (const row of json.json.data)
+      assert.equal(
+        Object.values(row.values),
+        [-1.2345678901234567e-6, -1.2345678901234567e-6, -1.2345678901234567e-6, -1.2345678901234567e-6],
+      );
     const csv = await service.get('/v1/financials?metric=fx&limit=1000', { headers: { accept: 'text/csv' } });
     assert.is(csv.status, 200);
     const lines = csv.text.trimEnd().split('\r\n');
     assert.is(lines.length, 1001);
-    for (const line of lines.slice(1)) assert.ok(line.endsWith(',-0.0000012345678901234567,-0.0000012345678901234567,-0.0000012345678901234567,-0.0000012345678901234567'), line);
+    for (const line of lines.slice(1))
+      assert.ok(
+        line.endsWith(',-0.0000012345678901234567,-0.0000012345678901234567,-0.0000012345678901234567,-0.0000012345678901234567'),
+        line,
+      );
   } finally {
     await service.stop();
   }
@@ -108,7 +123,7 @@ async function deadPid(): Promise<number> {
   return child.pid!;
 }
 
-crashes('the next etl command removes what killed loads left: their release folders and pointer files, not a live one\'s', async () => {
+crashes("the next etl command removes what killed loads left: their release folders and pointer files, not a live one's", async () => {
   const dataDir = await scratch('dqs-data-');
   await loadDrop(options(path.join(await fixtureDataDir(), FIXTURE_RELEASE), dataDir, '2026-01'));
   const dead = await deadPid();
@@ -129,7 +144,10 @@ crashes('a release published but never switched to (a crash before CURRENT moved
   await loadDrop(options(drop, dataDir, '2026-01'));
   // What a crash between the rename and the pointer leaves: the folder, and the pointer on the old release.
   await fs.cp(path.join(dataDir, '2026-01'), path.join(dataDir, '2026-02'), { recursive: true });
-  const refused = await loadDrop(options(drop, dataDir, '2026-02')).then(() => undefined, (err: Error) => err);
+  const refused = await loadDrop(options(drop, dataDir, '2026-02')).then(
+    () => undefined,
+    (err: Error) => err,
+  );
   assert.match(refused!.message, /release 2026-02 is already published/);
   assert.match(refused!.message, /serve it with `npm run etl -- rollback 2026-02`/);
 });
@@ -149,8 +167,32 @@ if (!STRACE) {
     const dataDir = await scratch('dqs-data-');
     const trace = path.join(await scratch('dqs-trace-'), 'trace');
     const drop = path.join(await fixtureDataDir(), FIXTURE_RELEASE);
-    await run(STRACE, ['-f', '-y', '-qq', '-e', 'trace=fsync,fdatasync,rename,renameat,renameat2', '-o', trace, 'node', '--import', 'tsx', 'etl/cli.ts', 'load', drop, '--release', '2026-05', '--data-dir', dataDir], { cwd: ROOT });
-    const calls = (await fs.readFile(trace, 'utf8')).split('\n').filter((l) => /fsync|fdatasync|rename/.test(l) && !/unfinished|resumed/.test(l));
+    await run(
+      STRACE,
+      [
+        '-f',
+        '-y',
+        '-qq',
+        '-e',
+        'trace=fsync,fdatasync,rename,renameat,renameat2',
+        '-o',
+        trace,
+        'node',
+        '--import',
+        'tsx',
+        'etl/cli.ts',
+        'load',
+        drop,
+        '--release',
+        '2026-05',
+        '--data-dir',
+        dataDir,
+      ],
+      { cwd: ROOT },
+    );
+    const calls = (await fs.readFile(trace, 'utf8'))
+      .split('\n')
+      .filter((l) => /fsync|fdatasync|rename/.test(l) && !/unfinished|resumed/.test(l));
     const at = (pattern: RegExp) => calls.findIndex((l) => pattern.test(l));
     const work = /\.2026-05\.tmp-\d+/;
     const renameRelease = at(new RegExp(`rename.*${work.source}", ".*/2026-05"`));
@@ -163,10 +205,13 @@ if (!STRACE) {
     const folderSynced = at(new RegExp(`fsync\\(\\d+<[^>]*${work.source}>\\)`));
     assert.ok(folderSynced >= 0 && folderSynced < renameRelease, 'the release folder synced before its rename');
     const dataDirSync = (after: number) => calls.findIndex((l, i) => i > after && new RegExp(`fsync\\(\\d+<${dataDir}>\\)`).test(l));
-    assert.ok(dataDirSync(renameRelease) > renameRelease && dataDirSync(renameRelease) < renamePointer, 'DATA_DIR synced after the release\'s rename, before the pointer moved');
+    assert.ok(
+      dataDirSync(renameRelease) > renameRelease && dataDirSync(renameRelease) < renamePointer,
+      "DATA_DIR synced after the release's rename, before the pointer moved",
+    );
     const pointerSynced = at(/fsync\(\d+<[^>]*\.CURRENT\.tmp-\d+>\)/);
     assert.ok(pointerSynced > renameRelease && pointerSynced < renamePointer, 'the new pointer synced before its rename');
-    assert.ok(dataDirSync(renamePointer) > renamePointer, 'DATA_DIR synced after the pointer\'s rename');
+    assert.ok(dataDirSync(renamePointer) > renamePointer, "DATA_DIR synced after the pointer's rename");
     assert.is(await readPointer(dataDir), '2026-05');
   });
   durable.run();

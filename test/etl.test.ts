@@ -2,14 +2,14 @@ import { execFile } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { quoteIdent, quoteLiteral } from '../src/duckdb/sql-text.ts';
 import { generateRelease, MAX_SCALE } from '../etl/generate.ts';
 import { CANADIAN_PROVINCES, REGIONS, US_STATES } from '../etl/geo-data.ts';
-import { MANIFEST_FILE, sha256File, type Manifest } from '../src/releases/manifest.ts';
+import { quoteIdent, quoteLiteral } from '../src/duckdb/sql-text.ts';
 import { DATASETS, INTEGER_DIMENSIONS } from '../src/registry.ts';
+import { MANIFEST_FILE, type Manifest, sha256File } from '../src/releases/manifest.ts';
 import { tempDir } from './helpers/service.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -199,18 +199,31 @@ realism('state is empty outside the United States and Canada, and a real state o
       0,
       `${dataset}: non-empty state outside US/Canada`,
     );
-    const us = (await rows(`SELECT DISTINCT state FROM ${src(dataset)} WHERE country = 'United States' AND state <> ''`)).map((r) => String(r.state));
+    const us = (await rows(`SELECT DISTINCT state FROM ${src(dataset)} WHERE country = 'United States' AND state <> ''`)).map((r) =>
+      String(r.state),
+    );
     assert.ok(us.length > 0, `${dataset}: no United States row has a state`);
     for (const s of us) assert.ok(US_STATES.includes(s), `${dataset}: "${s}" is not a US state`);
-    const ca = (await rows(`SELECT DISTINCT state FROM ${src(dataset)} WHERE country = 'Canada' AND state <> ''`)).map((r) => String(r.state));
+    const ca = (await rows(`SELECT DISTINCT state FROM ${src(dataset)} WHERE country = 'Canada' AND state <> ''`)).map((r) =>
+      String(r.state),
+    );
     for (const s of ca) assert.ok(CANADIAN_PROVINCES.includes(s), `${dataset}: "${s}" is not a Canadian province`);
     // The national row exists alongside the states.
-    assert.ok(await count(`SELECT count(*) FROM ${src(dataset)} WHERE country = 'United States' AND state = ''`) > 0, `${dataset}: no national US row`);
+    assert.ok(
+      (await count(`SELECT count(*) FROM ${src(dataset)} WHERE country = 'United States' AND state = ''`)) > 0,
+      `${dataset}: no national US row`,
+    );
   }
   // fx and country are not thinned by scale, so every state is there.
   for (const dataset of ['fx', 'country']) {
-    assert.ok(await count(`SELECT count(*) FROM ${src(dataset)} WHERE country = 'United States' AND state = 'Nevada'`) > 0, `${dataset}: no Nevada`);
-    assert.is(await count(`SELECT count(DISTINCT state) FROM ${src(dataset)} WHERE country = 'United States' AND state <> ''`), US_STATES.length);
+    assert.ok(
+      (await count(`SELECT count(*) FROM ${src(dataset)} WHERE country = 'United States' AND state = 'Nevada'`)) > 0,
+      `${dataset}: no Nevada`,
+    );
+    assert.is(
+      await count(`SELECT count(DISTINCT state) FROM ${src(dataset)} WHERE country = 'United States' AND state <> ''`),
+      US_STATES.length,
+    );
   }
 });
 
@@ -219,10 +232,16 @@ realism('categories are Betting, Gaming, Lottery and every product sits under it
     assert.equal(await distinct(dataset, 'category'), ['Betting', 'Gaming', 'Lottery']);
     const pairs = await rows(`SELECT DISTINCT category, product FROM ${src(dataset)} ORDER BY 1, 2`);
     const actual = pairs.map((r) => `${String(r.category)}/${String(r.product)}`);
-    const expected = Object.entries(PRODUCTS).flatMap(([c, ps]) => ps.map((p) => `${c}/${p}`)).sort();
+    const expected = Object.entries(PRODUCTS)
+      .flatMap(([c, ps]) => ps.map((p) => `${c}/${p}`))
+      .sort();
     assert.equal(actual, expected, `${dataset}: category/product pairs`);
   }
-  const spot: Array<[string, string]> = [['Sport Betting', 'Betting'], ['Casino Slots', 'Gaming'], ['Draw Based', 'Lottery']];
+  const spot: Array<[string, string]> = [
+    ['Sport Betting', 'Betting'],
+    ['Casino Slots', 'Gaming'],
+    ['Draw Based', 'Lottery'],
+  ];
   for (const [product, category] of spot) {
     assert.equal(
       (await rows(`SELECT DISTINCT category FROM ${src('ggr')} WHERE product = ${quoteLiteral(product)}`)).map((r) => r.category),
@@ -279,7 +298,9 @@ realism('temporal is Current up to the release year and Forecast after; calculat
 realism('ggr is positive and turnover >= ggr for every row key', async () => {
   assert.is(await count(`SELECT count(*) FROM ${src('ggr')} WHERE NOT (ggr > 0)`), 0, 'non-positive ggr');
   assert.is(await count(`SELECT count(*) FROM ${src('turnover')} WHERE NOT (turnover > 0)`), 0, 'non-positive turnover');
-  const keys = DATASETS.find((d) => d.name === 'ggr')!.dimensions.map((d) => `"${d}"`).join(', ');
+  const keys = DATASETS.find((d) => d.name === 'ggr')!
+    .dimensions.map((d) => `"${d}"`)
+    .join(', ');
   const duplicates = await count(`SELECT count(*) FROM (SELECT ${keys} FROM ${src('ggr')} GROUP BY ALL HAVING count(*) > 1)`);
   assert.is(duplicates, 0, 'ggr row keys are not unique');
   const [r] = await rows(`
@@ -322,7 +343,11 @@ grown('without the added provinces, every dataset holds exactly the scale-1 rows
 grown('rows stay unique, and the added markets are provinces of tracked countries without states', async () => {
   for (const def of DATASETS.filter((d) => d.kind === 'financial')) {
     const keys = def.dimensions.map(quoteIdent).join(', ');
-    assert.is(await count(`SELECT count(*) FROM (SELECT ${keys} FROM ${src(def.name)} GROUP BY ALL HAVING count(*) > 1)`), 0, `${def.name}: duplicate keys`);
+    assert.is(
+      await count(`SELECT count(*) FROM (SELECT ${keys} FROM ${src(def.name)} GROUP BY ALL HAVING count(*) > 1)`),
+      0,
+      `${def.name}: duplicate keys`,
+    );
   }
   const provinces = await rows(`
     SELECT DISTINCT d.country, d.state, r.country_type FROM ${src('ggr')} d JOIN ${src('country_reference')} r USING (country, region)
@@ -345,7 +370,10 @@ grown('rows stay unique, and the added markets are provinces of tracked countrie
     assert.is(await count(`SELECT count(*) FROM ((${geo('ggr')}) EXCEPT (${geo(dataset)}))`), 0, `${dataset} lacks ggr markets`);
     assert.is(await count(`SELECT count(*) FROM ((${geo(dataset)}) EXCEPT (${geo('ggr')}))`), 0, `${dataset} has markets ggr lacks`);
   }
-  assert.equal(await rows(`SELECT DISTINCT calculation FROM ${src('country')} WHERE ${PROVINCE} AND temporal = 'Current' AND year < ${DATA_YEAR}`), [{ calculation: 'Calculated' }]);
+  assert.equal(
+    await rows(`SELECT DISTINCT calculation FROM ${src('country')} WHERE ${PROVINCE} AND temporal = 'Current' AND year < ${DATA_YEAR}`),
+    [{ calculation: 'Calculated' }],
+  );
 });
 
 grown.run();
@@ -378,7 +406,9 @@ determinism('the same seed and scale give byte-identical files; another seed giv
   const connection = await instance.connect();
   try {
     const sum = async (name: string) => {
-      const reader = await connection.runAndReadAll(`SELECT sum(ggr) FROM read_parquet(${quoteLiteral(path.join(detRoot, name, 'ggr.parquet'))})`);
+      const reader = await connection.runAndReadAll(
+        `SELECT sum(ggr) FROM read_parquet(${quoteLiteral(path.join(detRoot, name, 'ggr.parquet'))})`,
+      );
       return Number(reader.getRows()[0]![0]);
     };
     assert.is(await sum('a'), await sum('b'));
@@ -407,7 +437,13 @@ determinism('generateRelease rejects a bad scale or release id before writing an
       assert.instance(err, Error);
       assert.match((err as Error).message, c.message);
     }
-    assert.not.ok(await fs.stat(out).then(() => true, () => false), `${out} was created`);
+    assert.not.ok(
+      await fs.stat(out).then(
+        () => true,
+        () => false,
+      ),
+      `${out} was created`,
+    );
   }
 });
 
@@ -423,13 +459,18 @@ interface CliResult {
 
 function runCli(args: string[]): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    execFile('npx', ['tsx', 'etl/cli.ts', ...args], { cwd: ROOT, timeout: 60_000, env: { ...process.env, NO_COLOR: '1' } }, (err, stdout, stderr) => {
-      if (err && typeof err.code !== 'number') {
-        reject(new Error(`etl ${args.join(' ')}: ${err.message}\n${stderr}`));
-        return;
-      }
-      resolve({ code: err ? (err.code as number) : 0, stdout, stderr });
-    });
+    execFile(
+      'npx',
+      ['tsx', 'etl/cli.ts', ...args],
+      { cwd: ROOT, timeout: 60_000, env: { ...process.env, NO_COLOR: '1' } },
+      (err, stdout, stderr) => {
+        if (err && typeof err.code !== 'number') {
+          reject(new Error(`etl ${args.join(' ')}: ${err.message}\n${stderr}`));
+          return;
+        }
+        resolve({ code: err ? (err.code as number) : 0, stdout, stderr });
+      },
+    );
   });
 }
 
@@ -474,7 +515,13 @@ cli('invalid --scale and --seed exit non-zero naming the option', async () => {
     const result = await runCli(['generate', '--out', out, ...c.args]);
     assert.is.not(result.code, 0, `${c.args.join(' ')} exited 0`);
     assert.ok(result.stderr.includes(c.option), `${c.args.join(' ')}: stderr does not name ${c.option}: ${result.stderr}`);
-    assert.not.ok(await fs.stat(out).then(() => true, () => false), `${c.args.join(' ')}: ${out} was created`);
+    assert.not.ok(
+      await fs.stat(out).then(
+        () => true,
+        () => false,
+      ),
+      `${c.args.join(' ')}: ${out} was created`,
+    );
   }
 });
 

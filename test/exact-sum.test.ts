@@ -1,7 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { addExact, ExactSums, roundExact, roundedDifference } from '../src/store/exact-sum.ts';
 import { exactSum } from './helpers/exact-sum.ts';
-import { addExact, ExactSums, roundedDifference, roundExact } from '../src/store/exact-sum.ts';
 
 // Exact sums against BigInt arithmetic: every finite double is an integer multiple of
 // 2^-1074, so their exact sum is an integer, rounded once to the nearest double.
@@ -59,7 +59,7 @@ test('the difference of two exact sums is their true difference rounded once, al
 });
 
 test('money: a plain running sum is off where the exact one is not', () => {
-  const values = Array.from({ length: 1000 }, (_, i) => Number(((i * 7919) % 100000 / 100 + 0.01).toFixed(2)));
+  const values = Array.from({ length: 1000 }, (_, i) => Number((((i * 7919) % 100000) / 100 + 0.01).toFixed(2)));
   const naive = values.reduce((a, b) => a + b, 0);
   const partials: number[] = [];
   for (const x of values) addExact(partials, x);

@@ -2,7 +2,7 @@ import fs from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { tableFromIPC } from 'apache-arrow';
 import { request } from 'undici';
 import { suite } from 'uvu';
@@ -12,15 +12,27 @@ import { DataQueryClient } from '../src/client/index.ts';
 import { quoteLiteral } from '../src/duckdb/sql-text.ts';
 import { DATASETS } from '../src/registry.ts';
 import { runQueryCli } from './helpers/query-cli.ts';
-import { FIXTURE_RELEASE, fixtureDataDir, startTestService, tempDir, walkPages, type TestService } from './helpers/service.ts';
+import { FIXTURE_RELEASE, fixtureDataDir, startTestService, type TestService, tempDir, walkPages } from './helpers/service.ts';
 
 // Issue 17: GET /v1/export. A release published by `etl load` from a drop written by
 // plain DuckDB; every format is read back (DuckDB, apache-arrow) and compared with the
 // rows /v1/financials pages for the same filters.
 
 const DIMS = DATASETS.find((d) => d.name === 'ggr')!.dimensions;
-const FORMATS = { parquet: 'application/vnd.apache.parquet', csv: 'text/csv', arrow: 'application/vnd.apache.arrow.stream', ndjson: 'application/x-ndjson' } as const;
-const state = { dataDir: '', drop: '', work: '', service: undefined as TestService | undefined, db: undefined as DuckDBInstance | undefined, sql: undefined as DuckDBConnection | undefined };
+const FORMATS = {
+  parquet: 'application/vnd.apache.parquet',
+  csv: 'text/csv',
+  arrow: 'application/vnd.apache.arrow.stream',
+  ndjson: 'application/x-ndjson',
+} as const;
+const state = {
+  dataDir: '',
+  drop: '',
+  work: '',
+  service: undefined as TestService | undefined,
+  db: undefined as DuckDBInstance | undefined,
+  sql: undefined as DuckDBConnection | undefined,
+};
 
 async function download(pathAndQuery: string, headers: Record<string, string> = {}) {
   const res = await request(`${state.service!.url}${pathAndQuery}`, { headers: { 'x-api-key': state.service!.key, ...headers } });
@@ -28,14 +40,25 @@ async function download(pathAndQuery: string, headers: Record<string, string> = 
 }
 
 /** Rows as comparable text: dimensions then ggr, year a number. */
-const canonical = (row: Record<string, unknown>) => JSON.stringify([...DIMS.map((d) => (d === 'year' ? Number(row[d]) : row[d])), Number(row.ggr)]);
+const canonical = (row: Record<string, unknown>) =>
+  JSON.stringify([...DIMS.map((d) => (d === 'year' ? Number(row[d]) : row[d])), Number(row.ggr)]);
 
 async function readBack(format: keyof typeof FORMATS, body: Buffer): Promise<string[]> {
-  if (format === 'arrow') return tableFromIPC(body).toArray().map((row: any) => canonical(row.toJSON()));
+  if (format === 'arrow')
+    return tableFromIPC(body)
+      .toArray()
+      .map((row: any) => canonical(row.toJSON()));
   const file = path.join(state.work, `export.${format}`);
   await fs.writeFile(file, body);
-  const reader = format === 'parquet' ? `read_parquet(${quoteLiteral(file)})` : format === 'csv' ? `read_csv(${quoteLiteral(file)}, header = true, types = {'year': 'INTEGER', 'ggr': 'DOUBLE'}, allow_quoted_nulls = false)` : `read_json(${quoteLiteral(file)}, format = 'newline_delimited')`;
-  return (await state.sql!.runAndReadAll(`SELECT * FROM ${reader}`)).getRowObjectsJS().map((row) => canonical(row as Record<string, unknown>));
+  const reader =
+    format === 'parquet'
+      ? `read_parquet(${quoteLiteral(file)})`
+      : format === 'csv'
+        ? `read_csv(${quoteLiteral(file)}, header = true, types = {'year': 'INTEGER', 'ggr': 'DOUBLE'}, allow_quoted_nulls = false)`
+        : `read_json(${quoteLiteral(file)}, format = 'newline_delimited')`;
+  return (await state.sql!.runAndReadAll(`SELECT * FROM ${reader}`))
+    .getRowObjectsJS()
+    .map((row) => canonical(row as Record<string, unknown>));
 }
 
 const exports = suite('export');
@@ -47,9 +70,20 @@ exports.before(async () => {
   state.sql = await state.db.connect();
   const fixture = path.join(await fixtureDataDir(), FIXTURE_RELEASE);
   // Written by plain DuckDB, in no particular order, with BIGINT years: etl load normalizes it.
-  await state.sql.run(`COPY (SELECT * REPLACE (year::BIGINT AS year) FROM read_parquet(${quoteLiteral(path.join(fixture, 'ggr.parquet'))}) ORDER BY random()) TO ${quoteLiteral(path.join(state.drop, 'ggr.parquet'))} (FORMAT parquet)`);
-  for (const name of ['turnover', 'fx', 'country', 'country_reference']) await fs.copyFile(path.join(fixture, `${name}.parquet`), path.join(state.drop, `${name}.parquet`));
-  await loadDrop({ drop: state.drop, dataDir: state.dataDir, release: '2026-10', force: false, minYear: 1990, maxYear: 2100, maxRowChange: 0.25 });
+  await state.sql.run(
+    `COPY (SELECT * REPLACE (year::BIGINT AS year) FROM read_parquet(${quoteLiteral(path.join(fixture, 'ggr.parquet'))}) ORDER BY random()) TO ${quoteLiteral(path.join(state.drop, 'ggr.parquet'))} (FORMAT parquet)`,
+  );
+  for (const name of ['turnover', 'fx', 'country', 'country_reference'])
+    await fs.copyFile(path.join(fixture, `${name}.parquet`), path.join(state.drop, `${name}.parquet`));
+  await loadDrop({
+    drop: state.drop,
+    dataDir: state.dataDir,
+    release: '2026-10',
+    force: false,
+    minYear: 1990,
+    maxYear: 2100,
+    maxRowChange: 0.25,
+  });
   state.service = await startTestService({ dataDir: state.dataDir, env: { EXPORT_LIMIT_PER_DAY: '1000' } });
 });
 exports.after(async () => {
@@ -60,8 +94,16 @@ exports.after(async () => {
 });
 
 exports('every format, whole and filtered, holds exactly the rows /v1/financials pages, in its order', async () => {
-  for (const filter of ['', `&country=${encodeURIComponent("Côte d'Ivoire")}&country=France`, '&year=2020&channel=Online', '&period=2019-01-01:2021-12-31&fx=USD', '&country=Atlantis']) {
-    const expected = (await walkPages(state.service!, `/v1/financials?metric=ggr${filter}`, 1000)).flatMap((p) => p.data).map((r: any) => canonical({ ...r.dimensions, ...r.values }));
+  for (const filter of [
+    '',
+    `&country=${encodeURIComponent("Côte d'Ivoire")}&country=France`,
+    '&year=2020&channel=Online',
+    '&period=2019-01-01:2021-12-31&fx=USD',
+    '&country=Atlantis',
+  ]) {
+    const expected = (await walkPages(state.service!, `/v1/financials?metric=ggr${filter}`, 1000))
+      .flatMap((p) => p.data)
+      .map((r: any) => canonical({ ...r.dimensions, ...r.values }));
     for (const [format, accept] of Object.entries(FORMATS) as Array<[keyof typeof FORMATS, string]>) {
       const res = await download(`/v1/export?metric=ggr${filter}`, { accept });
       assert.is(res.status, 200, `${format} ${filter}: ${res.body.toString().slice(0, 200)}`);
@@ -81,12 +123,17 @@ exports('no Accept and */* get Parquet; the types are INTEGER year and DOUBLE me
     assert.is(String(res.headers['content-type']), 'application/vnd.apache.parquet');
     const file = path.join(state.work, 'types.parquet');
     await fs.writeFile(file, res.body);
-    const types = (await state.sql!.runAndReadAll(`SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM read_parquet(${quoteLiteral(file)}))`)).getRows();
-    assert.equal(types.map(([n, t]) => `${n}:${t}`), [...DIMS.map((d) => `${d}:${d === 'year' ? 'INTEGER' : 'VARCHAR'}`), 'ggr:DOUBLE']);
+    const types = (
+      await state.sql!.runAndReadAll(`SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM read_parquet(${quoteLiteral(file)}))`)
+    ).getRows();
+    assert.equal(
+      types.map(([n, t]) => `${n}:${t}`),
+      [...DIMS.map((d) => `${d}:${d === 'year' ? 'INTEGER' : 'VARCHAR'}`), 'ggr:DOUBLE'],
+    );
   }
 });
 
-exports('the whole dataset is the release\'s own file: its ETag, 304, ranges and 416', async () => {
+exports("the whole dataset is the release's own file: its ETag, 304, ranges and 416", async () => {
   const file = await fs.readFile(path.join(state.dataDir, '2026-10', 'ggr.parquet'));
   const whole = await download('/v1/export?metric=ggr');
   assert.is(whole.status, 200);
@@ -104,13 +151,22 @@ exports('the whole dataset is the release\'s own file: its ETag, 304, ranges and
   const stale = await download('/v1/export?metric=ggr', { range: 'bytes=100-', 'if-range': '"another"' });
   assert.is(stale.status, 200, 'If-Range naming another ETag gets the whole file');
   const past = await download('/v1/export?metric=ggr', { range: `bytes=${file.length}-` });
-  assert.equal([past.status, past.headers['content-range'], JSON.parse(past.body.toString())], [416, `bytes */${file.length}`, { error: `Range not satisfiable: the file has ${file.length} bytes` }]);
+  assert.equal(
+    [past.status, past.headers['content-range'], JSON.parse(past.body.toString())],
+    [416, `bytes */${file.length}`, { error: `Range not satisfiable: the file has ${file.length} bytes` }],
+  );
 });
 
 exports('406, filter errors and unknown releases, each as /v1/financials words them', async () => {
   const service = state.service!;
   const unacceptable = await service.get('/v1/export?metric=ggr', { headers: { accept: 'application/json' } });
-  assert.equal([unacceptable.status, unacceptable.json.error], [406, `Not acceptable: this endpoint serves ${Object.values(FORMATS).join(', ')} (choose one with the Accept header, or with format=${Object.keys(FORMATS).join('|')})`]);
+  assert.equal(
+    [unacceptable.status, unacceptable.json.error],
+    [
+      406,
+      `Not acceptable: this endpoint serves ${Object.values(FORMATS).join(', ')} (choose one with the Accept header, or with format=${Object.keys(FORMATS).join('|')})`,
+    ],
+  );
   for (const q of ['metric=fx&product=Lottery', 'metric=revenue', 'period=2020', 'metric=ggr&release=1999-01']) {
     const financial = await service.get(`/v1/financials?${q}`);
     const exported = await service.get(`/v1/export?${q}`);
@@ -127,7 +183,9 @@ exports('a client that disconnects mid-stream stops the export: no more queries,
     const socket = net.connect(Number(new URL(service.url).port), '127.0.0.1');
     await new Promise((resolve) => socket.once('connect', resolve));
     // Read slowly: a little, then hang up long before the end.
-    socket.write(`GET /v1/export?metric=ggr&period=1990-01-01:2100-12-31 HTTP/1.1\r\nHost: x\r\nx-api-key: ${service.key}\r\nAccept: application/x-ndjson\r\n\r\n`);
+    socket.write(
+      `GET /v1/export?metric=ggr&period=1990-01-01:2100-12-31 HTTP/1.1\r\nHost: x\r\nx-api-key: ${service.key}\r\nAccept: application/x-ndjson\r\n\r\n`,
+    );
     socket.pause();
     await new Promise((resolve) => setTimeout(resolve, 300));
     const before = db.queriesRun;
@@ -138,7 +196,11 @@ exports('a client that disconnects mid-stream stops the export: no more queries,
     assert.is(db.queriesRun, settled, 'no query after the disconnect');
     const rows = (await service.get('/v1/financials?metric=ggr&limit=1')).status;
     assert.is(rows, 200);
-    const total = (await state.sql!.runAndReadAll(`SELECT count(*)::INTEGER FROM read_parquet(${quoteLiteral(path.join(dataDir, FIXTURE_RELEASE, 'ggr.parquet'))})`)).getRows()[0]![0] as number;
+    const total = (
+      await state.sql!.runAndReadAll(
+        `SELECT count(*)::INTEGER FROM read_parquet(${quoteLiteral(path.join(dataDir, FIXTURE_RELEASE, 'ggr.parquet'))})`,
+      )
+    ).getRows()[0]![0] as number;
     assert.ok(total / 16_384 > 10, `${total} rows`);
     assert.ok(settled - before < 5, `stopped early: ${settled - before} batch queries of ${Math.ceil(total / 16_384)}`);
 
@@ -167,14 +229,19 @@ exports('the typed client streams an export; the query CLI writes it to stdout w
   for await (const chunk of await api.export('ggr', { country: 'France' }, { format: 'csv' })) chunks.push(chunk as Buffer);
   assert.ok(Buffer.concat(chunks).equals((await download('/v1/export?metric=ggr&country=France', { accept: 'text/csv' })).body));
 
-  const run = await runQueryCli(['export', 'ggr', '--country', 'France', '--format', 'parquet'], { DQS_API_KEY: service.key, DQS_URL: service.url });
+  const run = await runQueryCli(['export', 'ggr', '--country', 'France', '--format', 'parquet'], {
+    DQS_API_KEY: service.key,
+    DQS_URL: service.url,
+  });
   assert.is(run.code, 0, run.stderr);
   assert.match(run.stderr, /[\d,.]+ (B|MB) written \| done/);
-  const expected = (await walkPages(service, '/v1/financials?metric=ggr&country=France', 1000)).flatMap((p) => p.data).map((r: any) => canonical({ ...r.dimensions, ...r.values }));
+  const expected = (await walkPages(service, '/v1/financials?metric=ggr&country=France', 1000))
+    .flatMap((p) => p.data)
+    .map((r: any) => canonical({ ...r.dimensions, ...r.values }));
   assert.equal(await readBack('parquet', run.stdout), expected);
 });
 
-exports('README\'s export examples answer, and DuckDB reads what they download', async () => {
+exports("README's export examples answer, and DuckDB reads what they download", async () => {
   const text = await fs.readFile(path.resolve(import.meta.dirname, '../README.md'), 'utf8');
   const section = text.slice(text.indexOf('### Bulk export'), text.indexOf('### CSV and Arrow'));
   const lines = [...section.matchAll(/^curl -s -o (\S+) "\$BASE(\/v1\/export[^"]+)"(.*)$/gm)];
@@ -196,7 +263,10 @@ exports('EXPORT_LIMIT_PER_DAY exports a key a day, shown in headers; then 429 wi
     const bad = await service.get('/v1/export?metric=fx&product=Lottery');
     assert.is(bad.status, 400);
     assert.is(bad.headers['x-export-remaining'], undefined, 'a refused request spends nothing');
-    assert.is((await service.get('/v1/export?metric=ggr&country=Spain', { headers: { accept: 'text/csv' } })).headers['x-export-remaining'], '0');
+    assert.is(
+      (await service.get('/v1/export?metric=ggr&country=Spain', { headers: { accept: 'text/csv' } })).headers['x-export-remaining'],
+      '0',
+    );
     const spent = await service.get('/v1/export?metric=ggr&country=Japan', { headers: { accept: 'text/csv' } });
     assert.is(spent.status, 429);
     assert.is(spent.json.error, 'Export limit reached: at most 2 exports per key per UTC day; try again later');

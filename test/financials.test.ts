@@ -1,9 +1,9 @@
 import path from 'node:path';
-import { DuckDBInstance, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
+import { type DuckDBConnection, DuckDBInstance, type DuckDBValue } from '@duckdb/node-api';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { DATASETS, type DatasetDef } from '../src/registry.ts';
-import { FIXTURE_RELEASE, startTestService, walkPages, type TestService } from './helpers/service.ts';
+import { FIXTURE_RELEASE, startTestService, type TestService, walkPages } from './helpers/service.ts';
 
 // /v1/financials against a real server over the deterministic fixture (seed 7, scale
 // 0.02). Expected counts and rows come from an independent DuckDB reading the
@@ -175,7 +175,13 @@ for (const d of FINANCIAL) {
   for (const dim of d.dimensions) {
     for (const { value, count } of await oracle.extremes(d.name, dim)) {
       Dimensions(`${d.name}: ${dim}=${JSON.stringify(value)} (${count} rows)`, async () => {
-        const rows = await walk([['metric', d.name], [dim, value]], { [dim]: [String(value)] });
+        const rows = await walk(
+          [
+            ['metric', d.name],
+            [dim, value],
+          ],
+          { [dim]: [String(value)] },
+        );
         assert.is(rows.length, count, 'row count equals the oracle');
         for (const row of rows) {
           assertRowShape(d, row);
@@ -201,7 +207,11 @@ const MULTI_CASES: { name: string; metric: string; filters: Record<string, Scala
     filters: { region: ['Europe', 'Africa'], category: ['Betting', 'Lottery'], year: [2020, 2021] },
   },
   { name: 'fx: currency and region', metric: 'fx', filters: { fx_local_currency: ['USD', 'EUR'], region: ['Europe', 'North America'] } },
-  { name: 'country: calculation and temporal', metric: 'country', filters: { calculation: ['Reported', 'Estimated'], temporal: ['Forecast'] } },
+  {
+    name: 'country: calculation and temporal',
+    metric: 'country',
+    filters: { calculation: ['Reported', 'Estimated'], temporal: ['Forecast'] },
+  },
   { name: 'an unknown value beside a real one', metric: 'ggr', filters: { country: ['France', 'Atlantis'] } },
 ];
 
@@ -225,17 +235,41 @@ for (const c of MULTI_CASES) {
 }
 
 Multi('OR within a dimension returns rows of each value', async () => {
-  const rows = await walk([['metric', 'ggr'], ['country', 'France'], ['country', 'Spain']]);
+  const rows = await walk([
+    ['metric', 'ggr'],
+    ['country', 'France'],
+    ['country', 'Spain'],
+  ]);
   const seen = new Set(rows.map((r) => r.dimensions.country));
   assert.equal([...seen].sort(), ['France', 'Spain']);
 });
 
 Multi('a repeated value is the same as the value once, and is echoed once', async () => {
-  const once = await walk([['metric', 'ggr'], ['country', 'France']], { country: ['France'] });
-  const twice = await walk([['metric', 'ggr'], ['country', 'France'], ['country', 'France']], { country: ['France'] });
+  const once = await walk(
+    [
+      ['metric', 'ggr'],
+      ['country', 'France'],
+    ],
+    { country: ['France'] },
+  );
+  const twice = await walk(
+    [
+      ['metric', 'ggr'],
+      ['country', 'France'],
+      ['country', 'France'],
+    ],
+    { country: ['France'] },
+  );
   assert.ok(once.length > 0);
   assert.equal(twice, once);
-  const mixed = await get([['metric', 'ggr'], ['country', 'Spain'], ['country', 'France'], ['country', 'Spain'], ['year', 2020], ['year', 2020]]);
+  const mixed = await get([
+    ['metric', 'ggr'],
+    ['country', 'Spain'],
+    ['country', 'France'],
+    ['country', 'Spain'],
+    ['year', 2020],
+    ['year', 2020],
+  ]);
   assert.is(mixed.status, 200, mixed.text);
   assert.equal(mixed.json.meta.filters_applied, { country: ['France', 'Spain'], year: ['2020'] });
   assert.is(mixed.json.meta.row_count, mixed.json.data.length);
@@ -244,8 +278,25 @@ Multi('a repeated value is the same as the value once, and is echoed once', asyn
 
 Multi('filters_applied is canonical: catalog order, sorted values, integer years, period last', async () => {
   const forms = [
-    [['metric', 'ggr'], ['year', '02021'], ['country', 'Spain'], ['period', '2019-01-01:2022-12-31'], ['year', 2020], ['country', 'France'], ['year', 999], ['country', 'Spain']],
-    [['period', '2019-01-01:2022-12-31'], ['country', 'France'], ['year', 2021], ['country', 'Spain'], ['year', 999], ['metric', 'ggr'], ['year', 2020]],
+    [
+      ['metric', 'ggr'],
+      ['year', '02021'],
+      ['country', 'Spain'],
+      ['period', '2019-01-01:2022-12-31'],
+      ['year', 2020],
+      ['country', 'France'],
+      ['year', 999],
+      ['country', 'Spain'],
+    ],
+    [
+      ['period', '2019-01-01:2022-12-31'],
+      ['country', 'France'],
+      ['year', 2021],
+      ['country', 'Spain'],
+      ['year', 999],
+      ['metric', 'ggr'],
+      ['year', 2020],
+    ],
   ] as const;
   const [first, second] = await Promise.all(forms.map((pairs) => get(pairs)));
   assert.is(first!.status, 200, first!.text);
@@ -257,7 +308,11 @@ Multi('filters_applied is canonical: catalog order, sorted values, integer years
 });
 
 Multi('a filter walk returns exactly the oracle rows, in order', async () => {
-  const rows = await walk([['metric', 'ggr'], ['country', 'France'], ['country', 'Spain']]);
+  const rows = await walk([
+    ['metric', 'ggr'],
+    ['country', 'France'],
+    ['country', 'Spain'],
+  ]);
   assert.equal(rows, await oracle.rows('ggr', { country: ['France', 'Spain'] }));
 });
 
@@ -269,8 +324,16 @@ Multi('several years; echoed as strings', async () => {
 });
 
 Multi('a value that exists nowhere gives an empty page', async () => {
-  for (const [dim, value] of [['country', 'Atlantis'], ['region', 'Atlantis'], ['year', 1850], ['product', 'france']] as const) {
-    const res = await get([['metric', 'ggr'], [dim, value]]);
+  for (const [dim, value] of [
+    ['country', 'Atlantis'],
+    ['region', 'Atlantis'],
+    ['year', 1850],
+    ['product', 'france'],
+  ] as const) {
+    const res = await get([
+      ['metric', 'ggr'],
+      [dim, value],
+    ]);
     assertEmptyPage(res, `${dim}=${value}`);
     assert.equal(res.json.meta.filters_applied, { [dim]: [String(value)] });
   }
@@ -278,11 +341,20 @@ Multi('a value that exists nowhere gives an empty page', async () => {
 
 Multi('state= (empty) selects the national rows', async () => {
   for (const metric of ['ggr', 'fx']) {
-    const rows = await walk([['metric', metric], ['state', '']], { state: [''] });
+    const rows = await walk(
+      [
+        ['metric', metric],
+        ['state', ''],
+      ],
+      { state: [''] },
+    );
     const expected = await oracle.count(metric, { state: [''] });
     assert.ok(expected > 0);
     assert.is(rows.length, expected, `${metric} state=''`);
-    assert.ok(rows.every((r) => r.dimensions.state === ''), `${metric}: every row is national`);
+    assert.ok(
+      rows.every((r) => r.dimensions.state === ''),
+      `${metric}: every row is national`,
+    );
   }
 });
 
@@ -302,7 +374,10 @@ const PERIOD_CASES: { period: string; years: [number, number] }[] = [
 
 for (const c of PERIOD_CASES) {
   Period(`period=${c.period} keeps the years ${c.years.join('..')}`, async () => {
-    const rows = await walk([['metric', 'ggr'], ['period', c.period]]);
+    const rows = await walk([
+      ['metric', 'ggr'],
+      ['period', c.period],
+    ]);
     assert.is(rows.length, await oracle.count('ggr', {}, c.years));
     const seen = [...new Set(rows.map((r) => r.dimensions.year as number))].sort();
     assert.equal(seen, await oracle.years('ggr', c.years));
@@ -310,23 +385,51 @@ for (const c of PERIOD_CASES) {
 }
 
 Period('period also applies to the fx dataset', async () => {
-  const rows = await walk([['metric', 'fx'], ['period', '2019-12-31:2021-01-01'], ['country', 'France']]);
+  const rows = await walk([
+    ['metric', 'fx'],
+    ['period', '2019-12-31:2021-01-01'],
+    ['country', 'France'],
+  ]);
   assert.is(rows.length, await oracle.count('fx', { country: ['France'] }, [2019, 2021]));
   assert.ok(rows.length > 0 && rows.every((r) => (r.dimensions.year as number) >= 2019 && (r.dimensions.year as number) <= 2021));
 });
 
 Period('a range beyond the data gives an empty page', async () => {
   // Years 0000-0099 are years like any other (Date.UTC would read them as 1900-1999).
-  for (const period of ['1900-01-01:1901-01-01', '2100-01-01:2200-12-31', '0000-01-01:0099-12-31', '0000-02-29:0004-02-29', '0099-12-31:1999-12-31']) {
-    assertEmptyPage(await get([['metric', 'ggr'], ['period', period]]), period);
+  for (const period of [
+    '1900-01-01:1901-01-01',
+    '2100-01-01:2200-12-31',
+    '0000-01-01:0099-12-31',
+    '0000-02-29:0004-02-29',
+    '0099-12-31:1999-12-31',
+  ]) {
+    assertEmptyPage(
+      await get([
+        ['metric', 'ggr'],
+        ['period', period],
+      ]),
+      period,
+    );
   }
 });
 
 Period('period AND year', async () => {
-  const both = await walk([['metric', 'ggr'], ['period', '2018-01-01:2022-12-31'], ['year', 2020], ['year', 2025]]);
+  const both = await walk([
+    ['metric', 'ggr'],
+    ['period', '2018-01-01:2022-12-31'],
+    ['year', 2020],
+    ['year', 2025],
+  ]);
   assert.is(both.length, await oracle.count('ggr', { year: [2020] }));
   assert.ok(both.length > 0 && both.every((r) => r.dimensions.year === 2020));
-  assertEmptyPage(await get([['metric', 'ggr'], ['period', '2018-01-01:2019-12-31'], ['year', 2020]]), 'year outside the period');
+  assertEmptyPage(
+    await get([
+      ['metric', 'ggr'],
+      ['period', '2018-01-01:2019-12-31'],
+      ['year', 2020],
+    ]),
+    'year outside the period',
+  );
 });
 
 const FORMAT = 'Expected format: YYYY-MM-DD:YYYY-MM-DD';
@@ -374,7 +477,10 @@ Limit('the default page is 100 rows', async () => {
 
 Limit('limit=1000 and limit=1', async () => {
   for (const limit of [1000, 1]) {
-    const res = await get([['metric', 'ggr'], ['limit', limit]]);
+    const res = await get([
+      ['metric', 'ggr'],
+      ['limit', limit],
+    ]);
     assert.is(res.status, 200, res.text);
     assert.is(res.json.data.length, limit);
     assert.is(res.json.meta.row_count, limit);
@@ -389,10 +495,23 @@ for (const limit of [['0'], ['1001'], ['-1'], ['1.5'], ['abc'], [''], ['1e2'], [
 }
 
 const ORDER_CASES: Pairs[] = [
-  [['metric', 'ggr'], ['region', 'Europe']],
-  [['metric', 'ggr'], ['category', 'Betting'], ['channel', 'Land']],
-  [['metric', 'fx'], ['region', 'North America']],
-  [['metric', 'country'], ['calculation', 'Reported']],
+  [
+    ['metric', 'ggr'],
+    ['region', 'Europe'],
+  ],
+  [
+    ['metric', 'ggr'],
+    ['category', 'Betting'],
+    ['channel', 'Land'],
+  ],
+  [
+    ['metric', 'fx'],
+    ['region', 'North America'],
+  ],
+  [
+    ['metric', 'country'],
+    ['calculation', 'Reported'],
+  ],
 ];
 
 for (const pairs of ORDER_CASES) {
@@ -402,7 +521,10 @@ for (const pairs of ORDER_CASES) {
     assert.ok(rows.length > 1000, 'spans several pages');
     const tuples = rows.map((r) => d.dimensions.map((dim) => r.dimensions[dim]!));
     for (let i = 1; i < tuples.length; i++) {
-      assert.ok(compareTuples(tuples[i - 1]!, tuples[i]!) < 0, `row ${i} ${JSON.stringify(tuples[i])} follows ${JSON.stringify(tuples[i - 1])}`);
+      assert.ok(
+        compareTuples(tuples[i - 1]!, tuples[i]!) < 0,
+        `row ${i} ${JSON.stringify(tuples[i])} follows ${JSON.stringify(tuples[i - 1])}`,
+      );
     }
   });
 }

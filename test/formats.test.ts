@@ -2,13 +2,13 @@ import fs from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
-import { tableFromIPC, type Table } from 'apache-arrow';
+import { type Table, tableFromIPC } from 'apache-arrow';
 import { request } from 'undici';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { DATASETS } from '../src/registry.ts';
 import { CursorCodec } from '../src/query/cursor.ts';
-import { FIXTURE_RELEASE, startTestService, tempDir, type TestService } from './helpers/service.ts';
+import { DATASETS } from '../src/registry.ts';
+import { FIXTURE_RELEASE, startTestService, type TestService, tempDir } from './helpers/service.ts';
 
 // CSV and Arrow by Accept on /v1/financials and /v1/reference: bytes and headers, the
 // same rows as the JSON answer (read back by apache-arrow and by DuckDB), 406, and
@@ -43,7 +43,10 @@ const flat = (rows: any[]) => rows.map((row) => (row.dimensions ? { ...row.dimen
 /** Each metric number of a JSON body as it is printed there, row by row. */
 function printedNumbers(json: string, metrics: readonly string[]): string[][] {
   const data = json.slice(json.indexOf('"data":['), json.lastIndexOf('],"pagination"'));
-  return data.split('"values":{').slice(1).map((row) => metrics.map((m) => new RegExp(`"${m}":([^,}]+)`).exec(row)![1]!));
+  return data
+    .split('"values":{')
+    .slice(1)
+    .map((row) => metrics.map((m) => new RegExp(`"${m}":([^,}]+)`).exec(row)![1]!));
 }
 
 /** A minimal RFC 4180 reader for the test's own checks (quoted fields, doubled quotes, CRLF). */
@@ -121,7 +124,11 @@ Bytes('CSV: header row, dimension then metric columns, RFC 4180 quoting, numbers
     assert.is(rows.length, expected.length, path);
     const numbers = printedNumbers(json.body.toString(), def.metrics);
     rows.forEach((row, i) => {
-      assert.equal(row.slice(0, def.dimensions.length), def.dimensions.map((d) => String(expected[i]![d])), `${path} row ${i}`);
+      assert.equal(
+        row.slice(0, def.dimensions.length),
+        def.dimensions.map((d) => String(expected[i]![d])),
+        `${path} row ${i}`,
+      );
       if (def.metrics.length) assert.equal(row.slice(def.dimensions.length), numbers[i], `${path} row ${i}: numbers`);
     });
   }
@@ -132,7 +139,7 @@ Bytes('CSV quoting: empty values are "", commas and quotes are quoted', async ()
   assert.match(csv, /,"",/, 'an empty state is written as ""');
   assert.not.match(csv, /,,/, 'no unquoted empty field');
   const { csvField } = await import('../src/render/csv-syntax.ts');
-  assert.is(csvField('Côte d\'Ivoire'), 'Côte d\'Ivoire');
+  assert.is(csvField("Côte d'Ivoire"), "Côte d'Ivoire");
   assert.is(csvField('Bosnia, Herzegovina'), '"Bosnia, Herzegovina"');
   assert.is(csvField('the "Big" one'), '"the ""Big"" one"');
   assert.is(csvField('two\r\nlines'), '"two\r\nlines"');
@@ -146,7 +153,10 @@ Bytes('Arrow: a stream apache-arrow reads; dictionaries for text, Int32 year, Fl
     assert.is(arrow.headers['content-type'], ARROW);
     const table = tableFromIPC(arrow.body);
     const def = DATASETS.find((d) => path.includes(`=${d.name}&`))!;
-    assert.equal(table.schema.fields.map((f) => f.name), [...def.dimensions, ...def.metrics]);
+    assert.equal(
+      table.schema.fields.map((f) => f.name),
+      [...def.dimensions, ...def.metrics],
+    );
     for (const field of table.schema.fields) {
       const expected = field.name === 'year' ? 'Int32' : def.metrics.includes(field.name) ? 'Float64' : /^Dictionary<Int(8|16|32), Utf8>$/;
       if (typeof expected === 'string') assert.is(String(field.type), expected, `${path}: ${field.name}`);
@@ -172,16 +182,25 @@ Bytes('DuckDB reads the CSV answer back (read_csv) as the JSON rows', async () =
     const file = `${dir}/${QUERIES.indexOf(path)}.csv`;
     await fs.writeFile(file, (await ok(path, CSV)).body);
     const def = DATASETS.find((d) => path.includes(`=${d.name}&`))!;
-    const types = [...def.dimensions.map((d) => `'${d}': '${d === 'year' ? 'INTEGER' : 'VARCHAR'}'`), ...def.metrics.map((m) => `'${m}': 'DOUBLE'`)];
+    const types = [
+      ...def.dimensions.map((d) => `'${d}': '${d === 'year' ? 'INTEGER' : 'VARCHAR'}'`),
+      ...def.metrics.map((m) => `'${m}': 'DOUBLE'`),
+    ];
     // `""` is an empty string, not NULL.
-    const rows = await duckdb((run) => run(`SELECT * FROM read_csv('${file}', header = true, columns = {${types.join(', ')}}, allow_quoted_nulls = false)`));
+    const rows = await duckdb((run) =>
+      run(`SELECT * FROM read_csv('${file}', header = true, columns = {${types.join(', ')}}, allow_quoted_nulls = false)`),
+    );
     assert.equal(rows, flat(json.data), path);
   }
 });
 
 /** What the test uses of duckdb-wasm's blocking Node build (its typings are not reachable through the package's exports). */
 interface WasmDuckDB {
-  createDuckDB(bundles: object, logger: unknown, runtime: unknown): Promise<{
+  createDuckDB(
+    bundles: object,
+    logger: unknown,
+    runtime: unknown,
+  ): Promise<{
     instantiate(): Promise<unknown>;
     connect(): {
       insertArrowFromIPCStream(ipc: Uint8Array, options: { name: string }): void;
@@ -202,7 +221,10 @@ Bytes('DuckDB reads the Arrow answer back as the JSON rows', async () => {
   const entry = require.resolve('@duckdb/duckdb-wasm/dist/duckdb-node-blocking.cjs');
   const wasm = require(entry) as WasmDuckDB;
   const dist = path.dirname(entry);
-  const bundles = { mvp: { mainModule: path.join(dist, 'duckdb-mvp.wasm'), mainWorker: '' }, eh: { mainModule: path.join(dist, 'duckdb-eh.wasm'), mainWorker: '' } };
+  const bundles = {
+    mvp: { mainModule: path.join(dist, 'duckdb-mvp.wasm'), mainWorker: '' },
+    eh: { mainModule: path.join(dist, 'duckdb-eh.wasm'), mainWorker: '' },
+  };
   const db = await wasm.createDuckDB(bundles, new wasm.VoidLogger(), wasm.NODE_RUNTIME);
   await db.instantiate();
   const connection = db.connect();
@@ -210,11 +232,21 @@ Bytes('DuckDB reads the Arrow answer back as the JSON rows', async () => {
     for (const [i, path] of QUERIES.entries()) {
       const json = JSON.parse((await ok(path)).body.toString());
       connection.insertArrowFromIPCStream((await ok(path, ARROW)).body, { name: `answer${i}` });
-      const types = connection.query(`SELECT column_name, data_type FROM information_schema.columns WHERE table_name = 'answer${i}' ORDER BY ordinal_position`).toArray().map((r) => r.toJSON());
+      const types = connection
+        .query(`SELECT column_name, data_type FROM information_schema.columns WHERE table_name = 'answer${i}' ORDER BY ordinal_position`)
+        .toArray()
+        .map((r) => r.toJSON());
       for (const { column_name: name, data_type: type } of types) {
-        assert.is(type, name === 'year' ? 'INTEGER' : json.data[0]?.values && name in json.data[0].values ? 'DOUBLE' : 'VARCHAR', `${path}: ${name}`);
+        assert.is(
+          type,
+          name === 'year' ? 'INTEGER' : json.data[0]?.values && name in json.data[0].values ? 'DOUBLE' : 'VARCHAR',
+          `${path}: ${name}`,
+        );
       }
-      const rows = connection.query(`SELECT * FROM answer${i}`).toArray().map((r) => ({ ...r.toJSON() }));
+      const rows = connection
+        .query(`SELECT * FROM answer${i}`)
+        .toArray()
+        .map((r) => ({ ...r.toJSON() }));
       assert.equal(rows, flat(json.data), path);
     }
   } finally {
@@ -248,7 +280,11 @@ Refused('an Accept naming nothing served is 406 in JSON, listing what is served'
 
 Refused('errors are JSON whatever Accept asks for', async () => {
   for (const accept of [CSV, ARROW]) {
-    for (const [path, status] of [['/v1/financials?metric=nope', 400], ['/v1/financials?metric=ggr&limit=0', 400], ['/v1/reference?dataset=ggr', 400]] as const) {
+    for (const [path, status] of [
+      ['/v1/financials?metric=nope', 400],
+      ['/v1/financials?metric=ggr&limit=0', 400],
+      ['/v1/reference?dataset=ggr', 400],
+    ] as const) {
       const res = await raw(path, { accept });
       assert.is(res.status, status, `${accept} ${path}`);
       assert.match(String(res.headers['content-type']), /^application\/json/);
@@ -323,7 +359,10 @@ Links('JSON: Link points at the next page while has_more; the walk equals the cu
     assert.is(body.pagination.has_more, i < pages.length - 1);
     if (!body.pagination.has_more) return assert.is(link, undefined, 'no Link on the last page');
     // The same query as sent, parameter order kept, with the new cursor.
-    assert.is(link, `</v1/financials?country=France&metric=ggr&country=Spain&limit=9&cursor=${encodeURIComponent(body.pagination.cursor)}>; rel="next"`);
+    assert.is(
+      link,
+      `</v1/financials?country=France&metric=ggr&country=Spain&limit=9&cursor=${encodeURIComponent(body.pagination.cursor)}>; rel="next"`,
+    );
     assert.is(pages[i]!.headers['x-next-cursor'], undefined, 'JSON carries the cursor in its body');
   });
 });
@@ -358,22 +397,41 @@ Links('a cursor pages the format it was issued in, named by Accept or by format=
   const whole = JSON.parse((await ok('/v1/reference?dataset=country_reference&limit=100')).body.toString());
   const second = tableFromIPC((await ok(`/v1/reference?dataset=country_reference&limit=50&format=arrow&cursor=${cursor}`)).body);
   assert.equal(arrowRows(second), whole.data.slice(50, 100));
-  for (const [other, accept] of [['', undefined], ['', CSV], ['&format=json', ARROW], ['&format=csv', undefined]] as const) {
+  for (const [other, accept] of [
+    ['', undefined],
+    ['', CSV],
+    ['&format=json', ARROW],
+    ['&format=csv', undefined],
+  ] as const) {
     const refused = await raw(`/v1/reference?dataset=country_reference&limit=50${other}&cursor=${cursor}`, accept ? { accept } : {});
-    assert.equal([refused.status, JSON.parse(refused.body.toString())], [400, { error: 'Invalid pagination cursor' }], `${other} ${accept}`);
+    assert.equal(
+      [refused.status, JSON.parse(refused.body.toString())],
+      [400, { error: 'Invalid pagination cursor' }],
+      `${other} ${accept}`,
+    );
   }
   const json = JSON.parse((await ok('/v1/reference?dataset=country_reference&limit=50')).body.toString());
-  assert.is((await raw(`/v1/reference?dataset=country_reference&limit=50&cursor=${json.pagination.cursor}`, { accept: CSV })).status, 400, 'a JSON cursor does not page CSV');
+  assert.is(
+    (await raw(`/v1/reference?dataset=country_reference&limit=50&cursor=${json.pagination.cursor}`, { accept: CSV })).status,
+    400,
+    'a JSON cursor does not page CSV',
+  );
 });
 
 Links('cursors issued before they named a format page every format, as they did', async () => {
   const secret = (await fs.readFile(path.join(service.stateDir, 'cursor-secret'), 'utf8')).trim();
-  const legacy = new CursorCodec(Buffer.from(secret, 'hex')).encode({ release: FIXTURE_RELEASE, dataset: 'country_reference', filters: new Map() }, 49);
+  const legacy = new CursorCodec(Buffer.from(secret, 'hex')).encode(
+    { release: FIXTURE_RELEASE, dataset: 'country_reference', filters: new Map() },
+    49,
+  );
   assert.match(legacy, /^[0-9a-z]+\.[A-Za-z0-9_-]{22}\.[0-9a-z]+$/, 'no format in the token');
   const whole = JSON.parse((await ok('/v1/reference?dataset=country_reference&limit=100')).body.toString());
   const json = JSON.parse((await ok(`/v1/reference?dataset=country_reference&limit=50&cursor=${legacy}`)).body.toString());
   assert.equal(json.data, whole.data.slice(50, 100));
-  assert.equal(arrowRows(tableFromIPC((await ok(`/v1/reference?dataset=country_reference&limit=50&cursor=${legacy}`, ARROW)).body)), whole.data.slice(50, 100));
+  assert.equal(
+    arrowRows(tableFromIPC((await ok(`/v1/reference?dataset=country_reference&limit=50&cursor=${legacy}`, ARROW)).body)),
+    whole.data.slice(50, 100),
+  );
 });
 
 Links.run();
@@ -392,7 +450,13 @@ const ENDPOINTS = [
   [`/v1/revisions?metric=fx&from=${FIXTURE_RELEASE}&to=${FIXTURE_RELEASE}`, ['json', 'csv', 'arrow']],
   ['/v1/export?metric=fx&fx_local_currency=JPY', ['parquet', 'csv', 'arrow', 'ndjson']],
 ] as const;
-const MEDIA: Record<string, string> = { json: 'application/json', csv: CSV, arrow: ARROW, parquet: 'application/vnd.apache.parquet', ndjson: 'application/x-ndjson' };
+const MEDIA: Record<string, string> = {
+  json: 'application/json',
+  csv: CSV,
+  arrow: ARROW,
+  parquet: 'application/vnd.apache.parquet',
+  ndjson: 'application/x-ndjson',
+};
 
 Named('format= gives the body Accept would, and wins over Accept', async () => {
   for (const [url, formats] of ENDPOINTS) {
@@ -412,8 +476,14 @@ Named('an unknown or repeated format is a 400 listing the accepted ones, in JSON
   for (const [url, formats] of ENDPOINTS) {
     for (const value of ['xml', 'JSON', '', 'csv&format=csv']) {
       const res = await service.get(`${url}&format=${value}`, { headers: { accept: CSV } });
-      const expected = value.includes('&') ? 'Expected a single value, received several' : `Expected ${formats.slice(0, -1).join(', ')} or ${formats.at(-1)}`;
-      assert.equal([res.status, res.json], [400, { error: 'Invalid query parameters', details: { formErrors: [], fieldErrors: { format: [expected] } } }], `${url} ${value}`);
+      const expected = value.includes('&')
+        ? 'Expected a single value, received several'
+        : `Expected ${formats.slice(0, -1).join(', ')} or ${formats.at(-1)}`;
+      assert.equal(
+        [res.status, res.json],
+        [400, { error: 'Invalid query parameters', details: { formErrors: [], fieldErrors: { format: [expected] } } }],
+        `${url} ${value}`,
+      );
     }
   }
   // Not a filter: the metric's dimensions are checked as before, and format is not among them.

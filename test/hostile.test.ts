@@ -3,7 +3,7 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { DATASETS } from '../src/registry.ts';
-import { FIXTURE_RELEASE, startTestService, walkPages, type Response } from './helpers/service.ts';
+import { FIXTURE_RELEASE, type Response, startTestService, walkPages } from './helpers/service.ts';
 
 // Hostile filter values and parameter names: each is refused (400) or matches nothing
 // (200, empty page), never a 5xx, and none of them changes what later queries return.
@@ -58,7 +58,18 @@ const HOSTILE_VALUES: string[] = [
 ];
 
 // Object.prototype's members first: a lookup like `name in someObject` would take them for known names.
-const PROTOTYPE_NAMES = ['__proto__', 'constructor', 'toString', 'toLocaleString', 'valueOf', 'hasOwnProperty', 'isPrototypeOf', 'propertyIsEnumerable', '__defineGetter__', '__lookupSetter__'];
+const PROTOTYPE_NAMES = [
+  '__proto__',
+  'constructor',
+  'toString',
+  'toLocaleString',
+  'valueOf',
+  'hasOwnProperty',
+  'isPrototypeOf',
+  'propertyIsEnumerable',
+  '__defineGetter__',
+  '__lookupSetter__',
+];
 const HOSTILE_NAMES: string[] = [...PROTOTYPE_NAMES, 'prototype', "x'y", ...HOSTILE_VALUES];
 
 const service = await startTestService();
@@ -92,7 +103,10 @@ function assertFieldError(res: Response, field: string, what: string): void {
   assert.is(res.status, 400, `${what}: ${res.status} ${res.text.slice(0, 120)}`);
   assert.is(res.json.error, 'Invalid query parameters', what);
   const messages = res.json.details?.fieldErrors?.[field];
-  assert.ok(Object.hasOwn(res.json.details.fieldErrors, field) && Array.isArray(messages) && messages.length > 0, `${what}: fieldErrors.${field}`);
+  assert.ok(
+    Object.hasOwn(res.json.details.fieldErrors, field) && Array.isArray(messages) && messages.length > 0,
+    `${what}: fieldErrors.${field}`,
+  );
 }
 
 function assertError(res: Response, what: string, check: (error: string) => boolean, expected: string): void {
@@ -135,7 +149,12 @@ const VALUE_TARGETS: Target[] = [
     name: 'metric=<value>',
     path: (v) => `/v1/financials?metric=${enc(v)}`,
     expect: (res, v, what) =>
-      assertError(res, what, (e) => e.startsWith(`Unknown metric: '${v}'`) && e.includes('/catalog'), `Unknown metric: '<value>' … /catalog`),
+      assertError(
+        res,
+        what,
+        (e) => e.startsWith(`Unknown metric: '${v}'`) && e.includes('/catalog'),
+        `Unknown metric: '<value>' … /catalog`,
+      ),
   },
   {
     name: 'ggr cursor=<value>',
@@ -171,7 +190,8 @@ const NAME_TARGETS: Target[] = [
   {
     name: 'financials ggr <name>=France',
     path: (n) => `/v1/financials?metric=ggr&${enc(n)}=France`,
-    expect: (res, n, what) => assertError(res, what, (e) => e === invalidDimension('ggr', GGR_DIMENSIONS)(n), invalidDimension('ggr', GGR_DIMENSIONS)(n)),
+    expect: (res, n, what) =>
+      assertError(res, what, (e) => e === invalidDimension('ggr', GGR_DIMENSIONS)(n), invalidDimension('ggr', GGR_DIMENSIONS)(n)),
   },
   {
     // Twice, so only names that keep the request line well under Node's 16 kB header limit
@@ -179,7 +199,8 @@ const NAME_TARGETS: Target[] = [
     name: 'financials fx <name>=1&<name>=2',
     only: (n) => n.length <= 100,
     path: (n) => `/v1/financials?metric=fx&${enc(n)}=1&${enc(n)}=2`,
-    expect: (res, n, what) => assertError(res, what, (e) => e === invalidDimension('fx', FX_DIMENSIONS)(n), invalidDimension('fx', FX_DIMENSIONS)(n)),
+    expect: (res, n, what) =>
+      assertError(res, what, (e) => e === invalidDimension('fx', FX_DIMENSIONS)(n), invalidDimension('fx', FX_DIMENSIONS)(n)),
   },
   {
     name: 'reference <name>=1',
@@ -280,7 +301,10 @@ Hostile('no request was logged as a server error', () => {
   const errors = service.logs.filter((line) => typeof line.level === 'number' && line.level >= 50);
   assert.equal(errors, []);
   const statuses = service.logs.map((line) => line.status ?? line.res?.statusCode).filter((s) => typeof s === 'number');
-  assert.ok(statuses.every((s) => s < 500), `5xx in the request log: ${statuses.filter((s) => s >= 500).join(', ')}`);
+  assert.ok(
+    statuses.every((s) => s < 500),
+    `5xx in the request log: ${statuses.filter((s) => s >= 500).join(', ')}`,
+  );
 });
 
 Hostile('every later query returns what it returned before', async () => {
@@ -333,7 +357,10 @@ Literal("a real value holding a quote matches exactly its rows (Cote d'Ivoire)",
 
     // An injection attempt beside it adds nothing.
     const mixed = await walkPages(service, `/v1/financials?metric=ggr&country=${enc("Cote d'Ivoire")}&country=${enc("' OR '1'='1")}`, 1000);
-    assert.equal(mixed.flatMap((p) => p.data), rows);
+    assert.equal(
+      mixed.flatMap((p) => p.data),
+      rows,
+    );
   } finally {
     connection.closeSync();
     instance.closeSync();

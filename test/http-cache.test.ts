@@ -5,15 +5,15 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import Koa from 'koa';
+import { request } from 'undici';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { request } from 'undici';
 import type { Database } from '../src/duckdb/database.ts';
 import { InvalidParametersError } from '../src/errors.ts';
 import { renderErrors } from '../src/http/middleware/errors.ts';
 import { createLogger } from '../src/log.ts';
-import { FIXTURE_RELEASE, fixtureDataDir, startTestService, tempDir, type TestService } from './helpers/service.ts';
 import { writePointer } from '../src/releases/on-disk.ts';
+import { FIXTURE_RELEASE, fixtureDataDir, startTestService, type TestService, tempDir } from './helpers/service.ts';
 
 // Response cache, content-coding and HTTP caching over real HTTP, on real DuckDB.
 // Whether DuckDB ran is observed by counting the pool's leases: a cache hit or a
@@ -163,7 +163,12 @@ Replay('every format and coding: the same status, headers and bytes as the full 
     assert.ok(replayed.body.equals(full.body), `same bytes: ${path} ${JSON.stringify(headers)}`);
     assert.equal(representation(replayed), representation(full), `same headers: ${path} ${JSON.stringify(headers)}`);
     // Counted afresh: the limit headers are not the recorded answer's.
-    if (path.startsWith('/v1/')) assert.is(Number(replayed.headers['x-ratelimit-remaining']), Number(full.headers['x-ratelimit-remaining']) - 1, `fresh limit headers: ${path}`);
+    if (path.startsWith('/v1/'))
+      assert.is(
+        Number(replayed.headers['x-ratelimit-remaining']),
+        Number(full.headers['x-ratelimit-remaining']) - 1,
+        `fresh limit headers: ${path}`,
+      );
   }
 });
 
@@ -173,7 +178,10 @@ Replay('If-None-Match on a replayed request: the same 304 as the full path gives
   const first = await raw(service, path, { 'accept-encoding': 'gzip' });
   const conditional = { 'accept-encoding': 'gzip', 'if-none-match': String(first.headers.etag) };
   const full = await raw(service, reordered, conditional); // never answered yet: the full path
-  const replays = async () => Number(/^dqs_replayed_answers_total\{status="304"\} (\d+)/m.exec((await fetch(`${service.adminUrl}/metrics`).then((r) => r.text())))?.[1] ?? 0);
+  const replays = async () =>
+    Number(
+      /^dqs_replayed_answers_total\{status="304"\} (\d+)/m.exec(await fetch(`${service.adminUrl}/metrics`).then((r) => r.text()))?.[1] ?? 0,
+    );
   const before = await replays();
   const replayed = await raw(service, path, conditional);
   assert.is(await replays(), before + 1, 'the second 304 came from the replay record');
@@ -337,7 +345,13 @@ Errors('clears the caching headers a failed handler set, keeps the rate-limit he
   app.use(renderErrors(createLogger('silent')));
   app.use(async (ctx, next) => {
     // What a limiter in front of the handler sets.
-    ctx.set({ 'X-RateLimit-Limit': '100', 'X-RateLimit-Remaining': '7', 'RateLimit-Policy': '"minute";q=100;w=60', RateLimit: '"minute";r=7;t=30', 'Retry-After': '30' });
+    ctx.set({
+      'X-RateLimit-Limit': '100',
+      'X-RateLimit-Remaining': '7',
+      'RateLimit-Policy': '"minute";q=100;w=60',
+      RateLimit: '"minute";r=7;t=30',
+      'Retry-After': '30',
+    });
     await next();
   });
   app.use((ctx) => {

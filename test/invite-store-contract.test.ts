@@ -4,10 +4,10 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { FileInviteStore } from '../src/invites/file-store.ts';
 import { RedisInviteStore } from '../src/invites/redis-store.ts';
-import { hashToken, inviteStatus, type InviteStore } from '../src/invites/store.ts';
+import { hashToken, type InviteStore, inviteStatus } from '../src/invites/store.ts';
 import { createLogger } from '../src/log.ts';
-import { reconnect, REDIS_BINARY, redisWithClients, skipRedisSuite, until } from './helpers/redis.ts';
-import { contractSuite, type ContractBackend } from './helpers/contract.ts';
+import { type ContractBackend, contractSuite } from './helpers/contract.ts';
+import { REDIS_BINARY, reconnect, redisWithClients, skipRedisSuite, until } from './helpers/redis.ts';
 import { tempDir } from './helpers/service.ts';
 
 // One contract for every InviteStore, like test/key-store-contract.test.ts.
@@ -148,7 +148,10 @@ if (REDIS_BINARY) {
     for (const first of ['stale', 'closing'] as const) {
       await a.flushall();
       // No polls: each copy changes only by its own writes, and checks Redis when its connection is made again.
-      const [closing, stale] = [await RedisInviteStore.open(a, log, { refreshMs: HOUR }), await RedisInviteStore.open(b, log, { refreshMs: HOUR })];
+      const [closing, stale] = [
+        await RedisInviteStore.open(a, log, { refreshMs: HOUR }),
+        await RedisInviteStore.open(b, log, { refreshMs: HOUR }),
+      ];
       try {
         const open = await closing.create(invite('Open'), NOW);
         const claimed = await closing.create(invite('Claimed'), NOW);
@@ -168,7 +171,11 @@ if (REDIS_BINARY) {
         for (const store of [closing, stale]) {
           assert.ok((await store.spend(open.token, NOW + 1)).ok, `${first} first: the open invite can be claimed`);
           assert.equal(await store.spend(claimed.token, NOW + 1), { ok: false, status: 'claimed' }, `${first} first: the claim stands`);
-          assert.equal(await store.spend(revoked.token, NOW + 1), { ok: false, status: 'revoked' }, `${first} first: the revocation stands`);
+          assert.equal(
+            await store.spend(revoked.token, NOW + 1),
+            { ok: false, status: 'revoked' },
+            `${first} first: the revocation stands`,
+          );
           await store.release((await store.find(open.token))!);
         }
         assert.is((await stale.find(claimed.token))?.key_id, 'key_0000000000000001', 'the settled claim keeps its key');

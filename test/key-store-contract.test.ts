@@ -8,8 +8,8 @@ import { FileKeyStore } from '../src/keys/file-store.ts';
 import { RedisKeyStore } from '../src/keys/redis-store.ts';
 import type { KeyStore } from '../src/keys/store.ts';
 import { createLogger } from '../src/log.ts';
-import { reconnect, REDIS_BINARY, redisWithClients, skipRedisSuite, until } from './helpers/redis.ts';
-import { contractSuite, type ContractBackend } from './helpers/contract.ts';
+import { type ContractBackend, contractSuite } from './helpers/contract.ts';
+import { REDIS_BINARY, reconnect, redisWithClients, skipRedisSuite, until } from './helpers/redis.ts';
 import { tempDir } from './helpers/service.ts';
 
 // One contract for every KeyStore (undici's cacheStoreTests(Store) pattern).
@@ -56,7 +56,10 @@ function keyStoreContract(name: string, backend: Backend) {
       assert.is(await store.verify(key), undefined);
       assert.is(store.held(key), undefined);
       assert.equal(await store.revoke(record.id), revoked, 'revoking again returns the first revocation');
-      assert.equal((await store.list()).find((r) => r.id === record.id), { ...revoked, last_used_at: null });
+      assert.equal(
+        (await store.list()).find((r) => r.id === record.id),
+        { ...revoked, last_used_at: null },
+      );
     }
     assert.is(await store.revoke('key_0000000000000000'), undefined);
     assert.is(await store.revoke('sk_live_' + 'b'.repeat(40)), undefined);
@@ -74,9 +77,15 @@ function keyStoreContract(name: string, backend: Backend) {
     } finally {
       await repair();
     }
-    assert.equal((await store.list()).map((r) => r.client), ['before']);
+    assert.equal(
+      (await store.list()).map((r) => r.client),
+      ['before'],
+    );
     const reopened = await open();
-    assert.equal((await reopened.list()).map((r) => r.client), ['before']);
+    assert.equal(
+      (await reopened.list()).map((r) => r.client),
+      ['before'],
+    );
     assert.ok(await reopened.verify(kept.key));
   });
 
@@ -225,7 +234,10 @@ if (REDIS_BINARY) {
     for (const first of ['stale', 'revoking'] as const) {
       await a.flushall();
       // No polls: each copy changes only by its own writes, and checks Redis when its connection is made again.
-      const [revoking, stale] = [await RedisKeyStore.open(a, log, { refreshMs: HOUR }), await RedisKeyStore.open(b, log, { refreshMs: HOUR })];
+      const [revoking, stale] = [
+        await RedisKeyStore.open(a, log, { refreshMs: HOUR }),
+        await RedisKeyStore.open(b, log, { refreshMs: HOUR }),
+      ];
       try {
         const kept = await revoking.create('kept');
         const gone = await revoking.create('gone');
@@ -237,15 +249,22 @@ if (REDIS_BINARY) {
         // Each write-back bumps the emptied version counter: 1, then 2.
         for (const [i, client] of (first === 'stale' ? [b, a] : [a, b]).entries()) {
           await reconnect(client);
-          assert.ok(await until(async () => Number(await a.get('dqs:keys:version')) === i + 1, 2000), `write-back ${i + 1} by the ${i === 0 ? first : 'other'} copy`);
+          assert.ok(
+            await until(async () => Number(await a.get('dqs:keys:version')) === i + 1, 2000),
+            `write-back ${i + 1} by the ${i === 0 ? first : 'other'} copy`,
+          );
         }
-        const stored = (id: string) => a.hget('dqs:keys', id === kept.record.id ? kept.record.hash : gone.record.hash).then((t) => JSON.parse(t!));
+        const stored = (id: string) =>
+          a.hget('dqs:keys', id === kept.record.id ? kept.record.hash : gone.record.hash).then((t) => JSON.parse(t!));
         assert.is((await stored(kept.record.id)).revoked_at, null, first);
         assert.ok((await stored(gone.record.id)).revoked_at, `${first} first: the revocation stands`);
         assert.ok(await a.get('dqs:generation'), 'a new generation marker');
         // The copy that wrote first reloaded before the other's write-back: the version poll brings it along.
         await Promise.all([reconnect(a), reconnect(b)]);
-        assert.ok(await until(async () => (await stale.verify(gone.key)) === undefined, 2000), `${first} first: the stale copy learns of the revocation`);
+        assert.ok(
+          await until(async () => (await stale.verify(gone.key)) === undefined, 2000),
+          `${first} first: the stale copy learns of the revocation`,
+        );
         for (const store of [revoking, stale]) {
           assert.ok(await store.verify(kept.key));
           assert.is(await store.verify(gone.key), undefined);
@@ -256,26 +275,32 @@ if (REDIS_BINARY) {
     }
   });
 
-  shared('Redis gone back in time (same marker, older version, as a lagging failover): the copy is written back and its revocation stands', async () => {
-    await a.flushall();
-    const store = await RedisKeyStore.open(a, log, { refreshMs: 50 });
-    try {
-      const kept = await store.create('kept');
-      const gone = await store.create('gone');
-      const before = JSON.stringify(gone.record);
-      await store.revoke(gone.record.id);
-      await sleep(200); // a few polls: the copy has seen version 3
-      // What Redis held after the first create and before the rest, under the same marker.
-      await b.multi().hdel('dqs:keys', kept.record.hash).hset('dqs:keys', gone.record.hash, before).set('dqs:keys:version', '1').exec();
-      const stored = async (hash: string) => JSON.parse((await a.hget('dqs:keys', hash)) ?? 'null');
-      assert.ok(await until(async () => (await stored(kept.record.hash)) !== null && (await stored(gone.record.hash)).revoked_at !== null, 2000), 'written back');
-      await sleep(200); // a few more polls: the copy follows what Redis holds now
-      assert.ok(await store.verify(kept.key));
-      assert.is(await store.verify(gone.key), undefined);
-    } finally {
-      await store.close();
-    }
-  });
+  shared(
+    'Redis gone back in time (same marker, older version, as a lagging failover): the copy is written back and its revocation stands',
+    async () => {
+      await a.flushall();
+      const store = await RedisKeyStore.open(a, log, { refreshMs: 50 });
+      try {
+        const kept = await store.create('kept');
+        const gone = await store.create('gone');
+        const before = JSON.stringify(gone.record);
+        await store.revoke(gone.record.id);
+        await sleep(200); // a few polls: the copy has seen version 3
+        // What Redis held after the first create and before the rest, under the same marker.
+        await b.multi().hdel('dqs:keys', kept.record.hash).hset('dqs:keys', gone.record.hash, before).set('dqs:keys:version', '1').exec();
+        const stored = async (hash: string) => JSON.parse((await a.hget('dqs:keys', hash)) ?? 'null');
+        assert.ok(
+          await until(async () => (await stored(kept.record.hash)) !== null && (await stored(gone.record.hash)).revoked_at !== null, 2000),
+          'written back',
+        );
+        await sleep(200); // a few more polls: the copy follows what Redis holds now
+        assert.ok(await store.verify(kept.key));
+        assert.is(await store.verify(gone.key), undefined);
+      } finally {
+        await store.close();
+      }
+    },
+  );
 
   shared('Redis emptied: the newest use any replica wrote is written back', async () => {
     await a.flushall();
@@ -287,7 +312,10 @@ if (REDIS_BINARY) {
       one.recordUse(record.id, at + 1000);
       other.recordUse(record.id, at);
       const lastUsed = async () => (await one.list())[0]?.last_used_at;
-      assert.ok(await until(async () => (await a.zscore('dqs:keys:last-used', record.id)) === String(at + 1000), 2000), 'both uses written');
+      assert.ok(
+        await until(async () => (await a.zscore('dqs:keys:last-used', record.id)) === String(at + 1000), 2000),
+        'both uses written',
+      );
       await a.flushall();
       await Promise.all([reconnect(a), reconnect(b)]);
       assert.ok(await until(async () => (await lastUsed()) === new Date(at + 1000).toISOString(), 2000), `last used: ${await lastUsed()}`);

@@ -1,9 +1,9 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { Pool, request } from 'undici';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { Pool, request } from 'undici';
 import { alive, SERVER_ARGS } from './helpers/processes.ts';
 import { freePort } from './helpers/redis.ts';
 import { fixtureDataDir, tempDir } from './helpers/service.ts';
@@ -29,7 +29,12 @@ test(`${REQUESTS} keyless requests, each a new URL with a ${ACCEPT_BYTES / 1000}
   const pool = new Pool(origin, { connections: 8 });
   try {
     const deadline = Date.now() + 60_000;
-    while ((await request(`${origin}/healthz`).then((r) => (r.body.dump(), r.statusCode), () => 0)) !== 200) {
+    while (
+      (await request(`${origin}/healthz`).then(
+        (r) => (r.body.dump(), r.statusCode),
+        () => 0,
+      )) !== 200
+    ) {
       assert.ok(Date.now() < deadline, 'the server was not ready within 60 s');
       await new Promise((r) => setTimeout(r, 200));
     }
@@ -40,7 +45,11 @@ test(`${REQUESTS} keyless requests, each a new URL with a ${ACCEPT_BYTES / 1000}
         while (sent < stop) {
           const n = sent++;
           const accept = `application/json;q=0.9, text/x-${n}-${'a'.repeat(ACCEPT_BYTES)}`;
-          const res = await pool.request({ method: 'GET', path: `/openapi.json?n=${n}`, headers: { accept, 'accept-encoding': n % 2 ? 'br' : 'identity' } });
+          const res = await pool.request({
+            method: 'GET',
+            path: `/openapi.json?n=${n}`,
+            headers: { accept, 'accept-encoding': n % 2 ? 'br' : 'identity' },
+          });
           await res.body.dump();
           assert.is(res.statusCode, 200);
         }

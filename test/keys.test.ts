@@ -4,11 +4,10 @@ import path from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { adminCli as admin } from './helpers/admin-cli.ts';
-import { startTestService, tempDir, type TestService } from './helpers/service.ts';
+import { startTestService, type TestService, tempDir } from './helpers/service.ts';
 
 // API keys end to end: the operator's CLI against a running server's admin
 // listener, what is stored, restart survival and revocation.
-
 
 const keys = suite('keys');
 let service: TestService;
@@ -63,7 +62,9 @@ keys('key revoke, by key or by id, takes effect on the next request', async () =
     const created = await admin(service, 'key', 'create', '--client', `revoke-by-${by}`);
     const key = created.stdout.trimEnd().split('\n').at(-1)!;
     assert.is((await service.get('/v1/catalog', { key })).status, 200);
-    const id = JSON.parse((await admin(service, 'key', 'list', '--json')).stdout).find((k: { client: string }) => k.client === `revoke-by-${by}`).id;
+    const id = JSON.parse((await admin(service, 'key', 'list', '--json')).stdout).find(
+      (k: { client: string }) => k.client === `revoke-by-${by}`,
+    ).id;
     const out = await admin(service, 'key', 'revoke', by === 'key' ? key : id);
     assert.is(out.code, 0, out.stderr);
     const res = await service.get('/v1/catalog', { key });
@@ -78,7 +79,11 @@ keys('key revoke, by key or by id, takes effect on the next request', async () =
 keys('40 concurrent creates over the admin listener: every one answers with its key, and exactly those keys exist', async () => {
   const before = (await service.admin('GET', '/keys')).json.keys.length;
   const answers = await Promise.all(Array.from({ length: 40 }, (_, i) => service.admin('POST', '/keys', { client: `burst-${i}` })));
-  assert.equal(answers.map((a) => a.status), Array(40).fill(201), answers.find((a) => a.status !== 201)?.text);
+  assert.equal(
+    answers.map((a) => a.status),
+    Array(40).fill(201),
+    answers.find((a) => a.status !== 201)?.text,
+  );
   const listed = (await service.admin('GET', '/keys')).json.keys;
   assert.is(listed.length, before + 40);
   const stored = JSON.parse(await fs.readFile(path.join(service.stateDir, 'keys.json'), 'utf8')).keys;

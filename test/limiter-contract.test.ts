@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { decidesHere, type Clock, type LimitPolicy, type Limiter } from '../src/limits/limiter.ts';
+import { type Clock, decidesHere, type Limiter, type LimitPolicy } from '../src/limits/limiter.ts';
 import { MemoryLimiter } from '../src/limits/memory.ts';
 import { NoopLimiter } from '../src/limits/noop.ts';
 import { RedisLimiter } from '../src/limits/redis.ts';
@@ -16,7 +16,11 @@ type MakeLimiter = (policy: LimitPolicy, clock: Clock) => Limiter;
 const NOON = Date.UTC(2026, 10, 22, 12, 0, 0);
 const SPEC = { perMinute: 100, perDay: 10_000 };
 
-function limiterContract(name: string, make: () => MakeLimiter, hooks: { local: boolean; before?: () => Promise<void>; after?: () => Promise<void> }) {
+function limiterContract(
+  name: string,
+  make: () => MakeLimiter,
+  hooks: { local: boolean; before?: () => Promise<void>; after?: () => Promise<void> },
+) {
   const test = suite(`limiter contract: ${name}`);
   let now = NOON;
   const clock = () => now;
@@ -39,7 +43,13 @@ function limiterContract(name: string, make: () => MakeLimiter, hooks: { local: 
     assert.not.ok(refused.allowed);
     // The first was spent at NOON, now is NOON + 10 s: it comes back in 50 s.
     assert.is(refused.retryAfterSeconds, 50);
-    assert.equal(refused.windows.map((w) => [w.name, w.limit, w.remaining]), [['minute', 100, 0], ['day', 10_000, 9_900]]);
+    assert.equal(
+      refused.windows.map((w) => [w.name, w.limit, w.remaining]),
+      [
+        ['minute', 100, 0],
+        ['day', 10_000, 9_900],
+      ],
+    );
     assert.is(refused.windows[0]!.resetSeconds, 50);
   });
 
@@ -103,7 +113,13 @@ function limiterContract(name: string, make: () => MakeLimiter, hooks: { local: 
     assert.not.ok(refused.allowed);
     const toMidnight = (Date.UTC(2026, 10, 23) - now) / 1000;
     assert.is(refused.retryAfterSeconds, toMidnight);
-    assert.equal(refused.windows.map((w) => [w.name, w.remaining, w.resetSeconds]), [['minute', 100, 0], ['day', 0, toMidnight]]);
+    assert.equal(
+      refused.windows.map((w) => [w.name, w.remaining, w.resetSeconds]),
+      [
+        ['minute', 100, 0],
+        ['day', 0, toMidnight],
+      ],
+    );
     now = Date.UTC(2026, 10, 23) - 1;
     assert.not.ok((await l.consume('a')).allowed);
     now = Date.UTC(2026, 10, 23);
@@ -125,9 +141,16 @@ function limiterContract(name: string, make: () => MakeLimiter, hooks: { local: 
     const l = limiter({ perMinute: 2, perDay: 5 });
     const fresh = await l.peek('a');
     assert.ok(fresh.allowed);
-    assert.equal(fresh.windows.map((w) => w.remaining), [2, 5]);
+    assert.equal(
+      fresh.windows.map((w) => w.remaining),
+      [2, 5],
+    );
     await l.consume('a');
-    for (let i = 0; i < 3; i++) assert.equal((await l.peek('a')).windows.map((w) => w.remaining), [1, 4]);
+    for (let i = 0; i < 3; i++)
+      assert.equal(
+        (await l.peek('a')).windows.map((w) => w.remaining),
+        [1, 4],
+      );
     await l.consume('a');
     const full = await l.peek('a');
     assert.not.ok(full.allowed);
@@ -185,7 +208,13 @@ noop('admits everything and reports the whole quota', async () => {
   const l = new NoopLimiter(SPEC, () => NOON);
   for (let i = 0; i < 300; i++) assert.ok((await l.consume('a')).allowed);
   const d = await l.consume('a');
-  assert.equal(d.windows.map((w) => w.remaining), [100, 10_000]);
-  assert.equal((await l.peek('a')).windows.map((w) => w.remaining), [100, 10_000]);
+  assert.equal(
+    d.windows.map((w) => w.remaining),
+    [100, 10_000],
+  );
+  assert.equal(
+    (await l.peek('a')).windows.map((w) => w.remaining),
+    [100, 10_000],
+  );
 });
 noop.run();

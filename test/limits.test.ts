@@ -2,7 +2,7 @@ import { Redis } from 'ioredis';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { REDIS_BINARY, skipRedisSuite, startRedis } from './helpers/redis.ts';
-import { send, startTestService, type Response, type TestService } from './helpers/service.ts';
+import { type Response, send, startTestService, type TestService } from './helpers/service.ts';
 
 // Spec section 8 over real HTTP, with the spec's limits and the clock moved by hand
 // (the memory backend; test/replicas.test.ts runs Redis across processes).

@@ -1,21 +1,25 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import pino from 'pino';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Database } from '../src/duckdb/database.ts';
-import { loadRelease } from '../src/releases/load-release.ts';
-import { latestRelease } from '../src/releases/on-disk.ts';
 import { quoteLiteral } from '../src/duckdb/sql-text.ts';
-import { MANIFEST_FILE, sha256File, type Manifest } from '../src/releases/manifest.ts';
-import { DatasetError } from '../src/store/dataset-error.ts';
 import { DATASETS } from '../src/registry.ts';
-import { FIXTURE_RELEASE, fixtureDataDir, send, startTestService, tempDir, type TestService } from './helpers/service.ts';
+import { loadRelease } from '../src/releases/load-release.ts';
+import { MANIFEST_FILE, type Manifest, sha256File } from '../src/releases/manifest.ts';
+import { latestRelease } from '../src/releases/on-disk.ts';
+import { DatasetError } from '../src/store/dataset-error.ts';
+import { FIXTURE_RELEASE, fixtureDataDir, send, startTestService, type TestService, tempDir } from './helpers/service.ts';
 
 // The loader refuses a release it cannot serve, and says which file, which field and what to do.
 
-const exists = (p: string) => fs.stat(p).then(() => true, () => false);
+const exists = (p: string) =>
+  fs.stat(p).then(
+    () => true,
+    () => false,
+  );
 
 const created: string[] = [];
 async function scratch(prefix: string): Promise<string> {
@@ -82,16 +86,18 @@ const CASES: BrokenCase[] = [
     field: /datasets\.fx\.sha256/,
     fix: /restore it or regenerate/,
   },
-  ...['ggr', 'country_reference'].map((dataset): BrokenCase => ({
-    name: `manifest without the ${dataset} entry`,
-    async breakIt(dir) {
-      await editManifest(dir, (m) => void delete m.datasets[dataset]);
-      return manifestPath(dir);
-    },
-    field: new RegExp(`"datasets\\.${dataset}"`),
-    // The fix is the list of datasets a release must hold.
-    fix: new RegExp(DATASETS.map((d) => d.name).join(', ')),
-  })),
+  ...['ggr', 'country_reference'].map(
+    (dataset): BrokenCase => ({
+      name: `manifest without the ${dataset} entry`,
+      async breakIt(dir) {
+        await editManifest(dir, (m) => void delete m.datasets[dataset]);
+        return manifestPath(dir);
+      },
+      field: new RegExp(`"datasets\\.${dataset}"`),
+      // The fix is the list of datasets a release must hold.
+      fix: new RegExp(DATASETS.map((d) => d.name).join(', ')),
+    }),
+  ),
   {
     name: 'manifest row count disagreeing with the file',
     async breakIt(dir) {
@@ -113,7 +119,11 @@ const CASES: BrokenCase[] = [
   {
     name: 'a metric with a NULL',
     async breakIt(dir) {
-      await rewriteParquet(dir, 'ggr', (src) => `SELECT * REPLACE (CASE WHEN row_number() OVER () = 7 THEN NULL ELSE ggr END AS ggr) FROM ${src}`);
+      await rewriteParquet(
+        dir,
+        'ggr',
+        (src) => `SELECT * REPLACE (CASE WHEN row_number() OVER () = 7 THEN NULL ELSE ggr END AS ggr) FROM ${src}`,
+      );
       return parquetPath(dir, 'ggr');
     },
     field: /column "ggr" has 1 null/,
@@ -122,7 +132,11 @@ const CASES: BrokenCase[] = [
   {
     name: 'a metric with a non-finite value',
     async breakIt(dir) {
-      await rewriteParquet(dir, 'country', (src) => `SELECT * REPLACE (CASE WHEN row_number() OVER () <= 2 THEN 'NaN'::DOUBLE ELSE inflation END AS inflation) FROM ${src}`);
+      await rewriteParquet(
+        dir,
+        'country',
+        (src) => `SELECT * REPLACE (CASE WHEN row_number() OVER () <= 2 THEN 'NaN'::DOUBLE ELSE inflation END AS inflation) FROM ${src}`,
+      );
       return parquetPath(dir, 'country');
     },
     field: /column "inflation" has 2 null or non-finite/,
@@ -131,7 +145,12 @@ const CASES: BrokenCase[] = [
   {
     name: 'a dimension with a NULL',
     async breakIt(dir) {
-      await rewriteParquet(dir, 'fx', (src) => `SELECT * REPLACE (CASE WHEN row_number() OVER () = 1 THEN NULL ELSE fx_local_currency END AS fx_local_currency) FROM ${src}`);
+      await rewriteParquet(
+        dir,
+        'fx',
+        (src) =>
+          `SELECT * REPLACE (CASE WHEN row_number() OVER () = 1 THEN NULL ELSE fx_local_currency END AS fx_local_currency) FROM ${src}`,
+      );
       return parquetPath(dir, 'fx');
     },
     field: /column "fx_local_currency" has 1 null/,
@@ -141,11 +160,17 @@ const CASES: BrokenCase[] = [
     name: 'rows that repeat every dimension value of another row',
     async breakIt(dir) {
       // Row 5 three times (the metric differs, the key does not): 2 rows repeat it.
-      await rewriteParquet(dir, 'ggr', (src) => `SELECT * FROM ${src} UNION ALL SELECT r.* REPLACE (r.ggr + k AS ggr) FROM (SELECT * FROM ${src} LIMIT 1 OFFSET 5) AS r, range(1, 3) AS t(k)`);
+      await rewriteParquet(
+        dir,
+        'ggr',
+        (src) =>
+          `SELECT * FROM ${src} UNION ALL SELECT r.* REPLACE (r.ggr + k AS ggr) FROM (SELECT * FROM ${src} LIMIT 1 OFFSET 5) AS r, range(1, 3) AS t(k)`,
+      );
       await editManifest(dir, (m) => void (m.datasets.ggr!.rows += 2));
       return parquetPath(dir, 'ggr');
     },
-    field: /2 rows repeat the dimension values of another row \(for example year=\d{4}, region="[^"]+", country="[^"]+", state="[^"]*", category=.* appears 3 times\)/,
+    field:
+      /2 rows repeat the dimension values of another row \(for example year=\d{4}, region="[^"]+", country="[^"]+", state="[^"]*", category=.* appears 3 times\)/,
     fix: /each row needs its own combination of year, region, .*calculation, so merge or remove the duplicates/,
   },
   {
@@ -290,8 +315,14 @@ catalog('loading the same release twice leaves exactly what one load leaves', as
     const empty = await servingCatalog(connection);
     await loadRelease(connection, await release(await fixtureDataDir()), silent);
     const once = await servingCatalog(connection);
-    assert.ok(once.some((line) => line.startsWith(`table r${FIXTURE_RELEASE.replace('-', '_')}.ggr `)), once.join('\n'));
-    assert.ok(once.some((line) => line.startsWith('type ')), 'the ENUM types are in the catalog');
+    assert.ok(
+      once.some((line) => line.startsWith(`table r${FIXTURE_RELEASE.replace('-', '_')}.ggr `)),
+      once.join('\n'),
+    );
+    assert.ok(
+      once.some((line) => line.startsWith('type ')),
+      'the ENUM types are in the catalog',
+    );
     assert.ok(once.length > empty.length);
     await loadRelease(connection, await release(await fixtureDataDir()), silent);
     assert.equal(await servingCatalog(connection), once);
@@ -314,14 +345,23 @@ catalog('a load that fails halfway leaves the catalog as it was, beside a loaded
   const connection = await db.connect();
   try {
     const empty = await servingCatalog(connection);
-    const error = await loadRelease(connection, broken, silent).then(() => undefined, (err: unknown) => err);
+    const error = await loadRelease(connection, broken, silent).then(
+      () => undefined,
+      (err: unknown) => err,
+    );
     assert.instance(error, DatasetError);
     assert.match((error as Error).message, new RegExp(`${last}\\.parquet: 1 row repeats the dimension values of another row`));
     assert.equal(await servingCatalog(connection), empty);
 
     await loadRelease(connection, await release(await fixtureDataDir()), silent);
     const served = await servingCatalog(connection);
-    assert.instance(await loadRelease(connection, broken, silent).then(() => undefined, (err: unknown) => err), DatasetError);
+    assert.instance(
+      await loadRelease(connection, broken, silent).then(
+        () => undefined,
+        (err: unknown) => err,
+      ),
+      DatasetError,
+    );
     assert.equal(await servingCatalog(connection), served);
   } finally {
     connection.closeSync();

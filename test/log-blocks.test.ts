@@ -37,7 +37,7 @@ test('fewer lines than a block are written within the flush interval', async () 
   assert.equal(blocks, ['{"n":1}\n{"n":2}\n']);
 });
 
-test('pino\'s flush(done) writes what is pending, then calls back', () => {
+test("pino's flush(done) writes what is pending, then calls back", () => {
   const { out, blocks } = capture();
   const lines = new LogBlocks(out, 4096, 60_000);
   lines.write('{"n":1}\n');
@@ -53,7 +53,11 @@ function loggingProcess(body: string): Array<number | string> {
 const log = createLogger('info');
 const write = infoWriter(log, 'request');
 ${body}`;
-  const run = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: ROOT, encoding: 'utf8', timeout: 30_000 });
+  const run = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    timeout: 30_000,
+  });
   assert.is(run.status, 0, run.stderr);
   return run.stdout
     .split('\n')

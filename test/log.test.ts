@@ -24,7 +24,16 @@ test('the same line as log.info(fields, msg), escaping included; undefined field
   const { stream, lines } = sink();
   const log = createLogger('info', stream);
   const write = infoWriter(log, 'request');
-  const fields = { reqId: 'trace-"42"', method: 'GET', url: '/v1/x?a=b&c=\u2028"\\é', status: 200, ms: 0.42, bytes: undefined, key: 'key_1', code: undefined };
+  const fields = {
+    reqId: 'trace-"42"',
+    method: 'GET',
+    url: '/v1/x?a=b&c=\u2028"\\é',
+    status: 200,
+    ms: 0.42,
+    bytes: undefined,
+    key: 'key_1',
+    code: undefined,
+  };
   write(fields);
   log.info(fields, 'request');
   await new Promise((resolve) => setImmediate(resolve));
@@ -33,7 +42,7 @@ test('the same line as log.info(fields, msg), escaping included; undefined field
   assert.equal(JSON.parse(lines[0]!).url, fields.url);
 });
 
-test('nothing below the logger\'s level; a child logger is written through pino, with its bindings', async () => {
+test("nothing below the logger's level; a child logger is written through pino, with its bindings", async () => {
   const { stream, lines } = sink();
   const quiet = createLogger('warn', stream);
   infoWriter(quiet, 'request')({ status: 200 });

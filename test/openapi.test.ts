@@ -1,16 +1,16 @@
-import fs from 'node:fs/promises';
-import { existsSync } from 'node:fs';
 import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import fs from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import * as errors from '../src/errors.ts';
 import { openApiText } from '../src/http/routes/index.ts';
-import { requiring } from './helpers/skip.ts';
 import { DATASETS } from '../src/registry.ts';
 import { openApi, validateResponse } from './helpers/openapi.ts';
-import { send, startTestService, tempDir, type TestService } from './helpers/service.ts';
+import { send, startTestService, type TestService, tempDir } from './helpers/service.ts';
+import { requiring } from './helpers/skip.ts';
 
 // The OpenAPI document: generated from the registry, the handlers' schemas and the
 // error catalog; committed as docs/openapi.json and kept equal to what is served;
@@ -55,7 +55,12 @@ Doc('every dataset, every per-metric dimension and every metric is described', (
   assert.equal(params.get('limit').schema, { type: 'integer', minimum: 1, maximum: 1000, default: 100 });
   assert.is(params.get('period').schema.pattern, '^(\\d{4})-(\\d{2})-(\\d{2}):(\\d{4})-(\\d{2})-(\\d{2})$');
   assert.equal(params.get('fx_local_currency')['x-metrics'], ['fx']);
-  assert.equal(openApi.components.securitySchemes.apiKey, { ...openApi.components.securitySchemes.apiKey, type: 'apiKey', in: 'header', name: 'x-api-key' });
+  assert.equal(openApi.components.securitySchemes.apiKey, {
+    ...openApi.components.securitySchemes.apiKey,
+    type: 'apiKey',
+    in: 'header',
+    name: 'x-api-key',
+  });
   // Headers are references to the components, which say they are required.
   const declared = (h: any) => (h.$ref ? openApi.components.headers[h.$ref.split('/').pop()] : h);
   for (const header of ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'RateLimit-Policy', 'RateLimit']) {
@@ -86,13 +91,40 @@ Doc('every error a client can get from the data endpoints is an example, with th
 
 Doc('the response validator refuses what the document does not describe', () => {
   const ok = { status: 200, headers: {}, text: '', json: {} };
-  const limits = { 'x-ratelimit-limit': '100', 'x-ratelimit-remaining': '99', 'x-ratelimit-reset': '60', 'ratelimit-policy': '"minute";q=100;w=60', ratelimit: '"minute";r=99;t=60' };
+  const limits = {
+    'x-ratelimit-limit': '100',
+    'x-ratelimit-remaining': '99',
+    'x-ratelimit-reset': '60',
+    'ratelimit-policy': '"minute";q=100;w=60',
+    ratelimit: '"minute";r=99;t=60',
+  };
   const cases: Array<[string, any]> = [
     ['an undocumented status', { ...ok, status: 418, headers: limits }],
-    ['a missing rate-limit header', { ...ok, headers: { 'content-type': 'application/json', etag: '"x"', 'cache-control': 'x', vary: 'Accept' } }],
-    ['a body of another shape', { ...ok, headers: { ...limits, 'content-type': 'application/json', etag: '"x"', 'cache-control': 'x', vary: 'Accept' }, json: { data: 'no' } }],
-    ['a non-integer limit header', { ...ok, status: 401, headers: { ...limits, 'x-ratelimit-remaining': 'many', 'content-type': 'application/json' }, json: { error: 'x' } }],
-    ['an error with an extra field', { ...ok, status: 400, headers: { ...limits, 'content-type': 'application/json' }, json: { error: 'x', extra: 1 } }],
+    [
+      'a missing rate-limit header',
+      { ...ok, headers: { 'content-type': 'application/json', etag: '"x"', 'cache-control': 'x', vary: 'Accept' } },
+    ],
+    [
+      'a body of another shape',
+      {
+        ...ok,
+        headers: { ...limits, 'content-type': 'application/json', etag: '"x"', 'cache-control': 'x', vary: 'Accept' },
+        json: { data: 'no' },
+      },
+    ],
+    [
+      'a non-integer limit header',
+      {
+        ...ok,
+        status: 401,
+        headers: { ...limits, 'x-ratelimit-remaining': 'many', 'content-type': 'application/json' },
+        json: { error: 'x' },
+      },
+    ],
+    [
+      'an error with an extra field',
+      { ...ok, status: 400, headers: { ...limits, 'content-type': 'application/json' }, json: { error: 'x', extra: 1 } },
+    ],
   ];
   for (const [name, res] of cases) assert.throws(() => validateResponse('GET', '/v1/financials?metric=ggr', res), name);
   assert.throws(() => validateResponse('GET', '/v1/nowhere', { ...ok }), 'a success off the document');
@@ -103,7 +135,11 @@ Doc('Stoplight Spectral with spectral:oas finds nothing in docs/openapi.json: no
   const root = path.resolve(import.meta.dirname, '..');
   const bin = path.join(root, 'node_modules', '.bin', 'spectral');
   const run = promisify(execFile);
-  const result = await run(bin, ['lint', 'docs/openapi.json', '--ruleset', '.spectral.yaml', '--fail-severity', 'warn', '--format', 'text'], { cwd: root, timeout: 120_000 }).then(
+  const result = await run(
+    bin,
+    ['lint', 'docs/openapi.json', '--ruleset', '.spectral.yaml', '--fail-severity', 'warn', '--format', 'text'],
+    { cwd: root, timeout: 120_000 },
+  ).then(
     ({ stdout }) => ({ ok: true, stdout }),
     (err: { stdout?: string; message: string }) => ({ ok: false, stdout: err.stdout ?? err.message }),
   );
@@ -137,14 +173,26 @@ Page('GET /docs: HTML with a self-only CSP, no key needed; its assets come from 
   }
 });
 
-const withChromium = requiring(Page, existsSync(CHROMIUM) ? undefined : `no Chromium at ${CHROMIUM} (apt-get install chromium; .ci/run installs it)`, 'the /docs page in headless Chromium');
+const withChromium = requiring(
+  Page,
+  existsSync(CHROMIUM) ? undefined : `no Chromium at ${CHROMIUM} (apt-get install chromium; .ci/run installs it)`,
+  'the /docs page in headless Chromium',
+);
 
 withChromium('Chromium renders every operation from /openapi.json, loading nothing from elsewhere and breaking no CSP rule', async () => {
   const { chromium } = await import('playwright-core');
   // A fresh profile (--user-data-dir) per run: playwright takes it as launchPersistentContext's first argument.
   const browser = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
+    ],
     viewport: { width: 1280, height: 900 },
   });
   try {

@@ -69,7 +69,8 @@ ops('/metrics after known traffic counts requests by route, status and error cod
   assert.is(delta(requests, { listener: 'public', route: 'unmatched', status: '404', code: 'not_found' }), 1);
   assert.is(delta(requests, { listener: 'public', route: '/v1/financials', status: '200', code: '' }), 2);
   assert.is(delta('dqs_http_request_duration_seconds_count', { listener: 'public', route: '/v1/catalog' }), 4, 'the 401 is timed too');
-  const lookups = (result: string) => value(after, 'dqs_response_cache_lookups_total', { result }) - value(mid, 'dqs_response_cache_lookups_total', { result });
+  const lookups = (result: string) =>
+    value(after, 'dqs_response_cache_lookups_total', { result }) - value(mid, 'dqs_response_cache_lookups_total', { result });
   assert.is(lookups('miss'), 1);
   assert.is(lookups('hit'), 1);
   assert.ok(value(after, 'dqs_response_cache_bytes') > 0);
@@ -90,7 +91,11 @@ ops('every other admin route still needs the token', async () => {
 ops('every response carries X-Request-Id; a well-formed one from the client is kept, anything else replaced', async () => {
   const ok = await service.get('/v1/catalog');
   assert.match(String(ok.headers['x-request-id']), UUID);
-  for (const res of [await service.get('/v1/catalog', { key: null }), await service.get('/nowhere'), await service.get('/v1/financials?metric=ggr&cursor=x')]) {
+  for (const res of [
+    await service.get('/v1/catalog', { key: null }),
+    await service.get('/nowhere'),
+    await service.get('/v1/financials?metric=ggr&cursor=x'),
+  ]) {
     assert.ok(res.status >= 400);
     assert.match(String(res.headers['x-request-id']), UUID);
   }
@@ -180,20 +185,48 @@ const codes = suite('error codes');
 
 codes('every error in the catalog has its own stable snake_case code', () => {
   const instances = [
-    new errors.InvalidParametersError({}), new errors.UnknownMetricError('x'), new errors.UnknownDatasetError('x'),
-    new errors.InvalidFilterDimensionError('a', 'b', []), new errors.InvalidCursorError(), new errors.MissingKeyError(),
-    new errors.InvalidKeyError(), new errors.DuplicateKeyHeaderError(), new errors.TooManyRequestsError(1),
-    new errors.KeysUnavailableError(), new errors.AdminUnauthorizedError(), new errors.QueryTooLongError(1),
-    new errors.MalformedRequestError(), new errors.HeadersTooLargeError(), new errors.RequestTimeoutError(),
-    new errors.NotFoundError(), new errors.MethodNotAllowedError([]), new errors.NotReadyError(), new errors.InternalError(),
-    new errors.NotAcceptableError(['application/json'], ['json']), new errors.ConflictError('x'), new errors.ReleaseLoadError('x'),
-    new errors.InvalidGroupByError('a', 'b', []), new errors.InvalidMeasureError('a', 'b', []), new errors.InvalidOrderError('a', []),
-    new errors.MixedUnitsError('x'), new errors.MixedTotalsError('x'), new errors.RateSumError('x'), new errors.TooManyGroupsError(2, 1),
-    new errors.UnknownReleaseError('2026-01'), new errors.ReleaseLoadingError('2026-01'), new errors.ReleaseUnavailableError('2026-01'),
-    new errors.ExportLimitError(50, 1), new errors.RangeNotSatisfiableError(10),
-    new errors.CompareNeedsYearError(), new errors.InvalidShareError('x', []), new errors.InvalidPerError('x', 'y', []),
-    new errors.DerivedNeedsSumError('share', 'x:avg'), new errors.RollupConflictError('having'), new errors.InvalidHavingError('x.gt.1', []),
-    new errors.BusyError(10), new errors.ExportsOpenError(2, 10),
+    new errors.InvalidParametersError({}),
+    new errors.UnknownMetricError('x'),
+    new errors.UnknownDatasetError('x'),
+    new errors.InvalidFilterDimensionError('a', 'b', []),
+    new errors.InvalidCursorError(),
+    new errors.MissingKeyError(),
+    new errors.InvalidKeyError(),
+    new errors.DuplicateKeyHeaderError(),
+    new errors.TooManyRequestsError(1),
+    new errors.KeysUnavailableError(),
+    new errors.AdminUnauthorizedError(),
+    new errors.QueryTooLongError(1),
+    new errors.MalformedRequestError(),
+    new errors.HeadersTooLargeError(),
+    new errors.RequestTimeoutError(),
+    new errors.NotFoundError(),
+    new errors.MethodNotAllowedError([]),
+    new errors.NotReadyError(),
+    new errors.InternalError(),
+    new errors.NotAcceptableError(['application/json'], ['json']),
+    new errors.ConflictError('x'),
+    new errors.ReleaseLoadError('x'),
+    new errors.InvalidGroupByError('a', 'b', []),
+    new errors.InvalidMeasureError('a', 'b', []),
+    new errors.InvalidOrderError('a', []),
+    new errors.MixedUnitsError('x'),
+    new errors.MixedTotalsError('x'),
+    new errors.RateSumError('x'),
+    new errors.TooManyGroupsError(2, 1),
+    new errors.UnknownReleaseError('2026-01'),
+    new errors.ReleaseLoadingError('2026-01'),
+    new errors.ReleaseUnavailableError('2026-01'),
+    new errors.ExportLimitError(50, 1),
+    new errors.RangeNotSatisfiableError(10),
+    new errors.CompareNeedsYearError(),
+    new errors.InvalidShareError('x', []),
+    new errors.InvalidPerError('x', 'y', []),
+    new errors.DerivedNeedsSumError('share', 'x:avg'),
+    new errors.RollupConflictError('having'),
+    new errors.InvalidHavingError('x.gt.1', []),
+    new errors.BusyError(10),
+    new errors.ExportsOpenError(2, 10),
   ];
   const catalog = Object.values(errors).filter((e) => typeof e === 'function' && e.prototype instanceof errors.ApiError);
   assert.is(instances.length, catalog.length, 'every class of the catalog is listed here');

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { FIXTURE_RELEASE, startTestService, tempDir, walkPages, type TestService } from './helpers/service.ts';
+import { FIXTURE_RELEASE, startTestService, type TestService, tempDir, walkPages } from './helpers/service.ts';
 
 // Keyset pagination: completeness and order for any page size, and cursors that
 // only work for the release, dataset and filter set they were issued for.

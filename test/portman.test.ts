@@ -5,7 +5,7 @@ import { promisify } from 'node:util';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { examplePath } from '../src/http/openapi/examples.ts';
-import { send, startTestService, tempDir, twoReleaseDataDir, type TestService } from './helpers/service.ts';
+import { send, startTestService, type TestService, tempDir, twoReleaseDataDir } from './helpers/service.ts';
 
 // Issue 31: third-party tooling uses the OpenAPI document as it is. Portman turns the
 // document the server serves into a Postman collection with its contract tests
@@ -34,36 +34,59 @@ contract.after(async () => {
 interface NewmanSummary {
   run: {
     stats: { requests: { total: number; failed: number }; assertions: { total: number; failed: number } };
-    executions: { item: { name: string }; response?: { code: number }; assertions?: { assertion: string; error?: { message: string } }[] }[];
+    executions: {
+      item: { name: string };
+      response?: { code: number };
+      assertions?: { assertion: string; error?: { message: string } }[];
+    }[];
     failures: { source?: { name?: string }; error: { message: string; test?: string } }[];
   };
 }
 
-contract('Portman generates the collection from /openapi.json; Newman runs it with only baseUrl and apiKey set, and every assertion passes', async () => {
-  const document = (await send(`${service.url}/openapi.json`)).json;
-  const operations = Object.values<Record<string, unknown>>(document.paths).length;
-  const collection = path.join(work, 'collection.json');
-  // Portman's defaults (no config of ours): contract tests on, optional parameters sent disabled.
-  await run(bin('portman'), ['--url', `${service.url}/openapi.json`, '--output', collection], { cwd: work, timeout: 120_000 });
-  const report = path.join(work, 'newman.json');
-  await run(
-    bin('newman'),
-    ['run', collection, '--env-var', `baseUrl=${service.url}`, '--env-var', `apiKey=${service.key}`, '--reporters', 'json', '--reporter-json-export', report, '--timeout-request', '30000'],
-    { cwd: work, timeout: 300_000 },
-  ).catch((err: Error) => err); // Non-zero on a failed assertion: the report says which.
-  const { run: summary } = JSON.parse(await fs.readFile(report, 'utf8')) as NewmanSummary;
-  const failures = summary.failures.map((f) => `${f.source?.name}: ${f.error.test ?? ''} ${f.error.message}`);
-  assert.equal(failures, [], 'every assertion passes');
-  assert.is(summary.stats.requests.total, operations, 'one request per operation of the document');
-  assert.is(summary.stats.requests.failed, 0);
-  for (const execution of summary.executions) {
-    assert.ok(execution.response && execution.response.code >= 200 && execution.response.code < 300, `${execution.item.name}: ${execution.response?.code}`);
-    // At least the status, the Content-Type and, but for the pages, the body or headers.
-    assert.ok((execution.assertions ?? []).length >= 2, `${execution.item.name} is tested`);
-  }
-  assert.is(summary.stats.assertions.failed, 0);
-  assert.ok(summary.stats.assertions.total >= 5 * operations, `${summary.stats.assertions.total} assertions`);
-});
+contract(
+  'Portman generates the collection from /openapi.json; Newman runs it with only baseUrl and apiKey set, and every assertion passes',
+  async () => {
+    const document = (await send(`${service.url}/openapi.json`)).json;
+    const operations = Object.values<Record<string, unknown>>(document.paths).length;
+    const collection = path.join(work, 'collection.json');
+    // Portman's defaults (no config of ours): contract tests on, optional parameters sent disabled.
+    await run(bin('portman'), ['--url', `${service.url}/openapi.json`, '--output', collection], { cwd: work, timeout: 120_000 });
+    const report = path.join(work, 'newman.json');
+    await run(
+      bin('newman'),
+      [
+        'run',
+        collection,
+        '--env-var',
+        `baseUrl=${service.url}`,
+        '--env-var',
+        `apiKey=${service.key}`,
+        '--reporters',
+        'json',
+        '--reporter-json-export',
+        report,
+        '--timeout-request',
+        '30000',
+      ],
+      { cwd: work, timeout: 300_000 },
+    ).catch((err: Error) => err); // Non-zero on a failed assertion: the report says which.
+    const { run: summary } = JSON.parse(await fs.readFile(report, 'utf8')) as NewmanSummary;
+    const failures = summary.failures.map((f) => `${f.source?.name}: ${f.error.test ?? ''} ${f.error.message}`);
+    assert.equal(failures, [], 'every assertion passes');
+    assert.is(summary.stats.requests.total, operations, 'one request per operation of the document');
+    assert.is(summary.stats.requests.failed, 0);
+    for (const execution of summary.executions) {
+      assert.ok(
+        execution.response && execution.response.code >= 200 && execution.response.code < 300,
+        `${execution.item.name}: ${execution.response?.code}`,
+      );
+      // At least the status, the Content-Type and, but for the pages, the body or headers.
+      assert.ok((execution.assertions ?? []).length >= 2, `${execution.item.name} is tested`);
+    }
+    assert.is(summary.stats.assertions.failed, 0);
+    assert.ok(summary.stats.assertions.total >= 5 * operations, `${summary.stats.assertions.total} assertions`);
+  },
+);
 
 contract('every operation has an example request, and it works as written', async () => {
   const document = (await send(`${service.url}/openapi.json`)).json;
@@ -81,13 +104,15 @@ contract('every operation has an example request, and it works as written', asyn
   }
 });
 
-contract('every parameter has an example; each dimension\'s is a value the sample holds', async () => {
+contract("every parameter has an example; each dimension's is a value the sample holds", async () => {
   const document = (await send(`${service.url}/openapi.json`)).json;
   for (const [route, item] of Object.entries<Record<string, any>>(document.paths)) {
     for (const parameter of item.get.parameters ?? []) {
       assert.ok(parameter.example !== undefined, `${route} ${parameter.name} has an example`);
       const values = parameter.schema.items?.enum ?? parameter.schema.enum;
-      if (values) for (const value of [parameter.example].flat()) assert.ok(values.includes(value), `${route} ${parameter.name}: ${value} is one of its values`);
+      if (values)
+        for (const value of [parameter.example].flat())
+          assert.ok(values.includes(value), `${route} ${parameter.name}: ${value} is one of its values`);
     }
   }
   for (const parameter of document.paths['/v1/financials'].get.parameters.filter((p: any) => p['x-metrics'])) {

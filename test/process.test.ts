@@ -40,7 +40,10 @@ test('SIGTERM to npm start stops the server process and everything it started', 
     assert.is(code, 0, 'npm exits 0 after a clean shutdown');
     await new Promise((r) => setTimeout(r, 200));
     assert.equal(tree.filter(alive), [], 'no process of the tree outlives npm');
-    assert.ok(lines.some((l) => l.includes('"msg":"stopped"')), 'the server logged its clean stop');
+    assert.ok(
+      lines.some((l) => l.includes('"msg":"stopped"')),
+      'the server logged its clean stop',
+    );
   } finally {
     for (const pid of [...tree, npm.pid!]) if (alive(pid)) process.kill(pid, 'SIGKILL');
     await fs.rm(stateDir, { recursive: true, force: true });

@@ -1,11 +1,11 @@
-import http from 'node:http';
 import { once } from 'node:events';
+import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Dictionary, Float64, Int32, Table, tableFromIPC, tableToIPC, Utf8, vectorFromArray } from 'apache-arrow';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { runQueryCli } from './helpers/query-cli.ts';
-import { startTestService, walkPages, type TestService } from './helpers/service.ts';
+import { startTestService, type TestService, walkPages } from './helpers/service.ts';
 
 // The consumers' CLI end to end: `npm run --silent query -- …` as a user types it.
 
@@ -35,29 +35,75 @@ cli.after(async () => {
   await service.stop();
 });
 
-cli('aggregate: the issue\'s command line, as JSON and as CSV', async () => {
-  const json = await runCli(['aggregate', 'ggr', '--group-by', 'region', '--group-by', 'year', '--fx', 'USD', '--order', '-ggr_sum', '--rollup', '--all', '--limit', '50'], env);
+cli("aggregate: the issue's command line, as JSON and as CSV", async () => {
+  const json = await runCli(
+    [
+      'aggregate',
+      'ggr',
+      '--group-by',
+      'region',
+      '--group-by',
+      'year',
+      '--fx',
+      'USD',
+      '--order',
+      '-ggr_sum',
+      '--rollup',
+      '--all',
+      '--limit',
+      '50',
+    ],
+    env,
+  );
   assert.is(json.code, 0, json.stderr);
-  const served = (await walkPages(service, '/v1/aggregate?metric=ggr&group_by=region,year&fx=USD&order=-ggr_sum&rollup=true', 1000)).flatMap((page) => page.data);
+  const served = (
+    await walkPages(service, '/v1/aggregate?metric=ggr&group_by=region,year&fx=USD&order=-ggr_sum&rollup=true', 1000)
+  ).flatMap((page) => page.data);
   assert.equal(JSON.parse(json.stdout.toString()), served);
   const csv = await runCli(['aggregate', 'ggr', '--group-by', 'region', '--fx', 'USD', '--measure', 'ggr:avg', '--format', 'csv'], env);
   assert.is(csv.code, 0, csv.stderr);
-  const text = (await service.get('/v1/aggregate?metric=ggr&group_by=region&fx=USD&measure=ggr:avg', { headers: { accept: 'text/csv' } })).text;
+  const text = (await service.get('/v1/aggregate?metric=ggr&group_by=region&fx=USD&measure=ggr:avg', { headers: { accept: 'text/csv' } }))
+    .text;
   assert.is(csv.stdout.toString(), text);
   const refused = await runCli(['aggregate', 'ggr', '--group-by', 'region'], env);
   assert.is(refused.code, 1);
-  assert.match(refused.stderr, /error 400: Cannot combine ggr values in different currencies: filter fx to one currency or add fx to group_by/);
+  assert.match(
+    refused.stderr,
+    /error 400: Cannot combine ggr values in different currencies: filter fx to one currency or add fx to group_by/,
+  );
 });
 
-cli('aggregate: the issue\'s derived flags, as JSON and CSV, and a refusal naming the fix', async () => {
+cli("aggregate: the issue's derived flags, as JSON and CSV, and a refusal naming the fix", async () => {
   const flags = ['--compare', 'previous_year', '--share', 'channel', '--per', 'adult_population', '--having', 'ggr_sum.gt.1e9'];
-  const json = await runCli(['aggregate', 'ggr', '--group-by', 'region', '--group-by', 'channel', '--group-by', 'year', '--fx', 'USD', ...flags, '--all', '--limit', '5'], env);
+  const json = await runCli(
+    [
+      'aggregate',
+      'ggr',
+      '--group-by',
+      'region',
+      '--group-by',
+      'channel',
+      '--group-by',
+      'year',
+      '--fx',
+      'USD',
+      ...flags,
+      '--all',
+      '--limit',
+      '5',
+    ],
+    env,
+  );
   assert.is(json.code, 0, json.stderr);
-  const query = '/v1/aggregate?metric=ggr&group_by=region,channel,year&fx=USD&compare=previous_year&share=channel&per=adult_population&having=ggr_sum.gt.1e9';
+  const query =
+    '/v1/aggregate?metric=ggr&group_by=region,channel,year&fx=USD&compare=previous_year&share=channel&per=adult_population&having=ggr_sum.gt.1e9';
   const served = (await walkPages(service, query, 1000)).flatMap((page) => page.data);
   assert.ok(served.length > 5);
   assert.equal(JSON.parse(json.stdout.toString()), served);
-  const csv = await runCli(['aggregate', 'ggr', '--group-by', 'region', '--group-by', 'channel', '--group-by', 'year', '--fx', 'USD', ...flags, '--format', 'csv'], env);
+  const csv = await runCli(
+    ['aggregate', 'ggr', '--group-by', 'region', '--group-by', 'channel', '--group-by', 'year', '--fx', 'USD', ...flags, '--format', 'csv'],
+    env,
+  );
   assert.is(csv.code, 0, csv.stderr);
   assert.is(csv.stdout.toString(), (await service.get(query, { headers: { accept: 'text/csv' } })).text);
   const refused = await runCli(['aggregate', 'ggr', '--group-by', 'region', '--fx', 'USD', '--compare', 'previous_year'], env);
@@ -83,14 +129,20 @@ cli('--all walks every page', async () => {
   const expected = (await walkPages(service, '/v1/financials?metric=ggr&country=France', 1000)).flatMap((p) => p.data);
   assert.ok(expected.length > 14);
   assert.equal(JSON.parse(res.stdout.toString()), expected);
-  assert.match(res.stderr, new RegExp(`${expected.length} rows \\| ${Math.ceil(expected.length / 7)} pages \\| rate-limit budget left: \\d+ \\| done`));
+  assert.match(
+    res.stderr,
+    new RegExp(`${expected.length} rows \\| ${Math.ceil(expected.length / 7)} pages \\| rate-limit budget left: \\d+ \\| done`),
+  );
   assert.not.match(res.stderr, /More rows/);
 });
 
 cli('errors name the field and the fix; a filter the metric does not have is refused before any request', async () => {
   const bad = await runCli(['ggr', '--period', '2024'], env);
   assert.is(bad.code, 1);
-  assert.match(bad.stderr, /error 400: Invalid query parameters\n {2}period: Expected format: YYYY-MM-DD:YYYY-MM-DD\n\(request id [0-9a-f-]{36}\)/);
+  assert.match(
+    bad.stderr,
+    /error 400: Invalid query parameters\n {2}period: Expected format: YYYY-MM-DD:YYYY-MM-DD\n\(request id [0-9a-f-]{36}\)/,
+  );
   const noKey = await runCli(['ggr'], { DQS_URL: service.url });
   assert.is(noKey.code, 2);
   assert.match(noKey.stderr, /DQS_API_KEY is not set/);
@@ -99,7 +151,10 @@ cli('errors name the field and the fix; a filter the metric does not have is ref
   assert.match(wrongKey.stderr, /error 401: Invalid or revoked API key/);
   const badCursor = await runCli(['ggr', '--cursor', 'nope'], env);
   assert.is(badCursor.code, 1);
-  assert.match(badCursor.stderr, /error 400: Invalid pagination cursor\n\(request id [0-9a-f-]{36}\)\nrepeat the command without --cursor to start again from the first page/);
+  assert.match(
+    badCursor.stderr,
+    /error 400: Invalid pagination cursor\n\(request id [0-9a-f-]{36}\)\nrepeat the command without --cursor to start again from the first page/,
+  );
   assert.not.match(badCursor.stderr, /resume with/);
   const notADimension = await runCli(['fx', '--product', 'Poker'], env);
   assert.is(notADimension.code, 1);
@@ -111,7 +166,9 @@ cli('a 429 is waited out visibly, for as long as Retry-After says', async () => 
   const proxy = http.createServer((req, res) => {
     if (!refused) {
       refused = true;
-      res.writeHead(429, { 'retry-after': '1', 'content-type': 'application/json' }).end('{"error":"Too many requests — please try again later","retryAfterSeconds":1}');
+      res
+        .writeHead(429, { 'retry-after': '1', 'content-type': 'application/json' })
+        .end('{"error":"Too many requests — please try again later","retryAfterSeconds":1}');
       return;
     }
     const forward = http.request(`${service.url}${req.url}`, { headers: req.headers }, (answer) => {
@@ -124,7 +181,10 @@ cli('a 429 is waited out visibly, for as long as Retry-After says', async () => 
   await once(proxy, 'listening');
   try {
     const started = Date.now();
-    const res = await runCli(['fx', '--fx-local-currency', 'JPY', '--all'], { ...env, DQS_URL: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}` });
+    const res = await runCli(['fx', '--fx-local-currency', 'JPY', '--all'], {
+      ...env,
+      DQS_URL: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`,
+    });
     assert.is(res.code, 0, res.stderr);
     assert.ok(Date.now() - started >= 1000);
     assert.match(res.stderr, /rate limited \(429\): waiting as Retry-After asks, 1 s/);
@@ -153,20 +213,35 @@ cli('--format csv keeps one header row across pages', async () => {
 cli('--format arrow writes one stream for every page, dictionaries merged', async () => {
   const names = [['France', 'Spain'], ['Germany'], ['Italy', 'France']];
   const server = await mimic('application/vnd.apache.arrow.stream', (page) =>
-    tableToIPC(new Table({
-      country: vectorFromArray(names[page]!, new Dictionary(new Utf8(), new Int32())),
-      year: vectorFromArray(names[page]!.map(() => 2020 + page), new Int32()),
-      ggr: vectorFromArray(names[page]!.map(() => page + 0.5), new Float64()),
-    }), 'stream'));
+    tableToIPC(
+      new Table({
+        country: vectorFromArray(names[page]!, new Dictionary(new Utf8(), new Int32())),
+        year: vectorFromArray(
+          names[page]!.map(() => 2020 + page),
+          new Int32(),
+        ),
+        ggr: vectorFromArray(
+          names[page]!.map(() => page + 0.5),
+          new Float64(),
+        ),
+      }),
+      'stream',
+    ),
+  );
   try {
     const res = await runCli(['ggr', '--all', '--format', 'arrow'], { DQS_API_KEY: 'sk_live_x', DQS_URL: server.url });
     assert.is(res.code, 0, res.stderr);
     const table = tableFromIPC(res.stdout);
-    assert.equal(table.toArray().map((row) => row.toJSON()), [
-      { country: 'France', year: 2020, ggr: 0.5 }, { country: 'Spain', year: 2020, ggr: 0.5 },
-      { country: 'Germany', year: 2021, ggr: 1.5 },
-      { country: 'Italy', year: 2022, ggr: 2.5 }, { country: 'France', year: 2022, ggr: 2.5 },
-    ]);
+    assert.equal(
+      table.toArray().map((row) => row.toJSON()),
+      [
+        { country: 'France', year: 2020, ggr: 0.5 },
+        { country: 'Spain', year: 2020, ggr: 0.5 },
+        { country: 'Germany', year: 2021, ggr: 1.5 },
+        { country: 'Italy', year: 2022, ggr: 2.5 },
+        { country: 'France', year: 2022, ggr: 2.5 },
+      ],
+    );
     assert.is(String(table.schema.fields.map((f) => f.type)), 'Dictionary<Int32, Utf8>,Int32,Float64');
     assert.match(res.stderr, /5 rows \| 3 pages \| rate-limit budget left: 48 \| done/);
   } finally {
@@ -180,7 +255,10 @@ cli('--format arrow against the server: the progress line counts the rows writte
   const expected = (await walkPages(service, '/v1/financials?metric=fx&fx_local_currency=JPY', 1000)).flatMap((p) => p.data);
   assert.ok(expected.length > 10, 'more than one page');
   assert.is(tableFromIPC(res.stdout).numRows, expected.length);
-  assert.match(res.stderr, new RegExp(`${expected.length} rows \\| ${Math.ceil(expected.length / 10)} pages \\| rate-limit budget left: \\d+ \\| done`));
+  assert.match(
+    res.stderr,
+    new RegExp(`${expected.length} rows \\| ${Math.ceil(expected.length / 10)} pages \\| rate-limit budget left: \\d+ \\| done`),
+  );
 });
 
 cli.run();

@@ -1,17 +1,17 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { DATASETS } from '../src/registry.ts';
-import { ColumnStore } from '../src/store/column-store.ts';
-import { buildAggregateTables } from '../src/store/aggregate-tables.ts';
-import { jsonSyntax } from '../src/render/json-syntax.ts';
-import { TextRenderer } from '../src/render/text-renderer.ts';
-import type { StoredDataset } from '../src/store/loader.ts';
+import type { AggregatePlan } from '../src/query/aggregate.ts';
 import { CursorCodec } from '../src/query/cursor.ts';
-import { alternatives, closest } from '../src/query/suggest.ts';
+import { NO_DERIVED } from '../src/query/derived-plan.ts';
 import { fileConditions, pageQuery, whereClauses, type YearRange } from '../src/query/filters.ts';
 import { groupBound, groupCountQuery } from '../src/query/group-count.ts';
-import type { AggregatePlan } from '../src/query/aggregate.ts';
-import { NO_DERIVED } from '../src/query/derived-plan.ts';
+import { alternatives, closest } from '../src/query/suggest.ts';
+import { DATASETS } from '../src/registry.ts';
+import { jsonSyntax } from '../src/render/json-syntax.ts';
+import { TextRenderer } from '../src/render/text-renderer.ts';
+import { buildAggregateTables } from '../src/store/aggregate-tables.ts';
+import { ColumnStore } from '../src/store/column-store.ts';
+import type { StoredDataset } from '../src/store/loader.ts';
 
 // The one place request values turn into SQL, as a table of input → (sql, params):
 // values only ever become bound parameters, never SQL text.
@@ -23,27 +23,108 @@ const ggr: StoredDataset = {
   table: '"r2026_11"."ggr"',
   store: empty,
   codes: new Map([
-    ['country', new Map([['France', 0], ['Spain', 1], ["Cote d'Ivoire", 2]])],
-    ['channel', new Map([['Land', 0], ['Online', 1]])],
-    ['state', new Map([['', 0], ['Nevada', 1]])],
-    ['year', new Map([['2020', 2020], ['2021', 2021]])],
+    [
+      'country',
+      new Map([
+        ['France', 0],
+        ['Spain', 1],
+        ["Cote d'Ivoire", 2],
+      ]),
+    ],
+    [
+      'channel',
+      new Map([
+        ['Land', 0],
+        ['Online', 1],
+      ]),
+    ],
+    [
+      'state',
+      new Map([
+        ['', 0],
+        ['Nevada', 1],
+      ]),
+    ],
+    [
+      'year',
+      new Map([
+        ['2020', 2020],
+        ['2021', 2021],
+      ]),
+    ],
   ]),
   aggregates: await buildAggregateTables({ ...ggrDef, rollups: [] }, empty),
 };
 
 const sql = suite('filters → SQL');
-const cases: Array<{ name: string; filters: Record<string, string[]>; period?: YearRange; limit?: number; after?: number; sql: string | null; params?: number[] }> = [
+const cases: Array<{
+  name: string;
+  filters: Record<string, string[]>;
+  period?: YearRange;
+  limit?: number;
+  after?: number;
+  sql: string | null;
+  params?: number[];
+}> = [
   { name: 'no filters', filters: {}, sql: 'SELECT rid FROM "r2026_11"."ggr" WHERE rid > $2 LIMIT $1 + 1', params: [100, -1] },
-  { name: 'one value', filters: { country: ['Spain'] }, sql: 'SELECT rid FROM "r2026_11"."ggr" WHERE rid > $2 AND "country" IN ($3) LIMIT $1 + 1', params: [100, -1, 1] },
-  { name: 'OR within, AND across', filters: { country: ['France', 'Spain'], channel: ['Online'] }, limit: 7, after: 41, sql: 'SELECT rid FROM "r2026_11"."ggr" WHERE rid > $2 AND "country" IN ($3, $4) AND "channel" IN ($5) LIMIT $1 + 1', params: [7, 41, 0, 1, 1] },
-  { name: 'repeated value counted once', filters: { country: ['Spain', 'Spain'] }, sql: 'SELECT rid FROM "r2026_11"."ggr" WHERE rid > $2 AND "country" IN ($3) LIMIT $1 + 1', params: [100, -1, 1] },
-  { name: 'unknown values dropped, known kept', filters: { country: ["' OR 1=1 --", 'France'] }, sql: 'SELECT rid FROM "r2026_11"."ggr" WHERE rid > $2 AND "country" IN ($3) LIMIT $1 + 1', params: [100, -1, 0] },
-  { name: 'quote inside a real value is just a value', filters: { country: ["Cote d'Ivoire"] }, sql: 'SELECT rid FROM "r2026_11"."ggr" WHERE rid > $2 AND "country" IN ($3) LIMIT $1 + 1', params: [100, -1, 2] },
-  { name: 'empty string is a value', filters: { state: [''] }, sql: 'SELECT rid FROM "r2026_11"."ggr" WHERE rid > $2 AND "state" IN ($3) LIMIT $1 + 1', params: [100, -1, 0] },
-  { name: 'years are integers', filters: { year: ['2020', '2021', '2020'] }, sql: 'SELECT rid FROM "r2026_11"."ggr" WHERE rid > $2 AND "year" IN ($3, $4) LIMIT $1 + 1', params: [100, -1, 2020, 2021] },
-  { name: 'years the release does not hold are dropped', filters: { year: ['1850', '2021', '999999999'] }, sql: 'SELECT rid FROM "r2026_11"."ggr" WHERE rid > $2 AND "year" IN ($3) LIMIT $1 + 1', params: [100, -1, 2021] },
+  {
+    name: 'one value',
+    filters: { country: ['Spain'] },
+    sql: 'SELECT rid FROM "r2026_11"."ggr" WHERE rid > $2 AND "country" IN ($3) LIMIT $1 + 1',
+    params: [100, -1, 1],
+  },
+  {
+    name: 'OR within, AND across',
+    filters: { country: ['France', 'Spain'], channel: ['Online'] },
+    limit: 7,
+    after: 41,
+    sql: 'SELECT rid FROM "r2026_11"."ggr" WHERE rid > $2 AND "country" IN ($3, $4) AND "channel" IN ($5) LIMIT $1 + 1',
+    params: [7, 41, 0, 1, 1],
+  },
+  {
+    name: 'repeated value counted once',
+    filters: { country: ['Spain', 'Spain'] },
+    sql: 'SELECT rid FROM "r2026_11"."ggr" WHERE rid > $2 AND "country" IN ($3) LIMIT $1 + 1',
+    params: [100, -1, 1],
+  },
+  {
+    name: 'unknown values dropped, known kept',
+    filters: { country: ["' OR 1=1 --", 'France'] },
+    sql: 'SELECT rid FROM "r2026_11"."ggr" WHERE rid > $2 AND "country" IN ($3) LIMIT $1 + 1',
+    params: [100, -1, 0],
+  },
+  {
+    name: 'quote inside a real value is just a value',
+    filters: { country: ["Cote d'Ivoire"] },
+    sql: 'SELECT rid FROM "r2026_11"."ggr" WHERE rid > $2 AND "country" IN ($3) LIMIT $1 + 1',
+    params: [100, -1, 2],
+  },
+  {
+    name: 'empty string is a value',
+    filters: { state: [''] },
+    sql: 'SELECT rid FROM "r2026_11"."ggr" WHERE rid > $2 AND "state" IN ($3) LIMIT $1 + 1',
+    params: [100, -1, 0],
+  },
+  {
+    name: 'years are integers',
+    filters: { year: ['2020', '2021', '2020'] },
+    sql: 'SELECT rid FROM "r2026_11"."ggr" WHERE rid > $2 AND "year" IN ($3, $4) LIMIT $1 + 1',
+    params: [100, -1, 2020, 2021],
+  },
+  {
+    name: 'years the release does not hold are dropped',
+    filters: { year: ['1850', '2021', '999999999'] },
+    sql: 'SELECT rid FROM "r2026_11"."ggr" WHERE rid > $2 AND "year" IN ($3) LIMIT $1 + 1',
+    params: [100, -1, 2021],
+  },
   { name: 'only unknown years: no query at all', filters: { year: ['1850'] }, sql: null },
-  { name: 'period', filters: { channel: ['Land'] }, period: { from: 2019, to: 2021 }, sql: 'SELECT rid FROM "r2026_11"."ggr" WHERE rid > $2 AND "channel" IN ($3) AND "year" BETWEEN $4 AND $5 LIMIT $1 + 1', params: [100, -1, 0, 2019, 2021] },
+  {
+    name: 'period',
+    filters: { channel: ['Land'] },
+    period: { from: 2019, to: 2021 },
+    sql: 'SELECT rid FROM "r2026_11"."ggr" WHERE rid > $2 AND "channel" IN ($3) AND "year" BETWEEN $4 AND $5 LIMIT $1 + 1',
+    params: [100, -1, 0, 2019, 2021],
+  },
   { name: 'only unknown values: no query at all', filters: { country: ['Atlantis', '%'] }, sql: null },
   { name: 'one dimension unmatched empties the AND', filters: { country: ['France'], channel: ['Moon'] }, sql: null },
 ];
@@ -58,10 +139,27 @@ for (const c of cases) {
 
 // Over a release's Parquet file (revisions, filtered Parquet exports) the values are
 // bound as they are, text or integer: the file holds values, not codes.
-const fileCases: Array<{ name: string; filters: Record<string, string[]>; period?: YearRange; conditions: string[]; params: (string | number)[] }> = [
+const fileCases: Array<{
+  name: string;
+  filters: Record<string, string[]>;
+  period?: YearRange;
+  conditions: string[];
+  params: (string | number)[];
+}> = [
   { name: 'file: nothing', filters: {}, conditions: [], params: [] },
-  { name: 'file: text values, a quote among them', filters: { country: ["' OR 1=1 --", "Cote d'Ivoire"] }, conditions: ['"country" IN ($1, $2)'], params: ["' OR 1=1 --", "Cote d'Ivoire"] },
-  { name: 'file: years as integers, then the period', filters: { channel: ['Online'], year: ['2020', '2021'] }, period: { from: 2019, to: 2022 }, conditions: ['"channel" IN ($1)', '"year" IN ($2, $3)', '"year" BETWEEN $4 AND $5'], params: ['Online', 2020, 2021, 2019, 2022] },
+  {
+    name: 'file: text values, a quote among them',
+    filters: { country: ["' OR 1=1 --", "Cote d'Ivoire"] },
+    conditions: ['"country" IN ($1, $2)'],
+    params: ["' OR 1=1 --", "Cote d'Ivoire"],
+  },
+  {
+    name: 'file: years as integers, then the period',
+    filters: { channel: ['Online'], year: ['2020', '2021'] },
+    period: { from: 2019, to: 2022 },
+    conditions: ['"channel" IN ($1)', '"year" IN ($2, $3)', '"year" BETWEEN $4 AND $5'],
+    params: ['Online', 2020, 2021, 2019, 2022],
+  },
 ];
 for (const c of fileCases) {
   sql(c.name, () => {
@@ -74,15 +172,31 @@ for (const c of fileCases) {
 // The size guard's count: one SELECT DISTINCT per level of the result, with the
 // request's clauses; a level that rolls up state counts national rows (state "") alone.
 const plan = (groupBy: string[], rollup: boolean, filters: Record<string, string[]> = {}): AggregatePlan => ({
-  groupBy, filters: new Map(Object.entries(filters)), measures: [], omitted: [], order: undefined, rollup, derived: NO_DERIVED, columns: [],
+  groupBy,
+  filters: new Map(Object.entries(filters)),
+  measures: [],
+  omitted: [],
+  order: undefined,
+  rollup,
+  derived: NO_DERIVED,
+  columns: [],
 });
 const distinct = (columns: string, where = '') => `SELECT count(*) FROM (SELECT DISTINCT ${columns} FROM "r2026_11"."ggr"${where})`;
 const countCases: Array<{ name: string; plan: AggregatePlan; sql: string[]; params: number[] }> = [
-  { name: 'count: groups alone', plan: plan(['country', 'year'], false, { channel: ['Online'] }), sql: [distinct('1, "country", "year"', ' WHERE "channel" IN ($1)')], params: [1] },
+  {
+    name: 'count: groups alone',
+    plan: plan(['country', 'year'], false, { channel: ['Online'] }),
+    sql: [distinct('1, "country", "year"', ' WHERE "channel" IN ($1)')],
+    params: [1],
+  },
   {
     name: 'count: rollup levels, state rolled up from the second',
     plan: plan(['country', 'state'], true, { year: ['2020'] }),
-    sql: [distinct('1, "country", "state"', ' WHERE "year" IN ($1)'), distinct('1, "country"', ' WHERE "year" IN ($2) AND "state" = $3'), distinct('1', ' WHERE "year" IN ($4) AND "state" = $5')],
+    sql: [
+      distinct('1, "country", "state"', ' WHERE "year" IN ($1)'),
+      distinct('1, "country"', ' WHERE "year" IN ($2) AND "state" = $3'),
+      distinct('1', ' WHERE "year" IN ($4) AND "state" = $5'),
+    ],
     params: [2020, 2020, 0, 2020, 0],
   },
   { name: 'count: rollup without state', plan: plan(['channel'], true), sql: [distinct('1, "channel"'), distinct('1')], params: [] },
@@ -96,7 +210,13 @@ for (const c of countCases) {
 }
 sql('count: the dictionaries bound most requests without a query', () => {
   // Two countries by two channels, or at most one of each filtered: no count needed under the bound.
-  const sized: StoredDataset = { ...ggr, aggregates: { ...ggr.aggregates, dictionaries: ggrDef.dimensions.map((d) => ({ values: [...(ggr.codes.get(d)?.keys() ?? [])], json: [] })) } };
+  const sized: StoredDataset = {
+    ...ggr,
+    aggregates: {
+      ...ggr.aggregates,
+      dictionaries: ggrDef.dimensions.map((d) => ({ values: [...(ggr.codes.get(d)?.keys() ?? [])], json: [] })),
+    },
+  };
   assert.is(groupBound(sized, plan(['country', 'channel'], false), undefined), 6);
   assert.is(groupBound(sized, plan(['country', 'channel'], true), undefined), 6 + 3 + 1);
   assert.is(groupBound(sized, plan(['country', 'year'], false, { country: ['Spain'] }), { from: 2021, to: 2030 }), 1);
@@ -127,20 +247,36 @@ for (const max of [1, 3, 4, 0x10000]) {
     assert.is(json.render([], '[', ']').toString(), '[]');
     // Each dimension's own code survives fusion (what CSV and Arrow output read).
     for (const [d, input] of inputs().entries()) {
-      assert.equal([0, 1, 2, 3].map((rid) => columns.code(d, rid)), [...input.codes], input.name);
+      assert.equal(
+        [0, 1, 2, 3].map((rid) => columns.code(d, rid)),
+        [...input.codes],
+        input.name,
+      );
     }
     assert.ok(columns.segments.every((s) => s.combinations <= Math.max(max, 3)));
   });
 }
 store('fuses the pair with the fewest combinations first, within the limit', async () => {
   // year+region and region+country have 3 combinations each: a tie fuses the left pair.
-  assert.equal((await ColumnStore.build(4, inputs(), metric(), 1)).segments.map((s) => s.dimensions), [[0], [1], [2]]);
-  assert.equal((await ColumnStore.build(4, inputs(), metric(), 3)).segments.map((s) => s.dimensions), [[0, 1], [2]]);
-  assert.equal((await ColumnStore.build(4, inputs(), metric(), 4)).segments.map((s) => s.dimensions), [[0, 1, 2]]);
+  assert.equal(
+    (await ColumnStore.build(4, inputs(), metric(), 1)).segments.map((s) => s.dimensions),
+    [[0], [1], [2]],
+  );
+  assert.equal(
+    (await ColumnStore.build(4, inputs(), metric(), 3)).segments.map((s) => s.dimensions),
+    [[0, 1], [2]],
+  );
+  assert.equal(
+    (await ColumnStore.build(4, inputs(), metric(), 4)).segments.map((s) => s.dimensions),
+    [[0, 1, 2]],
+  );
 });
 store('reference rows are flat', async () => {
   const columns = await ColumnStore.build(4, inputs().slice(1), [], 0x10000);
-  assert.is((await TextRenderer.create(columns, jsonSyntax(columns, 'reference'))).render([1], '', '').toString(), '{"region":"Asia","country":"Japan"}');
+  assert.is(
+    (await TextRenderer.create(columns, jsonSyntax(columns, 'reference'))).render([1], '', '').toString(),
+    '{"region":"Asia","country":"Japan"}',
+  );
 });
 store.run();
 
@@ -149,14 +285,33 @@ cursors('the canonical scope is unchanged: cursors issued before stay valid', ()
   // Tokens made by the codec before the canonical form moved to src/query/scope.ts;
   // the release tag (202611 in base 36) was appended later, and tokens without it still decode.
   const codec = new CursorCodec(Buffer.alloc(32, 7));
-  const filters = new Map([['year', ['2021', '2020']], ['country', ['Spain', 'France', 'Spain']]]);
-  assert.is(codec.encode({ release: '2026-11', dataset: 'ggr', filters, period: '2019-01-01:2022-12-31' }, 123456), '2n9c.64_LsnkjhRyQoPrnqKXl2A.4cc3');
+  const filters = new Map([
+    ['year', ['2021', '2020']],
+    ['country', ['Spain', 'France', 'Spain']],
+  ]);
+  assert.is(
+    codec.encode({ release: '2026-11', dataset: 'ggr', filters, period: '2019-01-01:2022-12-31' }, 123456),
+    '2n9c.64_LsnkjhRyQoPrnqKXl2A.4cc3',
+  );
   assert.is(codec.encode({ release: '2026-11', dataset: 'country_reference', filters: new Map() }, 0), '0.UbnlEH4WpMXmer62_CQFTA.4cc3');
   assert.is(codec.releaseOf('0.UbnlEH4WpMXmer62_CQFTA.4cc3'), '2026-11');
   assert.is(codec.releaseOf('0.UbnlEH4WpMXmer62_CQFTA'), undefined);
-  assert.throws(() => codec.decode('0.UbnlEH4WpMXmer62_CQFTA.4cc4', { release: '2026-11', dataset: 'country_reference', filters: new Map() }));
-  const reordered = new Map([['country', ['France', 'Spain']], ['year', ['2020', '2021']]]);
-  assert.is(codec.decode('2n9c.64_LsnkjhRyQoPrnqKXl2A', { release: '2026-11', dataset: 'ggr', filters: reordered, period: '2019-01-01:2022-12-31' }), 123456);
+  assert.throws(() =>
+    codec.decode('0.UbnlEH4WpMXmer62_CQFTA.4cc4', { release: '2026-11', dataset: 'country_reference', filters: new Map() }),
+  );
+  const reordered = new Map([
+    ['country', ['France', 'Spain']],
+    ['year', ['2020', '2021']],
+  ]);
+  assert.is(
+    codec.decode('2n9c.64_LsnkjhRyQoPrnqKXl2A', {
+      release: '2026-11',
+      dataset: 'ggr',
+      filters: reordered,
+      period: '2019-01-01:2022-12-31',
+    }),
+    123456,
+  );
 });
 cursors('a cursor names its format and pages only that one; tokens without a format page any', () => {
   const codec = new CursorCodec(Buffer.alloc(32, 7));

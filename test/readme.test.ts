@@ -6,8 +6,8 @@ import { promisify } from 'node:util';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { startTestService, type TestService, tempDir, twoReleaseDataDir, walkPages } from './helpers/service.ts';
 import { requiring } from './helpers/skip.ts';
-import { startTestService, tempDir, twoReleaseDataDir, walkPages, type TestService } from './helpers/service.ts';
 
 // README.md's pandas and R sections, run as they are written (extracted from the
 // README, so they cannot drift) with Debian's python3-pandas and r-base-core against a
@@ -38,7 +38,11 @@ async function execute(interpreter: string, args: string[], code: string): Promi
   await fs.writeFile(file, code);
   return run(interpreter, [...args, file], { cwd: work, env: env(), timeout: 120_000, maxBuffer: 64 << 20 }).then(
     ({ stdout, stderr }) => ({ ok: true, stdout, stderr }),
-    (err: { stdout?: string; stderr?: string; message: string }) => ({ ok: false, stdout: err.stdout ?? '', stderr: err.stderr ?? err.message }),
+    (err: { stdout?: string; stderr?: string; message: string }) => ({
+      ok: false,
+      stdout: err.stdout ?? '',
+      stderr: err.stderr ?? err.message,
+    }),
   );
 }
 
@@ -65,7 +69,8 @@ async function expected() {
   };
 }
 
-const close = (actual: number, wanted: number, what: string) => assert.ok(Math.abs(actual - wanted) <= 1e-9 * Math.max(1, Math.abs(wanted)), `${what}: ${actual} vs ${wanted}`);
+const close = (actual: number, wanted: number, what: string) =>
+  assert.ok(Math.abs(actual - wanted) <= 1e-9 * Math.max(1, Math.abs(wanted)), `${what}: ${actual} vs ${wanted}`);
 
 /** The Parquet file the snippets saved, read by DuckDB (npm ci's): its rows and GGR per currency. */
 async function savedParquet(): Promise<{ rows: number; byFx: Record<string, number> }> {
@@ -73,7 +78,9 @@ async function savedParquet(): Promise<{ rows: number; byFx: Record<string, numb
   const connection = await instance.connect();
   try {
     const file = path.join(work, 'downloads', 'ggr-france.parquet').replaceAll("'", "''");
-    const rows = (await connection.runAndReadAll(`SELECT fx, count(*)::INTEGER AS n, sum(ggr) AS ggr FROM '${file}' GROUP BY fx`)).getRowObjectsJS() as { fx: string; n: number; ggr: number }[];
+    const rows = (
+      await connection.runAndReadAll(`SELECT fx, count(*)::INTEGER AS n, sum(ggr) AS ggr FROM '${file}' GROUP BY fx`)
+    ).getRowObjectsJS() as { fx: string; n: number; ggr: number }[];
     return { rows: rows.reduce((n, r) => n + r.n, 0), byFx: Object.fromEntries(rows.map((r) => [r.fx, r.ggr])) };
   } finally {
     connection.closeSync();
@@ -107,11 +114,14 @@ readme.after(async () => {
 });
 
 const pandasMissing = existsSync(PYTHON)
-  ? await run(PYTHON, ['-c', 'import pandas']).then(() => undefined, () => `${PYTHON} has no pandas (apt-get install python3-pandas; .ci/run installs it)`)
+  ? await run(PYTHON, ['-c', 'import pandas']).then(
+      () => undefined,
+      () => `${PYTHON} has no pandas (apt-get install python3-pandas; .ci/run installs it)`,
+    )
   : `no ${PYTHON} (apt-get install python3-pandas; .ci/run installs it)`;
 const withPandas = requiring(readme, pandasMissing, 'README pandas examples');
 
-withPandas('pandas: a page, an aggregate, an export and revisions read from the URL keep the service\'s types and totals', async () => {
+withPandas("pandas: a page, an aggregate, an export and revisions read from the URL keep the service's types and totals", async () => {
   const [reads, parquet] = await snippets('python');
   assert.ok(reads && parquet, 'the README has both pandas blocks');
   const checks = `
@@ -144,13 +154,24 @@ print(json.dumps({
   close(got.yen.fx_current_usd, want.yen.fx_current_usd, 'yen');
   assert.is(got.revised.rows, want.revised.rows);
   assert.ok(want.revised.rows > 0, 'the two releases differ');
-  assert.equal(got.revised.changes, Object.fromEntries(Object.entries({ added: want.revised.added, removed: want.revised.removed, changed: want.revised.changed }).filter(([, n]) => n > 0)));
-  assert.equal([got.revised.dtypes.before_ggr, got.revised.before_missing, got.revised.after_missing], ['float64', want.revised.added, want.revised.removed]);
+  assert.equal(
+    got.revised.changes,
+    Object.fromEntries(
+      Object.entries({ added: want.revised.added, removed: want.revised.removed, changed: want.revised.changed }).filter(([, n]) => n > 0),
+    ),
+  );
+  assert.equal(
+    [got.revised.dtypes.before_ggr, got.revised.before_missing, got.revised.after_missing],
+    ['float64', want.revised.added, want.revised.removed],
+  );
 });
 
 withPandas('pandas: the Parquet export is saved as the service sent it and read back where pyarrow is installed', async () => {
   const [reads, parquet] = await snippets('python');
-  const engine = await run(PYTHON, ['-c', 'import pyarrow']).then(() => true, () => false);
+  const engine = await run(PYTHON, ['-c', 'import pyarrow']).then(
+    () => true,
+    () => false,
+  );
   const checks = `\nprint(${JSON.stringify(MARK)})\nimport json\nprint(json.dumps({"rows": len(france), "by_fx": {fx: float(v) for fx, v in france.groupby("fx")["ggr"].sum().items()}}))\n`;
   const { result, want } = await savingExport(() => execute(PYTHON, [], `${reads}\n${parquet}\n${checks}`));
   if (engine) {
@@ -160,7 +181,9 @@ withPandas('pandas: the Parquet export is saved as the service sent it and read 
     for (const [fx, ggr] of Object.entries(want.byFx)) close(got.by_fx[fx], ggr, fx);
   } else {
     // Debian 12 packages no Parquet engine for pandas: the one line that needs it is the one that fails.
-    console.log('README pandas Parquet: pyarrow is not importable here, so pd.read_parquet is checked to fail for that reason alone, and the saved file is read with DuckDB');
+    console.log(
+      'README pandas Parquet: pyarrow is not importable here, so pd.read_parquet is checked to fail for that reason alone, and the saved file is read with DuckDB',
+    );
     assert.not.ok(result.ok);
     assert.match(result.stderr, /Unable to find a usable engine; tried using: 'pyarrow', 'fastparquet'/);
     assert.match(result.stderr, /france = pd\.read_parquet\("downloads\/ggr-france\.parquet"\)/);
@@ -181,7 +204,7 @@ cat("{",
   "}\\n", sep = "")
 `;
 
-withR('R: a page, an aggregate and an export read from the URL keep the service\'s types and totals', async () => {
+withR("R: a page, an aggregate and an export read from the URL keep the service's types and totals", async () => {
   const [reads, parquet] = await snippets('r');
   assert.ok(reads && parquet, 'the README has both R blocks');
   const result = await execute(RSCRIPT!, ['--vanilla'], `${reads}\n${R_CHECKS}`);
@@ -198,14 +221,21 @@ withR('R: a page, an aggregate and an export read from the URL keep the service\
 
 withR('R: the Parquet export is saved as the service sent it and read back where the arrow package is installed', async () => {
   const [reads, parquet] = await snippets('r');
-  const engine = await run(RSCRIPT!, ['--vanilla', '-e', 'quit(status = if (requireNamespace("arrow", quietly = TRUE)) 0 else 1)']).then(() => true, () => false);
-  const { result, want } = await savingExport(() => execute(RSCRIPT!, ['--vanilla'], `${reads}\n${parquet}\ncat(${JSON.stringify(MARK)}, "\\n", nrow(france), "\\n", sep = "")\n`));
+  const engine = await run(RSCRIPT!, ['--vanilla', '-e', 'quit(status = if (requireNamespace("arrow", quietly = TRUE)) 0 else 1)']).then(
+    () => true,
+    () => false,
+  );
+  const { result, want } = await savingExport(() =>
+    execute(RSCRIPT!, ['--vanilla'], `${reads}\n${parquet}\ncat(${JSON.stringify(MARK)}, "\\n", nrow(france), "\\n", sep = "")\n`),
+  );
   if (engine) {
     assert.ok(result.ok, result.stderr);
     assert.is(Number(result.stdout.slice(result.stdout.indexOf(MARK) + MARK.length)), want.rows);
   } else {
     // Debian 12 packages no Parquet reader for R: the one line that needs it is the one that fails.
-    console.log('README R Parquet: the arrow package is not installed here, so arrow::read_parquet is checked to fail for that reason alone, and the saved file is read with DuckDB');
+    console.log(
+      'README R Parquet: the arrow package is not installed here, so arrow::read_parquet is checked to fail for that reason alone, and the saved file is read with DuckDB',
+    );
     assert.not.ok(result.ok);
     assert.match(result.stderr, /there is no package called .arrow./);
   }
@@ -215,7 +245,7 @@ readme.run();
 
 const text = suite('README: what a fresh clone needs of it');
 
-text('links only files the repository holds; the service\'s address is set once', async () => {
+text("links only files the repository holds; the service's address is set once", async () => {
   const readme = await fs.readFile(path.join(ROOT, 'README.md'), 'utf8');
   for (const [, target] of readme.matchAll(/\]\(([^)]+)\)/g)) {
     assert.not.match(target!, /^[a-z]+:|^\.\.\//, `a link outside the repository: ${target}`);
@@ -223,13 +253,27 @@ text('links only files the repository holds; the service\'s address is set once'
   }
   assert.not.match(readme, /\.\.\/shared|shared\/spec/);
   // The commands, their comments left out.
-  const commands = [...readme.matchAll(/^```sh\n([\s\S]*?)^```$/gm)].flatMap((m) => m[1]!.split('\n').map((line) => line.replace(/(^|\s)#.*$/, ''))).join('\n');
+  const commands = [...readme.matchAll(/^```sh\n([\s\S]*?)^```$/gm)]
+    .flatMap((m) => m[1]!.split('\n').map((line) => line.replace(/(^|\s)#.*$/, '')))
+    .join('\n');
   assert.equal(commands.match(/127\.0\.0\.1:\d+/g), ['127.0.0.1:3000'], 'BASE is set once; every example uses it');
-  assert.not.match(commands, /\bduckdb -c|import pyarrow|release=20\d\d-\d\d|from=20\d\d/, 'no tool npm ci does not install, no release the clone does not have');
+  assert.not.match(
+    commands,
+    /\bduckdb -c|import pyarrow|release=20\d\d-\d\d|from=20\d\d/,
+    'no tool npm ci does not install, no release the clone does not have',
+  );
 });
 
-text('what running the service and the examples write is ignored by git; the repository\'s own files are not', () => {
-  const written = ['datasets/CURRENT', 'datasets/2026-12/ggr.parquet', 'var/keys.json', 'downloads/ggr.parquet', 'dist/main.js', 'tmp/test-data/fixture', 'bench/results/run.json'];
+text("what running the service and the examples write is ignored by git; the repository's own files are not", () => {
+  const written = [
+    'datasets/CURRENT',
+    'datasets/2026-12/ggr.parquet',
+    'var/keys.json',
+    'downloads/ggr.parquet',
+    'dist/main.js',
+    'tmp/test-data/fixture',
+    'bench/results/run.json',
+  ];
   const kept = ['datasets/README.md', 'bench/baselines/2x-intel-xeon-processor.json', 'docs/api.md'];
   const result = spawnSync('git', ['check-ignore', '--no-index', ...written, ...kept], { cwd: ROOT, encoding: 'utf8' });
   assert.equal(result.stdout.trim().split('\n'), written, `git check-ignore: ${result.stderr}`);

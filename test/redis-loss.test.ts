@@ -5,7 +5,7 @@ import { hashKey } from '../src/keys/key-format.ts';
 import { createLogger } from '../src/log.ts';
 import { connectRedis } from '../src/redis.ts';
 import { claim, openInvite } from './helpers/claim.ts';
-import { REDIS_BINARY, skipRedisSuite, startRedis, until, type RedisServer } from './helpers/redis.ts';
+import { REDIS_BINARY, type RedisServer, skipRedisSuite, startRedis, until } from './helpers/redis.ts';
 import { send, startTestService, type TestService } from './helpers/service.ts';
 
 // Redis killed under traffic and started again on its port with nothing in it (no
@@ -56,7 +56,8 @@ if (!REDIS_BINARY) {
     let stop = false;
     const deadline = Date.now() + 30_000;
     const traffic = [a, b, a, b].map(async (service) => {
-      for (let i = 0; i < 20_000 && !stop && Date.now() < deadline; i++) answers.push({ status: (await get(service, known)).status, at: Date.now() });
+      for (let i = 0; i < 20_000 && !stop && Date.now() < deadline; i++)
+        answers.push({ status: (await get(service, known)).status, at: Date.now() });
     });
     await sleep(500);
     const killedAt = Date.now();
@@ -70,19 +71,37 @@ if (!REDIS_BINARY) {
     await Promise.all(traffic);
 
     const refused = answers.filter((r) => r.status !== 200);
-    assert.is(refused.length, 0, `${refused.length} of ${answers.length} requests with the known key were not 200: ${[...new Set(refused.map((r) => r.status))]}`);
-    assert.ok(answers.some((r) => r.at > killedAt && r.at < restartedAt), 'traffic ran while Redis was down');
+    assert.is(
+      refused.length,
+      0,
+      `${refused.length} of ${answers.length} requests with the known key were not 200: ${[...new Set(refused.map((r) => r.status))]}`,
+    );
+    assert.ok(
+      answers.some((r) => r.at > killedAt && r.at < restartedAt),
+      'traffic ran while Redis was down',
+    );
     assert.ok(answers.filter((r) => r.at > restartedAt + 1000).length > 10, 'traffic ran after the write-back');
     assert.ok(restored, 'both replicas counted the loss in dqs_redis_data_lost_total');
 
     for (const service of [a, b]) {
       assert.is((await get(service, known)).status, 200);
       assert.is((await get(service, revoked.key)).status, 401, 'the key revoked before the outage stays revoked');
-      assert.ok(service.logs.some((l) => l.level === 50 && /^Redis lost its data .*writing this replica's API keys back/.test(l.msg)), 'an error line says so');
+      assert.ok(
+        service.logs.some((l) => l.level === 50 && /^Redis lost its data .*writing this replica's API keys back/.test(l.msg)),
+        'an error line says so',
+      );
       assert.is(await lostCount(service, 'invites'), 1);
       assert.is((await openInvite(`${service.url}${new URL(open.url).pathname}`)).page.status, 200, 'the open invite still opens');
-      assert.is((await openInvite(`${service.url}${new URL(claimed.url).pathname}`)).page.status, 410, 'the claimed invite is not reopened');
-      assert.is((await openInvite(`${service.url}${new URL(withdrawn.url).pathname}`)).page.status, 410, 'the revoked invite is not reopened');
+      assert.is(
+        (await openInvite(`${service.url}${new URL(claimed.url).pathname}`)).page.status,
+        410,
+        'the claimed invite is not reopened',
+      );
+      assert.is(
+        (await openInvite(`${service.url}${new URL(withdrawn.url).pathname}`)).page.status,
+        410,
+        'the revoked invite is not reopened',
+      );
     }
     // What Redis holds now, as a replica started after the write-back would read it.
     const direct = await connectRedis(redis.url, 1000, createLogger('silent'));

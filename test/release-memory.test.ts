@@ -1,10 +1,10 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { request } from 'undici';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { request } from 'undici';
 import { releaseCopies } from '../bench/runner/copies.ts';
-import { startServer, type BenchServer } from '../bench/runner/server.ts';
+import { type BenchServer, startServer } from '../bench/runner/server.ts';
 import { latestRelease, writePointer } from '../src/releases/on-disk.ts';
 import { fixtureDataDir, tempDir } from './helpers/service.ts';
 
@@ -35,19 +35,33 @@ test('a release unloaded after its grace period gives its memory back, on an idl
   const ids = ['2026-10', '2026-11'] as const;
   await releaseCopies(source, dataDir, ids);
   await writePointer(dataDir, ids[0]);
-  const server = await startServer({ DATA_DIR: dataDir, STATE_DIR: stateDir, RELEASE_POLL_MS: '100', RELEASE_GRACE_SECONDS: '1' }, path.join(stateDir, 'server.log'));
+  const server = await startServer(
+    { DATA_DIR: dataDir, STATE_DIR: stateDir, RELEASE_POLL_MS: '100', RELEASE_GRACE_SECONDS: '1' },
+    path.join(stateDir, 'server.log'),
+  );
   try {
     const held = await metric(server, 'dqs_release_memory_bytes');
     assert.ok(held > 5e6, `the release holds ${held} bytes: big enough to tell from noise`);
     await writePointer(dataDir, ids[1]);
-    await until('the old release unloaded', async () => {
-      const health = (await (await request(`${server.url}/healthz`)).body.json()) as { release: string; retained: string[] };
-      return health.release === ids[1] && health.retained.length === 0 ? true : undefined;
-    }, 60_000);
+    await until(
+      'the old release unloaded',
+      async () => {
+        const health = (await (await request(`${server.url}/healthz`)).body.json()) as { release: string; retained: string[] };
+        return health.release === ids[1] && health.retained.length === 0 ? true : undefined;
+      },
+      60_000,
+    );
     // Held by no release, still counted by V8: what the unloaded release left behind.
-    const leftOver = async () => (await metric(server, 'dqs_nodejs_external_memory_bytes')) - (await metric(server, 'dqs_release_memory_bytes'));
-    const left = await until('the unloaded release freed', async () => ((await leftOver()) < held / 2 ? await leftOver() : undefined), 10_000).catch(async (err: Error) => {
-      throw new Error(`${err.message}: ${(await leftOver()) / 1e6} MB of JS buffers are held by no release (the old one held ${held / 1e6} MB)`);
+    const leftOver = async () =>
+      (await metric(server, 'dqs_nodejs_external_memory_bytes')) - (await metric(server, 'dqs_release_memory_bytes'));
+    const left = await until(
+      'the unloaded release freed',
+      async () => ((await leftOver()) < held / 2 ? await leftOver() : undefined),
+      10_000,
+    ).catch(async (err: Error) => {
+      throw new Error(
+        `${err.message}: ${(await leftOver()) / 1e6} MB of JS buffers are held by no release (the old one held ${held / 1e6} MB)`,
+      );
     });
     assert.ok(left < held / 2);
   } finally {

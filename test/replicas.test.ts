@@ -1,13 +1,13 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { REDIS_BINARY, skipRedisSuite, startRedis, type RedisServer } from './helpers/redis.ts';
 import { openInvite, postClaim, shownKey } from './helpers/claim.ts';
 import { SERVER_ARGS } from './helpers/processes.ts';
+import { REDIS_BINARY, type RedisServer, skipRedisSuite, startRedis } from './helpers/redis.ts';
 import { fixtureDataDir, send, tempDir } from './helpers/service.ts';
 
 // Two replicas as deployed: separate `node dist/main.js` processes sharing one
@@ -65,7 +65,14 @@ start('a Redis that cannot be reached stops the start with one line naming REDIS
   const stateDir = await tempDir();
   const child = spawn(process.execPath, [...SERVER_ARGS], {
     cwd: ROOT,
-    env: { ...process.env, PORT: '0', ADMIN_PORT: '0', STATE_DIR: stateDir, DATA_DIR: await fixtureDataDir(), REDIS_URL: 'redis://127.0.0.1:1' },
+    env: {
+      ...process.env,
+      PORT: '0',
+      ADMIN_PORT: '0',
+      STATE_DIR: stateDir,
+      DATA_DIR: await fixtureDataDir(),
+      REDIS_URL: 'redis://127.0.0.1:1',
+    },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const lines: any[] = [];
@@ -74,7 +81,10 @@ start('a Redis that cannot be reached stops the start with one line naming REDIS
   await fs.rm(stateDir, { recursive: true, force: true });
   assert.is(code, 1);
   const fatal = lines.find((l) => l.level === 60);
-  assert.match(fatal?.msg ?? '', /cannot start: REDIS_URL=redis:\/\/127\.0\.0\.1:1: cannot connect \(connect ECONNREFUSED .*\); start Redis or fix REDIS_URL/);
+  assert.match(
+    fatal?.msg ?? '',
+    /cannot start: REDIS_URL=redis:\/\/127\.0\.0\.1:1: cannot connect \(connect ECONNREFUSED .*\); start Redis or fix REDIS_URL/,
+  );
 });
 start.run();
 
@@ -176,13 +186,19 @@ if (!REDIS_BINARY) {
       assert.is(unknown.status, 503, what);
       assert.equal(unknown.json, { error: 'Cannot verify the API key right now: please try again shortly' });
       // One Redis call at most, bounded by the timeout; the rest is slack for a shared machine.
-      assert.ok(knownMs < TIMEOUT_MS + 500 && unknownMs < TIMEOUT_MS + 500, `${what}: ${knownMs.toFixed(0)} ms / ${unknownMs.toFixed(0)} ms`);
+      assert.ok(
+        knownMs < TIMEOUT_MS + 500 && unknownMs < TIMEOUT_MS + 500,
+        `${what}: ${knownMs.toFixed(0)} ms / ${unknownMs.toFixed(0)} ms`,
+      );
       return a.logs.slice(before);
     };
     redis.pause();
     try {
       const logs = await outage('Redis not answering');
-      assert.ok(logs.some((l) => l.level === 50 && /fail open/.test(l.msg)), 'an error line says the limiter failed open');
+      assert.ok(
+        logs.some((l) => l.level === 50 && /fail open/.test(l.msg)),
+        'an error line says the limiter failed open',
+      );
     } finally {
       redis.resume();
     }

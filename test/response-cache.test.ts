@@ -22,7 +22,10 @@ function contract(name: string, make: (maxBytes: number) => ResponseCache, keeps
     const cache = make(1000);
     cache.set('a', body('{"a":1}'));
     cache.set('b', body('{"b":2}'));
-    for (const [key, text] of [['a', '{"a":1}'], ['b', '{"b":2}']] as const) {
+    for (const [key, text] of [
+      ['a', '{"a":1}'],
+      ['b', '{"b":2}'],
+    ] as const) {
       const hit = cache.get(key);
       if (keeps) assert.is(hit?.toString(), text, key);
       else assert.is(hit, undefined, key);

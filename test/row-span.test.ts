@@ -1,7 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { rowSpan, type AggregateSource, type SourceSegment } from '../src/store/aggregation.ts';
 import { leadingOf } from '../src/store/aggregate-tables.ts';
+import { type AggregateSource, rowSpan, type SourceSegment } from '../src/store/aggregation.ts';
 
 // A filter on a source's leading dimension (year) reads one span of its rows; the
 // spans come from the rows themselves, and rows that do not ascend get none.
@@ -35,7 +35,8 @@ test('a span covers the allowed codes from the lowest to the highest; no filter 
     [[1, 3], { from: 2, to: 6 }],
     [[], { from: 0, to: 0 }],
   ];
-  for (const [codes, span] of cases) assert.equal(rowSpan(source, new Map(codes ? [[0, new Set(codes)]] : [])), span, JSON.stringify(codes));
+  for (const [codes, span] of cases)
+    assert.equal(rowSpan(source, new Map(codes ? [[0, new Set(codes)]] : [])), span, JSON.stringify(codes));
 });
 
 test.run();

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
@@ -60,7 +60,10 @@ startup('a fresh clone (default DATA_DIR, empty) gets the synthetic sample, serv
     // Generating and loading the sample takes seconds, so the first answer is always "loading".
     const early = await send(`${url}/healthz`);
     assert.equal([early.status, early.json], [503, { status: 'loading' }]);
-    assert.not.ok(lines.some((l) => l.msg === 'ready'), 'ready before the first /healthz: the test proved nothing');
+    assert.not.ok(
+      lines.some((l) => l.msg === 'ready'),
+      'ready before the first /healthz: the test proved nothing',
+    );
 
     await waitForLog(lines, (l) => l.msg === 'ready', child, 120_000);
     const health = await send(`${url}/healthz`);
@@ -86,7 +89,11 @@ startup('a configured DATA_DIR holding no release stops the start, saying how to
   const dataDir = await tempDir();
   const stateDir = await tempDir();
   try {
-    const prestart = spawn('node', ['--import', 'tsx', 'etl/first-run.ts'], { cwd: ROOT, env: { ...process.env, DATA_DIR: dataDir }, stdio: 'inherit' });
+    const prestart = spawn('node', ['--import', 'tsx', 'etl/first-run.ts'], {
+      cwd: ROOT,
+      env: { ...process.env, DATA_DIR: dataDir },
+      stdio: 'inherit',
+    });
     assert.is(await new Promise((resolve) => prestart.once('exit', resolve)), 0);
     const child = spawn(process.execPath, [...SERVER_ARGS], {
       cwd: ROOT,

@@ -1,21 +1,21 @@
 import path from 'node:path';
-import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { RecordBatchStreamWriter, tableFromIPC } from 'apache-arrow';
 import pino from 'pino';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Database } from '../src/duckdb/database.ts';
+import { quoteIdent, quoteLiteral } from '../src/duckdb/sql-text.ts';
+import { checkKeysetOrder } from '../src/query/page.ts';
+import { DATASETS, INTEGER_DIMENSIONS } from '../src/registry.ts';
+import { type LoadedRelease, loadRelease } from '../src/releases/load-release.ts';
+import { latestRelease } from '../src/releases/on-disk.ts';
 import { ArrowRenderer } from '../src/render/arrow-renderer.ts';
-import { ColumnStore } from '../src/store/column-store.ts';
 import { csvHeader, csvSyntax } from '../src/render/csv-syntax.ts';
 import { formatDouble, MAX_DOUBLE_LENGTH, writeDouble } from '../src/render/json-number.ts';
 import { jsonSyntax } from '../src/render/json-syntax.ts';
 import { TextRenderer } from '../src/render/text-renderer.ts';
-import { loadRelease, type LoadedRelease } from '../src/releases/load-release.ts';
-import { DATASETS, INTEGER_DIMENSIONS } from '../src/registry.ts';
-import { latestRelease } from '../src/releases/on-disk.ts';
-import { quoteIdent, quoteLiteral } from '../src/duckdb/sql-text.ts';
-import { checkKeysetOrder } from '../src/query/page.ts';
+import { ColumnStore } from '../src/store/column-store.ts';
 import { FIXTURE_RELEASE, fixtureDataDir, startTestService } from './helpers/service.ts';
 
 // The columnar store serves exactly the bytes DuckDB's to_json made of each row.
@@ -95,7 +95,7 @@ numbers('a table of awkward values: the text, DuckDB agrees, and it reads back a
 numbers('thousands of random doubles and cent amounts print as DuckDB prints them', async () => {
   // A fixed-seed generator, so a failure reproduces.
   let state = 0x2545f491;
-  const random = () => ((state = (Math.imul(state, 1103515245) + 12345) >>> 0) / 2 ** 32);
+  const random = () => (state = (Math.imul(state, 1103515245) + 12345) >>> 0) / 2 ** 32;
   const bits = new DataView(new ArrayBuffer(8));
   const values: number[] = [];
   while (values.length < 3000) {
@@ -117,7 +117,7 @@ numbers('thousands of random doubles and cent amounts print as DuckDB prints the
 /** Doubles chosen to be long: 17 significant digits at every decimal exponent, both signs, and the edges. */
 function longDoubles(): number[] {
   let state = 0x9e3779b9;
-  const random = () => ((state = (Math.imul(state, 1103515245) + 12345) >>> 0) / 2 ** 32);
+  const random = () => (state = (Math.imul(state, 1103515245) + 12345) >>> 0) / 2 ** 32;
   const digits = (n: number) => Array.from({ length: n }, () => Math.floor(random() * 10)).join('');
   const bits = new DataView(new ArrayBuffer(8));
   const neighbours = (x: number) => {
@@ -129,7 +129,16 @@ function longDoubles(): number[] {
     bits.setBigUint64(0, down);
     return [a, bits.getFloat64(0)];
   };
-  const values: number[] = [0, -0, Number.MAX_VALUE, -Number.MAX_VALUE, Number.MIN_VALUE, -Number.MIN_VALUE, 2.2250738585072014e-308, -2.2250738585072014e-308];
+  const values: number[] = [
+    0,
+    -0,
+    Number.MAX_VALUE,
+    -Number.MAX_VALUE,
+    Number.MIN_VALUE,
+    -Number.MIN_VALUE,
+    2.2250738585072014e-308,
+    -2.2250738585072014e-308,
+  ];
   for (let e = -323; e <= 308; e++) {
     for (const sign of ['', '-']) {
       for (let i = 0; i < 3; i++) values.push(Number(`${sign}${1 + Math.floor(random() * 9)}.${digits(16)}e${e}`));
@@ -146,17 +155,20 @@ function longDoubles(): number[] {
   return values.filter(Number.isFinite);
 }
 
-numbers('the longest texts: every decimal exponent, both signs, 17 digits, subnormals and the extremes print as DuckDB prints them, within MAX_DOUBLE_LENGTH', async () => {
-  const values = longDoubles();
-  const duckdb = await duckdbJson(values);
-  let longest = 0;
-  values.forEach((x, i) => {
-    assert.is(formatDouble(x), duckdb[i], `formatDouble(${x})`);
-    assert.is(written(x), duckdb[i], `writeDouble(${x})`);
-    longest = Math.max(longest, duckdb[i]!.length);
-  });
-  assert.is(longest, MAX_DOUBLE_LENGTH, 'the bound is the longest text there is, not a guess');
-});
+numbers(
+  'the longest texts: every decimal exponent, both signs, 17 digits, subnormals and the extremes print as DuckDB prints them, within MAX_DOUBLE_LENGTH',
+  async () => {
+    const values = longDoubles();
+    const duckdb = await duckdbJson(values);
+    let longest = 0;
+    values.forEach((x, i) => {
+      assert.is(formatDouble(x), duckdb[i], `formatDouble(${x})`);
+      assert.is(written(x), duckdb[i], `writeDouble(${x})`);
+      longest = Math.max(longest, duckdb[i]!.length);
+    });
+    assert.is(longest, MAX_DOUBLE_LENGTH, 'the bound is the longest text there is, not a guess');
+  },
+);
 
 numbers('JSON, CSV and Arrow pages of the longest values: every byte, none cut short', async () => {
   // The issue's values (25 characters each) fill a whole page, then every kind of long value.
@@ -164,7 +176,10 @@ numbers('JSON, CSV and Arrow pages of the longest values: every byte, none cut s
   const duckdb = await duckdbJson(values);
   // One dimension, four metrics (the fx dataset's shape), each row all long values.
   const rows = Math.floor(values.length / 4);
-  const metrics = ['m0', 'm1', 'm2', 'm3'].map((name, m) => ({ name, values: Float64Array.from({ length: rows }, (_, r) => values[r * 4 + m]!) }));
+  const metrics = ['m0', 'm1', 'm2', 'm3'].map((name, m) => ({
+    name,
+    values: Float64Array.from({ length: rows }, (_, r) => values[r * 4 + m]!),
+  }));
   const dimension = { name: 'year', dictionary: { values: [2020], json: ['2020'] }, codes: new Uint8Array(rows) };
   const store = await ColumnStore.build(rows, [dimension], metrics, 1);
   const text = (r: number, m: number) => duckdb[r * 4 + m]!;
@@ -176,11 +191,19 @@ numbers('JSON, CSV and Arrow pages of the longest values: every byte, none cut s
     const body = json.render(page, '[', ']').toString();
     const expectedJson = `[${page.map((r) => `{"dimensions":{"year":2020},"values":{${metrics.map((m, k) => `"${m.name}":${text(r, k)}`).join(',')}}}`).join(',')}]`;
     assert.ok(body === expectedJson, `JSON page of ${page.length} rows equals DuckDB's texts`);
-    assert.equal(JSON.parse(body).map((row: any) => Object.values(row.values)), page.map((r) => [0, 1, 2, 3].map((m) => values[r * 4 + m])));
+    assert.equal(
+      JSON.parse(body).map((row: any) => Object.values(row.values)),
+      page.map((r) => [0, 1, 2, 3].map((m) => values[r * 4 + m])),
+    );
     const lines = csv.render(page, csvHeader(store), '').toString();
-    assert.ok(lines === `year,m0,m1,m2,m3\r\n${page.map((r) => `2020,${[0, 1, 2, 3].map((m) => text(r, m)).join(',')}\r\n`).join('')}`, `CSV page of ${page.length} rows equals DuckDB's texts`);
+    assert.ok(
+      lines === `year,m0,m1,m2,m3\r\n${page.map((r) => `2020,${[0, 1, 2, 3].map((m) => text(r, m)).join(',')}\r\n`).join('')}`,
+      `CSV page of ${page.length} rows equals DuckDB's texts`,
+    );
     const table = tableFromIPC(arrow.render(page));
-    page.forEach((r) => [0, 1, 2, 3].forEach((m) => assert.ok(Object.is(table.getChildAt(m + 1)!.get(r), values[r * 4 + m]), `Arrow row ${r} m${m}`)));
+    page.forEach((r) =>
+      [0, 1, 2, 3].forEach((m) => assert.ok(Object.is(table.getChildAt(m + 1)!.get(r), values[r * 4 + m]), `Arrow row ${r} m${m}`)),
+    );
   }
 });
 
@@ -205,16 +228,27 @@ for (const def of DATASETS) {
   rows(`${def.name}: each row renders as DuckDB's to_json of the Parquet row, in serving order`, async () => {
     // The oracle, written independently of the loader: to_json of the row straight
     // from the file, numbered in the documented order (sorted by every dimension).
-    const struct = (names: readonly string[], cast: (n: string) => string) => `{${names.map((n) => `${quoteLiteral(n)}: ${cast(n)}`).join(', ')}}`;
+    const struct = (names: readonly string[], cast: (n: string) => string) =>
+      `{${names.map((n) => `${quoteLiteral(n)}: ${cast(n)}`).join(', ')}}`;
     const dim = (n: string) => `${quoteIdent(n)}::${INTEGER_DIMENSIONS.has(n) ? 'INTEGER' : 'VARCHAR'}`;
-    const body = def.kind === 'financial' ? `{'dimensions': ${struct(def.dimensions, dim)}, 'values': ${struct(def.metrics, (n) => `${quoteIdent(n)}::DOUBLE`)}}` : struct(def.dimensions, dim);
+    const body =
+      def.kind === 'financial'
+        ? `{'dimensions': ${struct(def.dimensions, dim)}, 'values': ${struct(def.metrics, (n) => `${quoteIdent(n)}::DOUBLE`)}}`
+        : struct(def.dimensions, dim);
     const file = quoteLiteral(path.join(dir, `${def.name}.parquet`));
     const expected = await db.use(async (lease) =>
-      (await lease.connection.runAndReadAll(`SELECT to_json(${body})::VARCHAR FROM read_parquet(${file}) ORDER BY ${def.dimensions.map(quoteIdent).join(', ')}`))
+      (
+        await lease.connection.runAndReadAll(
+          `SELECT to_json(${body})::VARCHAR FROM read_parquet(${file}) ORDER BY ${def.dimensions.map(quoteIdent).join(', ')}`,
+        )
+      )
         .getRows()
         .map(([json]) => String(json)),
     );
-    const { rows: { json }, store } = release.datasets.get(def.name)!;
+    const {
+      rows: { json },
+      store,
+    } = release.datasets.get(def.name)!;
     assert.is(store.rowCount, expected.length);
     assert.ok(expected.length > 100, `fixture too small: ${expected.length}`);
     for (let rid = 0; rid < expected.length; rid++) {
@@ -235,7 +269,10 @@ const arrow = suite('Arrow pages: the bytes apache-arrow writes, the values the 
 
 for (const def of DATASETS) {
   arrow(`${def.name}: pages of 0, 1, 7, 1000 and every row`, () => {
-    const { rows: { arrow: renderer, json }, store } = release.datasets.get(def.name)!;
+    const {
+      rows: { arrow: renderer, json },
+      store,
+    } = release.datasets.get(def.name)!;
     const every = Array.from({ length: store.rowCount }, (_, rid) => rid);
     const pages = [[], [0], every.slice(5, 12), every.filter((rid) => rid % 3 === 1).slice(0, 1000), every];
     for (const rids of pages) {
@@ -248,7 +285,11 @@ for (const def of DATASETS) {
       const expected = (JSON.parse(json.render(rids, '[', ']').toString()) as any[]).map((row) =>
         def.kind === 'financial' ? { ...row.dimensions, ...row.values } : row,
       );
-      assert.equal(table.toArray().map((row) => ({ ...row.toJSON() })), expected, `${def.name}, ${rids.length} rows`);
+      assert.equal(
+        table.toArray().map((row) => ({ ...row.toJSON() })),
+        expected,
+        `${def.name}, ${rids.length} rows`,
+      );
     }
   });
 }
@@ -262,7 +303,12 @@ const keyset = suite('keyset order guard');
 keyset('rids must come after the cursor and strictly increase', () => {
   checkKeysetOrder([], 5, 't');
   checkKeysetOrder([0, 1, 7], -1, 't');
-  for (const [rids, after] of [[[3, 3], -1], [[4, 2], -1], [[5], 5], [[1, 9], 2]] as const) {
+  for (const [rids, after] of [
+    [[3, 3], -1],
+    [[4, 2], -1],
+    [[5], 5],
+    [[1, 9], 2],
+  ] as const) {
     assert.throws(() => checkKeysetOrder(rids, after, '"r"."ggr"'), /not scanned in rid order/, JSON.stringify([rids, after]));
   }
 });

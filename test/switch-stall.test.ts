@@ -1,9 +1,9 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { request } from 'undici';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { request } from 'undici';
 import { MANIFEST_FILE } from '../src/releases/manifest.ts';
 import { writePointer } from '../src/releases/on-disk.ts';
 import { fixtureDataDir, startTestService, tempDir } from './helpers/service.ts';
@@ -65,7 +65,10 @@ test('switching to a 1x release holds the event loop at most 100 ms longer than 
     assert.is((await service.get('/healthz', { key: null })).json.release, '2026-12', 'the new release is served');
     assert.equal(failures, [], 'every probe answered 200, no connection lost');
     assert.ok(answered.length > 20, `the probe was answered throughout the load (${answered.length} answers)`);
-    assert.ok(held < idle + BOUND_MS, `the event loop was held ${held.toFixed(0)} ms at most while the release loaded, ${idle.toFixed(0)} ms idle (bound: ${BOUND_MS} ms more than idle)`);
+    assert.ok(
+      held < idle + BOUND_MS,
+      `the event loop was held ${held.toFixed(0)} ms at most while the release loaded, ${idle.toFixed(0)} ms idle (bound: ${BOUND_MS} ms more than idle)`,
+    );
   } finally {
     delay.disable();
     await service.stop();

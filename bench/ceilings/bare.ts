@@ -54,16 +54,18 @@ export async function startBare(answers: readonly Captured[], dir: string, kind:
   return {
     url,
     pid: child.pid!,
-    requests: (list) => list.map((answer) => {
-      const i = index.get(answer);
-      if (i === undefined) throw new Error('the bare server was not given this answer');
-      return { path: `/${i}`, headers: {}, status: answer.status, body: answer.body };
-    }),
-    stop: () => new Promise<void>((resolve) => {
-      child.removeAllListeners('exit');
-      if (child.exitCode !== null) return resolve();
-      child.once('exit', () => resolve());
-      child.kill('SIGTERM');
-    }),
+    requests: (list) =>
+      list.map((answer) => {
+        const i = index.get(answer);
+        if (i === undefined) throw new Error('the bare server was not given this answer');
+        return { path: `/${i}`, headers: {}, status: answer.status, body: answer.body };
+      }),
+    stop: () =>
+      new Promise<void>((resolve) => {
+        child.removeAllListeners('exit');
+        if (child.exitCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      }),
   };
 }

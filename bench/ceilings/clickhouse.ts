@@ -23,7 +23,8 @@ import type { Request } from '../runner/load.ts';
 
 const DIRS = [...(process.env.PATH ?? '').split(path.delimiter), '/usr/sbin', '/usr/bin'];
 export const CLICKHOUSE_BINARY = DIRS.map((dir) => path.join(dir, 'clickhouse-server')).find((file) => fs.existsSync(file));
-export const CLICKHOUSE_SKIP_REASON = 'clickhouse-server is not installed (Debian: apt-get install -y clickhouse-server); the peer comparison is skipped';
+export const CLICKHOUSE_SKIP_REASON =
+  'clickhouse-server is not installed (Debian: apt-get install -y clickhouse-server); the peer comparison is skipped';
 
 const ggr = DATASETS.find((d) => d.name === 'ggr')!;
 
@@ -114,7 +115,8 @@ export async function startClickHouseWithGgr(release: ReleaseOnDisk, progress: (
     const get = async (path_: string) => {
       const res = await request(`${url}${path_}`);
       const body = Buffer.from(await res.body.arrayBuffer());
-      if (res.statusCode !== 200) throw new Error(`ClickHouse answered ${path_.slice(0, 80)} with ${res.statusCode}: ${body.toString().slice(0, 300)}`);
+      if (res.statusCode !== 200)
+        throw new Error(`ClickHouse answered ${path_.slice(0, 80)} with ${res.statusCode}: ${body.toString().slice(0, 300)}`);
       return body;
     };
     return { url, version, loadSeconds, get, stop };
@@ -127,8 +129,12 @@ export async function startClickHouseWithGgr(release: ReleaseOnDisk, progress: (
 async function waitForPing(url: string, exitCode: () => number | null, logFile: string): Promise<void> {
   const deadline = Date.now() + 60_000;
   while (Date.now() < deadline) {
-    if (exitCode() !== null) throw new Error(`clickhouse-server exited with ${exitCode()}: ${fs.readFileSync(logFile, 'utf8').slice(-500)}`);
-    const ok = await request(`${url}/ping`).then(async (res) => (await res.body.text()) === 'Ok.\n', () => false);
+    if (exitCode() !== null)
+      throw new Error(`clickhouse-server exited with ${exitCode()}: ${fs.readFileSync(logFile, 'utf8').slice(-500)}`);
+    const ok = await request(`${url}/ping`).then(
+      async (res) => (await res.body.text()) === 'Ok.\n',
+      () => false,
+    );
     if (ok) return;
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
@@ -175,18 +181,30 @@ const literal = (value: string) => `'${value.replace(/\\/g, '\\\\').replace(/'/g
 
 /** The page as a ClickHouse user would ask for it: first 1000 matches in serving order. */
 function pageSql(filters: ReadonlyMap<string, readonly string[]>): string {
-  const where = [...filters].map(([dim, values]) => `${dim} IN (${values.map((v) => (INTEGER_DIMENSIONS.has(dim) ? String(Number(v)) : literal(v))).join(', ')})`);
+  const where = [...filters].map(
+    ([dim, values]) => `${dim} IN (${values.map((v) => (INTEGER_DIMENSIONS.has(dim) ? String(Number(v)) : literal(v))).join(', ')})`,
+  );
   return `SELECT rid, ${ggr.dimensions.join(', ')}, ggr FROM ggr WHERE ${where.join(' AND ')} ORDER BY rid LIMIT 1000 FORMAT JSONEachRow`;
 }
 
 function checkSameRows(body: Buffer, page: OurPage): void {
-  const rows = body.toString().trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
-  const problem = rows.length !== page.rids.length
-    ? `${rows.length} rows, ours ${page.rids.length}`
-    : rows.map((row, i) => {
-      const ours = page.data[i]!;
-      const same = row.rid === page.rids[i] && row.ggr === ours.values.ggr && isDeepStrictEqual(Object.fromEntries(ggr.dimensions.map((d) => [d, row[d]])), ours.dimensions);
-      return same ? undefined : `row ${i}: ${JSON.stringify(row)} against rid ${page.rids[i]} ${JSON.stringify(ours)}`;
-    }).find(Boolean);
+  const rows = body
+    .toString()
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
+  const problem =
+    rows.length !== page.rids.length
+      ? `${rows.length} rows, ours ${page.rids.length}`
+      : rows
+          .map((row, i) => {
+            const ours = page.data[i]!;
+            const same =
+              row.rid === page.rids[i] &&
+              row.ggr === ours.values.ggr &&
+              isDeepStrictEqual(Object.fromEntries(ggr.dimensions.map((d) => [d, row[d]])), ours.dimensions);
+            return same ? undefined : `row ${i}: ${JSON.stringify(row)} against rid ${page.rids[i]} ${JSON.stringify(ours)}`;
+          })
+          .find(Boolean);
   if (problem) throw new Error(`ClickHouse does not return our page (${problem}); fix the peer's load before timing it`);
 }

@@ -1,11 +1,11 @@
 import pino from 'pino';
 import { Database } from '../../src/duckdb/database.ts';
-import type { PageFormat } from '../../src/render/rows.ts';
-import { whereClauses, type Filters } from '../../src/query/filters.ts';
+import { type Filters, whereClauses } from '../../src/query/filters.ts';
 import { readPage } from '../../src/query/page.ts';
-import type { ReleaseOnDisk } from '../../src/releases/on-disk.ts';
 import { loadRelease, type ServedDataset } from '../../src/releases/load-release.ts';
-import { summarize, type Run, type Stats } from '../runner/load.ts';
+import type { ReleaseOnDisk } from '../../src/releases/on-disk.ts';
+import type { PageFormat } from '../../src/render/rows.ts';
+import { type Run, type Stats, summarize } from '../runner/load.ts';
 import type { LocalSide } from '../runner/measure.ts';
 
 // The query ceiling: what a page costs with no HTTP at all, in this process, on the
@@ -42,7 +42,11 @@ export interface QueryCeilings {
 export const LATE_SHARE = 0.9;
 
 /** Loads `release` in this process and renders each spec's page once; its sides run until `close`. */
-export async function openQueryCeilings(release: ReleaseOnDisk, specs: ReadonlyMap<string, PageSpec>, progress: (text: string) => void): Promise<QueryCeilings> {
+export async function openQueryCeilings(
+  release: ReleaseOnDisk,
+  specs: ReadonlyMap<string, PageSpec>,
+  progress: (text: string) => void,
+): Promise<QueryCeilings> {
   const db = await Database.open({ connections: 4, threads: 1 });
   const loader = await db.connect();
   const close = () => {
@@ -61,7 +65,13 @@ export async function openQueryCeilings(release: ReleaseOnDisk, specs: ReadonlyM
       const after = spec.page === 'first' ? -1 : await lateStart(db, served, spec);
       // An envelope the size of the service's: meta and a cursor's length of text.
       const envelope = (rows: number) => ({
-        meta: { dataset: spec.dataset, metric: spec.dataset, filters_applied: Object.fromEntries(spec.filters), row_count: rows, release: release.manifest.release },
+        meta: {
+          dataset: spec.dataset,
+          metric: spec.dataset,
+          filters_applied: Object.fromEntries(spec.filters),
+          row_count: rows,
+          release: release.manifest.release,
+        },
         pagination: { cursor: 'x'.repeat(40), has_more: true },
       });
       const render = async () => {
@@ -86,7 +96,11 @@ export async function openQueryCeilings(release: ReleaseOnDisk, specs: ReadonlyM
 async function lateStart(db: Database, served: ServedDataset, spec: PageSpec): Promise<number> {
   const clauses = whereClauses(served, spec.filters);
   const starts = [-1];
-  for (let page = await readPage(db, served, clauses, spec.limit, -1); page.nextAfter !== undefined; page = await readPage(db, served, clauses, spec.limit, page.nextAfter)) {
+  for (
+    let page = await readPage(db, served, clauses, spec.limit, -1);
+    page.nextAfter !== undefined;
+    page = await readPage(db, served, clauses, spec.limit, page.nextAfter)
+  ) {
     starts.push(page.nextAfter);
   }
   return starts[Math.floor(starts.length * LATE_SHARE)]!;

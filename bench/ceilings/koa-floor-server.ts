@@ -1,6 +1,6 @@
 import type { AddressInfo } from 'node:net';
-import { readAnswers } from './replayed-answers.ts';
 import Koa from 'koa';
+import { readAnswers } from './replayed-answers.ts';
 
 // The framework floor: a minimal Koa app sending the same answers as the bare server
 // (bench/ceilings/bare-server.ts: the same manifest, status, headers and bytes) through Koa's

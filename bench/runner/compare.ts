@@ -40,7 +40,13 @@ function comparables(result: Result): Map<string, Comparable> {
   }
   if ('entries' in result.sweep) {
     for (const e of result.sweep.entries) {
-      out.set(`sweep-x${e.scale}@1`, { id: `sweep-x${e.scale}@1`, title: `scale sweep: ${e.scale}x release, uncached page`, by: 'p50', value: e.page.p50, noise: e.noise });
+      out.set(`sweep-x${e.scale}@1`, {
+        id: `sweep-x${e.scale}@1`,
+        title: `scale sweep: ${e.scale}x release, uncached page`,
+        by: 'p50',
+        value: e.page.p50,
+        noise: e.noise,
+      });
     }
   }
   return out;
@@ -59,12 +65,23 @@ export function compareResults(a: Result, b: Result): { changes: Change[]; onlyI
     const worse = x.by === 'p50' ? change : -change;
     // A figure judged by a ratio in one run and absolutely in the other (a run before ratios were kept) is not compared.
     if (x.ceiling !== y.ceiling) continue;
-    changes.push({ id, title: x.title, by: x.by, ...(x.ceiling && { ceiling: x.ceiling }), a: x.value, b: y.value, change, threshold, verdict: worse > threshold ? 'regression' : worse < -threshold ? 'improvement' : 'noise' });
+    changes.push({
+      id,
+      title: x.title,
+      by: x.by,
+      ...(x.ceiling && { ceiling: x.ceiling }),
+      a: x.value,
+      b: y.value,
+      change,
+      threshold,
+      verdict: worse > threshold ? 'regression' : worse < -threshold ? 'improvement' : 'noise',
+    });
   }
   const onlyInOne = [...before.keys(), ...after.keys()].filter((id) => !before.has(id) || !after.has(id));
   const warnings: string[] = [];
   if (a.mode !== b.mode) warnings.push(`modes differ (${a.mode} vs ${b.mode}): fewer requests make noisier figures`);
-  if (a.machine.model !== b.machine.model || a.machine.cpus !== b.machine.cpus) warnings.push(`machines differ (${a.machine.cpus}× ${a.machine.model} vs ${b.machine.cpus}× ${b.machine.model})`);
+  if (a.machine.model !== b.machine.model || a.machine.cpus !== b.machine.cpus)
+    warnings.push(`machines differ (${a.machine.cpus}× ${a.machine.model} vs ${b.machine.cpus}× ${b.machine.model})`);
   return { changes, onlyInOne, warnings };
 }
 
@@ -79,7 +96,9 @@ export function formatComparison(a: Result, b: Result, { changes, onlyInOne, war
   const unit = (c: Change, x: number) => (c.ceiling ? `${x.toFixed(3)}×` : c.by === 'p50' ? `${x.toFixed(2)}ms` : `${x.toFixed(0)}/s`);
   for (const c of changes) {
     const mark = c.verdict === 'regression' ? 'REGRESSION' : c.verdict === 'improvement' ? 'better' : '';
-    lines.push(`${`${c.title} [${c.id}]`.slice(0, 64).padEnd(64)} ${(c.ceiling ? `${c.by}÷${c.ceiling}` : c.by).padEnd(10)} ${unit(c, c.a).padStart(9)} ${unit(c, c.b).padStart(9)} ${`${c.change >= 0 ? '+' : ''}${(c.change * 100).toFixed(1)}%`.padStart(8)} ${`±${(c.threshold * 100).toFixed(0)}%`.padStart(6)}  ${mark}`);
+    lines.push(
+      `${`${c.title} [${c.id}]`.slice(0, 64).padEnd(64)} ${(c.ceiling ? `${c.by}÷${c.ceiling}` : c.by).padEnd(10)} ${unit(c, c.a).padStart(9)} ${unit(c, c.b).padStart(9)} ${`${c.change >= 0 ? '+' : ''}${(c.change * 100).toFixed(1)}%`.padStart(8)} ${`±${(c.threshold * 100).toFixed(0)}%`.padStart(6)}  ${mark}`,
+    );
   }
   if (onlyInOne.length) lines.push('', `in one run only: ${onlyInOne.join(', ')}`);
   const regressions = changes.filter((c) => c.verdict === 'regression').length;

@@ -43,7 +43,15 @@ export function summarizeRuns(runs: readonly Run[]): Stats {
     runs.every((r) => pick(r) !== undefined) && runs.length ? runs.reduce((a, r) => a + pick(r)! * r.seconds, 0) / seconds : undefined;
   const clientCpu = share((r) => r.clientCpu);
   const serverCpu = share((r) => r.serverCpu);
-  return { ...summarize(runs.flatMap((r) => r.latencies), seconds, bytes), ...(clientCpu !== undefined && { clientCpu }), ...(serverCpu !== undefined && { serverCpu }) };
+  return {
+    ...summarize(
+      runs.flatMap((r) => r.latencies),
+      seconds,
+      bytes,
+    ),
+    ...(clientCpu !== undefined && { clientCpu }),
+    ...(serverCpu !== undefined && { serverCpu }),
+  };
 }
 
 export function summarize(latencies: readonly number[], seconds: number, bytes: number): Stats {
@@ -76,7 +84,9 @@ export async function load(origin: string, requests: readonly Request[], connect
       latencies.push(performance.now() - started);
       bytes += body.length;
       if (res.statusCode !== expected.status || (expected.body && !body.equals(expected.body))) {
-        throw new Error(`${origin}${expected.path}: got ${res.statusCode} (${body.length} bytes) where ${expected.status} (${expected.body?.length ?? 'any'} bytes) was captured: ${body.toString().slice(0, 200)}`);
+        throw new Error(
+          `${origin}${expected.path}: got ${res.statusCode} (${body.length} bytes) where ${expected.status} (${expected.body?.length ?? 'any'} bytes) was captured: ${body.toString().slice(0, 200)}`,
+        );
       }
     }
   };

@@ -1,4 +1,4 @@
-import { load, spread, summarizeRuns, type Request, type Run, type Stats } from './load.ts';
+import { load, type Request, type Run, type Stats, spread, summarizeRuns } from './load.ts';
 import { wrk } from './wrk.ts';
 
 // How figures are timed: every scenario of a server beside its ceilings, in rounds.
@@ -80,7 +80,12 @@ export interface Timing {
 }
 
 /** Times every group at `connections`. */
-export async function rounds(groups: readonly Group[], connections: number, timing: Timing, onRun?: (text: string) => void): Promise<Timed[]> {
+export async function rounds(
+  groups: readonly Group[],
+  connections: number,
+  timing: Timing,
+  onRun?: (text: string) => void,
+): Promise<Timed[]> {
   const names = (g: Group) => [...Object.keys(g.ceilings), 'service'];
   const sideOf = (g: Group, name: string) => (name === 'service' ? g.service : g.ceilings[name]!);
   const runs = groups.map((g) => new Map(names(g).map((n) => [n, [] as Run[]])));
@@ -125,7 +130,15 @@ export async function rounds(groups: readonly Group[], connections: number, timi
   });
 }
 
-export function figure(scenario: string, title: string, connections: number, service: Stats, halves: [Stats, Stats], ceilings: Record<string, Stats>, ceilingHalves: Record<string, [Stats, Stats]> = {}): Figure {
+export function figure(
+  scenario: string,
+  title: string,
+  connections: number,
+  service: Stats,
+  halves: [Stats, Stats],
+  ceilings: Record<string, Stats>,
+  ceilingHalves: Record<string, [Stats, Stats]> = {},
+): Figure {
   const by = connections === 1 ? 'p50' : 'rps';
   const timedBeside = Object.keys(ceilingHalves);
   const judgedBy = timedBeside.includes('bare') ? 'bare' : (timedBeside[0] ?? null);

@@ -1,11 +1,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { AGGREGATE } from '../ceilings/duckdb-aggregate.ts';
+import { capture, PAGE } from '../scenarios/suite.ts';
 import { load, summarizeRuns } from './load.ts';
 import { formatTop, topFunctions } from './profile-top.ts';
 import { line, progress } from './report.ts';
 import { commit } from './result.ts';
-import { capture, PAGE } from '../scenarios/suite.ts';
 import { startServer } from './server.ts';
 import { wrk } from './wrk.ts';
 
@@ -45,7 +45,12 @@ export async function profileScenario(id: string, o: { dataDir: string; work: st
   // Each thread writes its own profile (tsx's loader runs in a worker): node names them CPU.<date>.<time>.<pid>.<thread>.<n>.
   const written = fs.mkdtempSync(path.join(o.work, 'profile-'));
   progress(`starting the service with --cpu-prof (loading ${path.relative(ROOT, o.dataDir)})`);
-  const server = await startServer({ DATA_DIR: o.dataDir, STATE_DIR: path.join(o.work, 'state-profile'), ...setup.env }, path.join(o.work, 'logs', 'profile.log'), ROOT, ['--cpu-prof', `--cpu-prof-dir=${written}`]);
+  const server = await startServer(
+    { DATA_DIR: o.dataDir, STATE_DIR: path.join(o.work, 'state-profile'), ...setup.env },
+    path.join(o.work, 'logs', 'profile.log'),
+    ROOT,
+    ['--cpu-prof', `--cpu-prof-dir=${written}`],
+  );
   let window;
   let run;
   try {
@@ -67,7 +72,9 @@ export async function profileScenario(id: string, o: { dataDir: string; work: st
   const file = path.join(dir, name);
   fs.renameSync(path.join(written, main), file);
   fs.rmSync(written, { recursive: true, force: true });
-  line(`${id}: ${run.rps.toFixed(0)} req/s at 16 connections, p50 ${run.p50.toFixed(2)} ms; service ${((run.serverCpu ?? 0) * 100).toFixed(0)}% of a core, wrk ${((run.clientCpu ?? 0) * 100).toFixed(0)}%`);
+  line(
+    `${id}: ${run.rps.toFixed(0)} req/s at 16 connections, p50 ${run.p50.toFixed(2)} ms; service ${((run.serverCpu ?? 0) * 100).toFixed(0)}% of a core, wrk ${((run.clientCpu ?? 0) * 100).toFixed(0)}%`,
+  );
   line(`profile: ${path.relative(ROOT, file)} (open it in Chrome DevTools' Performance panel)`);
   line(`top 15 functions by self time during the load:\n${formatTop(topFunctions(file, ROOT, 15, window))}`);
 }

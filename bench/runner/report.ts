@@ -54,7 +54,10 @@ const targetValue = (t: Target) => (t.value === null ? '' : t.id === 'x16-rss' ?
 export function targetLines(targets: readonly Target[]): string[] {
   return targets.map((t) => {
     const verdict = t.met === null ? 'SKIPPED' : t.met ? 'met' : 'MISSED';
-    const detail = t.met === null ? ` (${t.skipped})` : ` (${targetValue(t)}${t.tolerance !== undefined ? `, tolerance ${(t.tolerance * 100).toFixed(0)}%` : ''})`;
+    const detail =
+      t.met === null
+        ? ` (${t.skipped})`
+        : ` (${targetValue(t)}${t.tolerance !== undefined ? `, tolerance ${(t.tolerance * 100).toFixed(0)}%` : ''})`;
     return `  ${verdict.padEnd(7)} ${t.text}${detail}`;
   });
 }
@@ -63,7 +66,9 @@ export function targetLines(targets: readonly Target[]): string[] {
 export function summary(result: Result, file: string): string {
   const missed = result.targets.filter((t) => t.met === false).length;
   const order = [...new Set(result.figures.map((f) => f.scenario))];
-  const figures = [...result.figures].sort((a, b) => order.indexOf(a.scenario) - order.indexOf(b.scenario) || a.connections - b.connections);
+  const figures = [...result.figures].sort(
+    (a, b) => order.indexOf(a.scenario) - order.indexOf(b.scenario) || a.connections - b.connections,
+  );
   const entries = 'entries' in result.sweep ? result.sweep.entries : [];
   return [
     ...TABLE_HEADER,

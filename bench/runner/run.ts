@@ -5,22 +5,33 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { latestRelease, type ReleaseOnDisk } from '../../src/releases/on-disk.ts';
-import { startBare, type Captured } from '../ceilings/bare.ts';
-import { AGGREGATE, AGGREGATE_SQL, aggregateAlone, checkGroups, ourGroups } from '../ceilings/duckdb-aggregate.ts';
-import { derivedAtScale, derivedHits, derivedScenarios } from '../scenarios/derived.ts';
-import { openQueryCeilings } from '../ceilings/duckdb-pages.ts';
+import { type Captured, startBare } from '../ceilings/bare.ts';
 import { CLICKHOUSE_BINARY, CLICKHOUSE_SKIP_REASON, startClickHouse } from '../ceilings/clickhouse.ts';
-import { compareResults, formatComparison } from './compare.ts';
-import { figure, rounds, type Figure, type ServerSide, type Timing } from './measure.ts';
+import { AGGREGATE, AGGREGATE_SQL, aggregateAlone, checkGroups, ourGroups } from '../ceilings/duckdb-aggregate.ts';
+import { openQueryCeilings } from '../ceilings/duckdb-pages.ts';
+import { derivedAtScale, derivedHits, derivedScenarios } from '../scenarios/derived.ts';
 import { mixedWorkload } from '../scenarios/mixed.ts';
-import { figureRow, line, progress, summary, sweepRow, TABLE_HEADER } from './report.ts';
-import { profileScenario, PROFILE_SCENARIOS } from './profile.ts';
-import { commit, evaluateTargets, machine, machineKind, NOISE_FLOOR, resultName, SCHEMA, type Result, type SelfCheck } from './result.ts';
+import {
+  cachedScenarios,
+  capture,
+  limitScenarios,
+  PAGE,
+  PAGE_FILTERS,
+  QUERY_SPECS,
+  type Scenario,
+  scenario,
+  uncachedScenarios,
+  withKey,
+} from '../scenarios/suite.ts';
+import { compareResults, formatComparison } from './compare.ts';
 import type { Stats } from './load.ts';
-import { cachedScenarios, capture, limitScenarios, PAGE, PAGE_FILTERS, QUERY_SPECS, scenario, uncachedScenarios, withKey, type Scenario } from '../scenarios/suite.ts';
-import { startServer, type BenchServer } from './server.ts';
-import { sweep, type Sweep } from './sweep.ts';
-import { plainWrk, wrk, WRK_BINARY, WRK_SKIP_REASON } from './wrk.ts';
+import { type Figure, figure, rounds, type ServerSide, type Timing } from './measure.ts';
+import { PROFILE_SCENARIOS, profileScenario } from './profile.ts';
+import { figureRow, line, progress, summary, sweepRow, TABLE_HEADER } from './report.ts';
+import { commit, evaluateTargets, machine, machineKind, NOISE_FLOOR, type Result, resultName, SCHEMA, type SelfCheck } from './result.ts';
+import { type BenchServer, startServer } from './server.ts';
+import { type Sweep, sweep } from './sweep.ts';
+import { plainWrk, WRK_BINARY, WRK_SKIP_REASON, wrk } from './wrk.ts';
 
 // `npm run bench`: the suite (docs/performance.md; `npm run bench -- --help` for every
 // form). The service runs as users run it, the compiled `dist/main.js` in its own process; timed load
@@ -40,10 +51,22 @@ const MIXED_SEED = 1;
 
 const MODES = {
   // Full: about 16 minutes of a busy 2-core machine once the releases exist.
-  full: { timing: { rounds: 4, seconds: 2, warmup: 200 }, mixed: { one: 800, sixteen: 4000 }, aggregateAlone: { one: 100, sixteen: 200 }, scales: [1, 4, 16], blocks: { count: 8, size: 100 } },
+  full: {
+    timing: { rounds: 4, seconds: 2, warmup: 200 },
+    mixed: { one: 800, sixteen: 4000 },
+    aggregateAlone: { one: 100, sixteen: 200 },
+    scales: [1, 4, 16],
+    blocks: { count: 8, size: 100 },
+  },
   // About 4 minutes: two rounds of 1-second runs, and no scale sweep or 16x figures
   // (loading the 16x release alone takes a minute or more, generated or not).
-  quick: { timing: { rounds: 2, seconds: 1, warmup: 30 }, mixed: { one: 120, sixteen: 400 }, aggregateAlone: { one: 20, sixteen: 40 }, scales: [], blocks: { count: 0, size: 0 } },
+  quick: {
+    timing: { rounds: 2, seconds: 1, warmup: 30 },
+    mixed: { one: 120, sixteen: 400 },
+    aggregateAlone: { one: 20, sixteen: 40 },
+    scales: [],
+    blocks: { count: 0, size: 0 },
+  },
 } as const satisfies Record<string, { timing: Timing } & Record<string, unknown>>;
 
 /** The release at `dir`, generated once (scale 1: ~940k ggr rows) and reused by later runs. */
@@ -51,7 +74,11 @@ async function ensureRelease(dir: string, scale: number): Promise<ReleaseOnDisk>
   const found = await latestRelease(dir);
   if (found) return found;
   line(`generating the ${scale}x release into ${path.relative(ROOT, dir)} (once; later runs reuse it)`);
-  const child = spawn(process.execPath, ['--import', 'tsx', 'etl/cli.ts', 'generate', '--out', path.join(dir, '2026-11'), '--seed', '1', '--scale', String(scale)], { cwd: ROOT, stdio: ['ignore', 'inherit', 'inherit'] });
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', 'etl/cli.ts', 'generate', '--out', path.join(dir, '2026-11'), '--seed', '1', '--scale', String(scale)],
+    { cwd: ROOT, stdio: ['ignore', 'inherit', 'inherit'] },
+  );
   const [code] = await once(child, 'exit');
   if (code !== 0) throw new Error(`generating ${dir} failed (exit ${code})`);
   return (await latestRelease(dir))!;
@@ -90,9 +117,12 @@ async function readBaseline(dir: string, kind: string): Promise<{ file: string; 
   const result = await readResult(file).catch((err: NodeJS.ErrnoException) => {
     if (err.code !== 'ENOENT') throw err;
     const held = existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.json')) : [];
-    throw new Error(`no baseline for this machine kind (${kind}): ${path.relative(ROOT, file) || file} does not exist (baselines: ${held.join(', ') || 'none'}). Compare two results with --compare A.json B.json, or make this kind's baseline: run the full suite and copy its result to ${path.relative(ROOT, file)}`);
+    throw new Error(
+      `no baseline for this machine kind (${kind}): ${path.relative(ROOT, file) || file} does not exist (baselines: ${held.join(', ') || 'none'}). Compare two results with --compare A.json B.json, or make this kind's baseline: run the full suite and copy its result to ${path.relative(ROOT, file)}`,
+    );
   });
-  if (machineKind(result.machine) !== kind) throw new Error(`${file} was measured on ${machineKind(result.machine)}, not ${kind}: copy a result of a ${kind} machine over it`);
+  if (machineKind(result.machine) !== kind)
+    throw new Error(`${file} was measured on ${machineKind(result.machine)}, not ${kind}: copy a result of a ${kind} machine over it`);
   return { file, result };
 }
 
@@ -129,7 +159,7 @@ async function main(): Promise<void> {
       a = baseline.result;
       console.log(`A is the baseline of ${machineKind(b.machine)}: ${path.relative(ROOT, baseline.file)}`);
     } else {
-      [a, b] = await Promise.all(positionals.map(readResult)) as [Result, Result];
+      [a, b] = (await Promise.all(positionals.map(readResult))) as [Result, Result];
     }
     const comparison = compareResults(a, b);
     console.log(formatComparison(a, b, comparison));
@@ -142,7 +172,8 @@ async function main(): Promise<void> {
     return;
   }
   if (options.profile !== undefined) {
-    if (!PROFILE_SCENARIOS.includes(options.profile)) throw new Error(`--profile takes one of ${PROFILE_SCENARIOS.join(', ')}; got ${JSON.stringify(options.profile)}`);
+    if (!PROFILE_SCENARIOS.includes(options.profile))
+      throw new Error(`--profile takes one of ${PROFILE_SCENARIOS.join(', ')}; got ${JSON.stringify(options.profile)}`);
     await ensureRelease(dataDir(1), 1);
     await profileScenario(options.profile, { dataDir: dataDir(1), work: WORK, results: RESULTS, seconds: 10 });
     return;
@@ -162,7 +193,9 @@ async function main(): Promise<void> {
   const scaled = [];
   for (const scale of settings.scales) scaled.push({ scale, release: await ensureRelease(dataDir(scale), scale) });
 
-  line(`${mode} run on ${host.cpus}× ${host.model}, load average ${host.loadAverage.join(' ')}; release ${release.manifest.release}, ${release.manifest.datasets.ggr!.rows.toLocaleString('en')} ggr rows`);
+  line(
+    `${mode} run on ${host.cpus}× ${host.model}, load average ${host.loadAverage.join(' ')}; release ${release.manifest.release}, ${release.manifest.datasets.ggr!.rows.toLocaleString('en')} ggr rows`,
+  );
   const queries = await openQueryCeilings(release, QUERY_SPECS, progress);
   /** DuckDB alone on the aggregates' GROUP BY, as they are measured (the pages' is a side of their rounds). */
   const aggregateCeilings = new Map<string, { one: Stats; sixteen: Stats }>();
@@ -174,15 +207,28 @@ async function main(): Promise<void> {
   };
   const serve = (name: string, env: Record<string, string>, data = dataDir(1), root?: string) => {
     progress(`starting the ${name} server (loading ${path.relative(ROOT, data)})`);
-    return startServer({ DATA_DIR: data, STATE_DIR: path.join(WORK, name === 'limits' ? 'state-limits' : name.endsWith('baseline') ? 'state-baseline' : 'state'), ...env }, path.join(WORK, 'logs', `${name}.log`), root);
+    return startServer(
+      {
+        DATA_DIR: data,
+        STATE_DIR: path.join(WORK, name === 'limits' ? 'state-limits' : name.endsWith('baseline') ? 'state-baseline' : 'state'),
+        ...env,
+      },
+      path.join(WORK, 'logs', `${name}.log`),
+      root,
+    );
   };
   /**
    * Each scenario at 1 and 16 connections beside the bare server replaying its answers,
    * the Koa floor replaying them too (`floor`), and DuckDB alone for queries: timed
    * in the same rounds for pages (while `queries` is open), beforehand for aggregates.
    */
-  const measureAll = async (scenarios: ReadonlyArray<Scenario | { one: Scenario; sixteen: Scenario }>, server: BenchServer, floor = false) => {
-    const at = (entry: Scenario | { one: Scenario; sixteen: Scenario }, connections: number) => ('one' in entry ? (connections === 1 ? entry.one : entry.sixteen) : entry);
+  const measureAll = async (
+    scenarios: ReadonlyArray<Scenario | { one: Scenario; sixteen: Scenario }>,
+    server: BenchServer,
+    floor = false,
+  ) => {
+    const at = (entry: Scenario | { one: Scenario; sixteen: Scenario }, connections: number) =>
+      'one' in entry ? (connections === 1 ? entry.one : entry.sixteen) : entry;
     const answers = scenarios.flatMap((e) => [at(e, 1), at(e, 16)]).flatMap((s) => s.answers);
     const bare = await startBare(answers, path.join(WORK, 'bare'));
     const koa = floor ? await startBare(answers, path.join(WORK, 'koa'), 'koa') : undefined;
@@ -202,7 +248,17 @@ async function main(): Promise<void> {
         for (const [i, s] of chosen.entries()) {
           const t = timed[i]!;
           const duckdb = aggregateCeilings.get(s.id);
-          record(figure(s.id, s.title, connections, t.service, t.halves, { ...t.ceilings, ...(duckdb && { duckdb: connections === 1 ? duckdb.one : duckdb.sixteen }) }, t.ceilingHalves));
+          record(
+            figure(
+              s.id,
+              s.title,
+              connections,
+              t.service,
+              t.halves,
+              { ...t.ceilings, ...(duckdb && { duckdb: connections === 1 ? duckdb.one : duckdb.sixteen }) },
+              t.ceilingHalves,
+            ),
+          );
         }
         const br = chosen.find((s) => s.id === 'cached-br');
         if (br && connections === 16) selfCheck = await checkLoadClient(bare.url, bare.requests(br.answers)[0]!.path);
@@ -217,15 +273,24 @@ async function main(): Promise<void> {
    */
   let selfCheck: SelfCheck | undefined;
   const checkLoadClient = async (url: string, bareRequestPath: string): Promise<SelfCheck> => {
-    progress('self-check: the bench\'s load client against plain wrk on the bare server');
+    progress("self-check: the bench's load client against plain wrk on the bare server");
     let bench = 0;
     let plain = 0;
     for (let k = 0; k < settings.timing.rounds; k++) {
-      bench += (await wrk(url, [{ path: bareRequestPath, headers: {}, status: 200 }], 16, { seconds: settings.timing.seconds })).latencies.length / settings.timing.seconds;
+      bench +=
+        (await wrk(url, [{ path: bareRequestPath, headers: {}, status: 200 }], 16, { seconds: settings.timing.seconds })).latencies.length /
+        settings.timing.seconds;
       plain += await plainWrk(`${url}${bareRequestPath}`, 16, settings.timing.seconds);
     }
-    const check = { scenario: 'cached-br@16', benchRps: bench / settings.timing.rounds, plainRps: plain / settings.timing.rounds, ratio: bench / plain };
-    line(`self-check: the bench's client got ${check.benchRps.toFixed(0)} req/s from the bare server, plain wrk ${check.plainRps.toFixed(0)}: ${check.ratio.toFixed(2)}× (≥ 0.9× or the client is the bottleneck)`);
+    const check = {
+      scenario: 'cached-br@16',
+      benchRps: bench / settings.timing.rounds,
+      plainRps: plain / settings.timing.rounds,
+      ratio: bench / plain,
+    };
+    line(
+      `self-check: the bench's client got ${check.benchRps.toFixed(0)} req/s from the bare server, plain wrk ${check.plainRps.toFixed(0)}: ${check.ratio.toFixed(2)}× (≥ 0.9× or the client is the bottleneck)`,
+    );
     return check;
   };
   /**
@@ -242,7 +307,11 @@ async function main(): Promise<void> {
     });
     try {
       const servers = { baseline, ours: fresh };
-      await timed((p, headers, whose) => ({ url: servers[whose].url, requests: withKey([{ path: p, headers, status: 200 }], servers[whose].headers), pid: servers[whose].pid }));
+      await timed((p, headers, whose) => ({
+        url: servers[whose].url,
+        requests: withKey([{ path: p, headers, status: 200 }], servers[whose].headers),
+        pid: servers[whose].pid,
+      }));
     } finally {
       await Promise.all([baseline.stop(), fresh.stop()]);
     }
@@ -250,7 +319,9 @@ async function main(): Promise<void> {
   /** Our side against another server answering the same request (the peer, a baseline checkout), alternated. */
   const against = async (id: string, title: string, name: string, other: ServerSide, ours: ServerSide) => {
     for (const connections of [1, 16] as const) {
-      const [t] = await rounds([{ ceilings: { [name]: other }, service: ours }], connections, settings.timing, (text) => progress(`${title}, ${connections} conn: ${text}`, false));
+      const [t] = await rounds([{ ceilings: { [name]: other }, service: ours }], connections, settings.timing, (text) =>
+        progress(`${title}, ${connections} conn: ${text}`, false),
+      );
       record(figure(id, title, connections, t!.service, t!.halves, t!.ceilings, t!.ceilingHalves));
     }
   };
@@ -263,34 +334,66 @@ async function main(): Promise<void> {
   let aggregate!: Captured;
   let peer: Result['peer'] = { clickhouse: { skipped: CLICKHOUSE_SKIP_REASON } };
   try {
-    progress('capturing and checking every scenario\'s answer');
+    progress("capturing and checking every scenario's answer");
     const rows = new Map([...queries.pages].map(([id, c]) => [id, c.rows]));
     const scenarios = await uncachedScenarios(uncached.url, uncached.headers, rows);
     uncachedPage = scenarios[0]!.answers[0]!;
     aggregate = await capture(uncached.url, AGGREGATE, uncached.headers, 200);
-    progress('DuckDB alone: the aggregate\'s GROUP BY');
+    progress("DuckDB alone: the aggregate's GROUP BY");
     aggregateCeilings.set('uncached-aggregate', await aggregateAlone(release, 1, ourGroups(aggregate.body), settings.aggregateAlone));
     scenarios.push(scenario('uncached-aggregate', 'uncached aggregate, region × year', AGGREGATE, {}, aggregate));
     scenarios.push(...(await derivedScenarios(uncached.url, uncached.headers)));
     progress('drawing and capturing the mixed workload');
     mixed = await mixedWorkload(release, MIXED_SEED, settings.mixed, (p) => capture(uncached.url, p, uncached.headers, 200));
     await measureAll(scenarios, uncached);
-    const ours = (path_: string) => ({ url: uncached.url, requests: withKey([{ path: path_, headers: {}, status: 200 }], uncached.headers), pid: uncached.pid });
+    const ours = (path_: string) => ({
+      url: uncached.url,
+      requests: withKey([{ path: path_, headers: {}, status: 200 }], uncached.headers),
+      pid: uncached.pid,
+    });
     if (options.baseline) {
       const root = path.resolve(options.baseline);
-      await besideBaseline('uncached', root, { CACHE_MAX_BYTES: '0' }, (side) => against('vs-baseline', `uncached page vs ${root}`, 'baseline', side(PAGE, {}, 'baseline'), side(PAGE, {}, 'ours')));
+      await besideBaseline('uncached', root, { CACHE_MAX_BYTES: '0' }, (side) =>
+        against('vs-baseline', `uncached page vs ${root}`, 'baseline', side(PAGE, {}, 'baseline'), side(PAGE, {}, 'ours')),
+      );
     }
     if (CLICKHOUSE_BINARY) {
       progress('starting ClickHouse');
       const data = (JSON.parse(uncachedPage.body.toString()) as { data: [] }).data;
-      const clickhouse = await startClickHouse(release, { rids: queries.pages.get('uncached-page')!.rids, data, filters: PAGE_FILTERS }, progress);
+      const clickhouse = await startClickHouse(
+        release,
+        { rids: queries.pages.get('uncached-page')!.rids, data, filters: PAGE_FILTERS },
+        progress,
+      );
       try {
-        line(`ClickHouse ${clickhouse.version}: ggr loaded in ${clickhouse.loadSeconds.toFixed(1)} s; its page checked row for row against ours`);
-        await against('vs-clickhouse', 'uncached page vs ClickHouse (same rows)', 'clickhouse', { url: clickhouse.url, requests: clickhouse.requests }, ours(PAGE));
+        line(
+          `ClickHouse ${clickhouse.version}: ggr loaded in ${clickhouse.loadSeconds.toFixed(1)} s; its page checked row for row against ours`,
+        );
+        await against(
+          'vs-clickhouse',
+          'uncached page vs ClickHouse (same rows)',
+          'clickhouse',
+          { url: clickhouse.url, requests: clickhouse.requests },
+          ours(PAGE),
+        );
         const groupBy = `/?query=${encodeURIComponent(`${AGGREGATE_SQL.replace('count(*) AS rows', 'toUInt64(count()) AS rows')} FORMAT JSONEachRow`)}`;
-        const theirs = (await clickhouse.get(groupBy)).toString().trim().split('\n').map((l) => JSON.parse(l) as { region: string; year: number; ggr_sum: number; rows: string });
-        checkGroups(`ClickHouse ${clickhouse.version}`, ourGroups(aggregate.body), new Map(theirs.map((r) => [`${r.region}|${r.year}`, { sum: r.ggr_sum, rows: Number(r.rows) }])));
-        await against('aggregate-vs-clickhouse', 'uncached aggregate vs ClickHouse GROUP BY', 'clickhouse', { url: clickhouse.url, requests: [{ path: groupBy, headers: {}, status: 200 }] }, ours(AGGREGATE));
+        const theirs = (await clickhouse.get(groupBy))
+          .toString()
+          .trim()
+          .split('\n')
+          .map((l) => JSON.parse(l) as { region: string; year: number; ggr_sum: number; rows: string });
+        checkGroups(
+          `ClickHouse ${clickhouse.version}`,
+          ourGroups(aggregate.body),
+          new Map(theirs.map((r) => [`${r.region}|${r.year}`, { sum: r.ggr_sum, rows: Number(r.rows) }])),
+        );
+        await against(
+          'aggregate-vs-clickhouse',
+          'uncached aggregate vs ClickHouse GROUP BY',
+          'clickhouse',
+          { url: clickhouse.url, requests: [{ path: groupBy, headers: {}, status: 200 }] },
+          ours(AGGREGATE),
+        );
         peer = { clickhouse: { version: clickhouse.version, loadSeconds: clickhouse.loadSeconds } };
       } finally {
         await clickhouse.stop();
@@ -308,8 +411,19 @@ async function main(): Promise<void> {
   try {
     const hits = await cachedScenarios(cached.url, cached.headers, uncachedPage);
     await capture(cached.url, AGGREGATE, cached.headers, 200);
-    const aggregateHit = await capture(cached.url, AGGREGATE, cached.headers, 200, (a) => (a.body.equals(aggregate.body) ? undefined : 'a hit differs from the uncached aggregate'));
-    await measureAll([scenario('cached-aggregate', 'cached aggregate, region × year', AGGREGATE, {}, aggregateHit), ...(await derivedHits(cached.url, cached.headers)), ...hits, mixed], cached, true);
+    const aggregateHit = await capture(cached.url, AGGREGATE, cached.headers, 200, (a) =>
+      a.body.equals(aggregate.body) ? undefined : 'a hit differs from the uncached aggregate',
+    );
+    await measureAll(
+      [
+        scenario('cached-aggregate', 'cached aggregate, region × year', AGGREGATE, {}, aggregateHit),
+        ...(await derivedHits(cached.url, cached.headers)),
+        ...hits,
+        mixed,
+      ],
+      cached,
+      true,
+    );
   } finally {
     await cached.stop();
   }
@@ -317,15 +431,28 @@ async function main(): Promise<void> {
     // Cache on, as served by default: code or node flags that change a hit judged in one run.
     const root = path.resolve(options.baseline);
     await besideBaseline('cached', root, {}, async (side) => {
-      for (const [id, coding] of [['cached-br-vs-baseline', 'br'], ['cached-json-vs-baseline', 'identity']] as const) {
+      for (const [id, coding] of [
+        ['cached-br-vs-baseline', 'br'],
+        ['cached-json-vs-baseline', 'identity'],
+      ] as const) {
         const headers = { 'accept-encoding': coding };
-        await against(id, `cached hit, JSON ${coding}, vs ${root}`, 'baseline', side(PAGE, headers, 'baseline'), side(PAGE, headers, 'ours'));
+        await against(
+          id,
+          `cached hit, JSON ${coding}, vs ${root}`,
+          'baseline',
+          side(PAGE, headers, 'baseline'),
+          side(PAGE, headers, 'ours'),
+        );
       }
     });
   }
 
   // Limits on, on a small release (refusals never touch data).
-  const limits = await serve('limits', { BENCH_DISABLE_LIMITS: 'false', RATE_LIMIT_PER_DAY: '1', BAD_KEY_LIMIT_PER_MINUTE: '1000000000' }, path.join(WORK, 'small'));
+  const limits = await serve(
+    'limits',
+    { BENCH_DISABLE_LIMITS: 'false', RATE_LIMIT_PER_DAY: '1', BAD_KEY_LIMIT_PER_MINUTE: '1000000000' },
+    path.join(WORK, 'small'),
+  );
   try {
     await measureAll(await limitScenarios(limits.url, limits.headers), limits);
   } finally {
@@ -343,10 +470,20 @@ async function main(): Promise<void> {
       const x16 = result.servers.get(16)!;
       const answer = await capture(x16.url, PAGE, x16.headers, 200);
       const grouped = await capture(x16.url, AGGREGATE, x16.headers, 200);
-      progress('DuckDB alone: the aggregate\'s GROUP BY on the 16x release');
-      aggregateCeilings.set('x16-aggregate', await aggregateAlone(scaled.find((e) => e.scale === 16)!.release, 1, ourGroups(grouped.body), settings.aggregateAlone));
+      progress("DuckDB alone: the aggregate's GROUP BY on the 16x release");
+      aggregateCeilings.set(
+        'x16-aggregate',
+        await aggregateAlone(scaled.find((e) => e.scale === 16)!.release, 1, ourGroups(grouped.body), settings.aggregateAlone),
+      );
       line('');
-      await measureAll([scenario('x16-page', 'uncached page, 16x release', PAGE, {}, answer), scenario('x16-aggregate', 'uncached aggregate, 16x release', AGGREGATE, {}, grouped), ...(await derivedAtScale(x16.url, x16.headers))], x16);
+      await measureAll(
+        [
+          scenario('x16-page', 'uncached page, 16x release', PAGE, {}, answer),
+          scenario('x16-aggregate', 'uncached aggregate, 16x release', AGGREGATE, {}, grouped),
+          ...(await derivedAtScale(x16.url, x16.headers)),
+        ],
+        x16,
+      );
     } finally {
       await Promise.all([...result.servers.values()].map((s) => s.stop()));
     }
@@ -358,7 +495,13 @@ async function main(): Promise<void> {
     date,
     ...checkout,
     machine: host,
-    settings: { timing: settings.timing, mixed: { ...settings.mixed, seed: MIXED_SEED }, release: release.manifest.release, ggrRows: release.manifest.datasets.ggr!.rows, noiseFloor: NOISE_FLOOR },
+    settings: {
+      timing: settings.timing,
+      mixed: { ...settings.mixed, seed: MIXED_SEED },
+      release: release.manifest.release,
+      ggrRows: release.manifest.datasets.ggr!.rows,
+      noiseFloor: NOISE_FLOOR,
+    },
     figures,
     selfCheck: selfCheck ?? null,
     peer,
@@ -372,9 +515,11 @@ async function main(): Promise<void> {
   console.log(summary(result, path.relative(ROOT, file)));
   const kind = machineKind(host);
   const baseline = path.join(BASELINES, `${kind}.json`);
-  console.log(existsSync(baseline)
-    ? `against this machine kind's baseline: npm run bench -- --compare ${path.relative(ROOT, file)}`
-    : `no baseline for ${kind} yet; to make this run it (a full run): cp ${path.relative(ROOT, file)} ${path.relative(ROOT, baseline)}`);
+  console.log(
+    existsSync(baseline)
+      ? `against this machine kind's baseline: npm run bench -- --compare ${path.relative(ROOT, file)}`
+      : `no baseline for ${kind} yet; to make this run it (a full run): cp ${path.relative(ROOT, file)} ${path.relative(ROOT, baseline)}`,
+  );
 }
 
 await main();

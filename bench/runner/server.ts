@@ -27,7 +27,10 @@ const built = new Set<string>();
  * (a --baseline of an older commit) runs src/main.ts through tsx, as its npm start did.
  */
 function serverEntry(root: string): string[] {
-  const { scripts, config } = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string>; config?: { nodeFlags?: string } };
+  const { scripts, config } = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')) as {
+    scripts: Record<string, string>;
+    config?: { nodeFlags?: string };
+  };
   if (!scripts.build) return ['--import', 'tsx', 'src/main.ts'];
   if (!built.has(root)) {
     const build = spawnSync('npm', ['run', '--silent', 'build'], { cwd: root, stdio: 'inherit' });
@@ -44,7 +47,12 @@ function serverEntry(root: string): string[] {
  * the bench would have to drain: on 2 cores, reading a line per request took CPU from
  * the load client during service runs only.
  */
-export async function startServer(env: Record<string, string>, logFile: string, root = ROOT, nodeArgs: readonly string[] = []): Promise<BenchServer> {
+export async function startServer(
+  env: Record<string, string>,
+  logFile: string,
+  root = ROOT,
+  nodeArgs: readonly string[] = [],
+): Promise<BenchServer> {
   fs.mkdirSync(path.dirname(logFile), { recursive: true });
   const entry = serverEntry(root);
   const out = fs.openSync(logFile, 'w');
@@ -55,11 +63,12 @@ export async function startServer(env: Record<string, string>, logFile: string, 
     stdio: ['ignore', out, 'inherit'],
   });
   fs.closeSync(out);
-  const stop = () => new Promise<void>((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) return resolve();
-    child.once('exit', () => resolve());
-    child.kill('SIGTERM');
-  });
+  const stop = () =>
+    new Promise<void>((resolve) => {
+      if (child.exitCode !== null || child.signalCode !== null) return resolve();
+      child.once('exit', () => resolve());
+      child.kill('SIGTERM');
+    });
   try {
     const { url, adminUrl } = await waitUntilReady(logFile, () => child.exitCode);
     const token = fs.readFileSync(path.join(env.STATE_DIR!, 'admin-token'), 'utf8').trim();
@@ -109,7 +118,8 @@ export function processMemory(pid: number): { rss: number; peak: number } {
 export async function releaseMemory(server: BenchServer): Promise<Record<string, number>> {
   const text = await (await request(`${server.adminUrl}/metrics`)).body.text();
   const held: Record<string, number> = {};
-  for (const [, release, bytes] of text.matchAll(/^dqs_release_memory_bytes\{release="([^"]+)",part="[^"]+"\} (\d+)/gm)) held[release!] = (held[release!] ?? 0) + Number(bytes) / 1e6;
+  for (const [, release, bytes] of text.matchAll(/^dqs_release_memory_bytes\{release="([^"]+)",part="[^"]+"\} (\d+)/gm))
+    held[release!] = (held[release!] ?? 0) + Number(bytes) / 1e6;
   return held;
 }
 
@@ -138,5 +148,8 @@ export async function memoryBreakdown(server: BenchServer): Promise<string> {
   };
   const rss = processMemory(server.pid).rss;
   const known = Object.values(parts).reduce((a, b) => a + b, 0);
-  return [...Object.entries(parts).map(([name, mb]) => `${name} ${mb.toFixed(0)} MB`), `the rest (allocators, stacks) ${(rss - known).toFixed(0)} MB`].join('; ');
+  return [
+    ...Object.entries(parts).map(([name, mb]) => `${name} ${mb.toFixed(0)} MB`),
+    `the rest (allocators, stacks) ${(rss - known).toFixed(0)} MB`,
+  ].join('; ');
 }

@@ -1,7 +1,7 @@
 import path from 'node:path';
-import { load, spread, summarizeRuns, type Run, type Stats } from './load.ts';
 import { capture, PAGE, withKey } from '../scenarios/suite.ts';
-import { processMemory, startServer, type BenchServer } from './server.ts';
+import { load, type Run, type Stats, spread, summarizeRuns } from './load.ts';
+import { type BenchServer, processMemory, startServer } from './server.ts';
 
 // How cost grows with data: one server per release scale (cache off), loaded one after
 // another, each timed while it loads and read for its peak memory (VmHWM) once ready;
@@ -28,14 +28,27 @@ export interface Sweep {
   readonly servers: ReadonlyMap<number, BenchServer>;
 }
 
-export async function sweep(releases: ReadonlyArray<{ scale: number; dataDir: string; rows: number }>, work: string, blocks: { count: number; size: number }, progress: (text: string, step?: boolean) => void): Promise<Sweep> {
+export async function sweep(
+  releases: ReadonlyArray<{ scale: number; dataDir: string; rows: number }>,
+  work: string,
+  blocks: { count: number; size: number },
+  progress: (text: string, step?: boolean) => void,
+): Promise<Sweep> {
   const servers = new Map<number, BenchServer>();
   const loaded: Array<{ scale: number; dataDir: string; rows: number; loadSeconds: number; loadPeakMB: number; runs: Run[] }> = [];
   try {
     for (const release of releases) {
       progress(`scale sweep: loading the ${release.scale}x release (${release.rows.toLocaleString('en')} ggr rows)`);
       const started = performance.now();
-      const server = await startServer({ DATA_DIR: release.dataDir, STATE_DIR: path.join(work, `state-x${release.scale}`), CACHE_MAX_BYTES: '0', AGGREGATE_KEEP_BYTES: '0' }, path.join(work, 'logs', `sweep-x${release.scale}.log`));
+      const server = await startServer(
+        {
+          DATA_DIR: release.dataDir,
+          STATE_DIR: path.join(work, `state-x${release.scale}`),
+          CACHE_MAX_BYTES: '0',
+          AGGREGATE_KEEP_BYTES: '0',
+        },
+        path.join(work, 'logs', `sweep-x${release.scale}.log`),
+      );
       servers.set(release.scale, server);
       loaded.push({ ...release, loadSeconds: (performance.now() - started) / 1000, loadPeakMB: processMemory(server.pid).peak, runs: [] });
     }

@@ -18,7 +18,7 @@ export const WRK_BINARY = (() => {
     return undefined;
   }
 })();
-export const WRK_SKIP_REASON = 'wrk is not installed: apt-get install wrk (Debian\'s package; docs/performance.md)';
+export const WRK_SKIP_REASON = "wrk is not installed: apt-get install wrk (Debian's package; docs/performance.md)";
 
 /** No run lasts longer than this, whatever it was asked. */
 const MAX_RUN_SECONDS = 120;
@@ -60,7 +60,10 @@ const lua = (text: string) => {
   return `[==[${text}]==]`;
 };
 // A key is indexed as `[ k ]`: `[[` would open a long string.
-const luaHeaders = (headers: Record<string, string>) => `{${Object.entries(headers).map(([k, v]) => `[ ${lua(k)} ]=${lua(v)}`).join(', ')}}`;
+const luaHeaders = (headers: Record<string, string>) =>
+  `{${Object.entries(headers)
+    .map(([k, v]) => `[ ${lua(k)} ]=${lua(v)}`)
+    .join(', ')}}`;
 
 /** The run's Lua script: one request is set once (wrk then sends pre-built bytes); a list is taken in turn. */
 export function wrkScript(requests: readonly Request[], once: boolean, count: number): string {
@@ -77,7 +80,9 @@ export function wrkScript(requests: readonly Request[], once: boolean, count: nu
       // wrk calls request() once before the run to count the requests a call returns: not a send.
       'local sent, verified = 0, false',
       'local function take() if not verified then verified = true; return built[1] end; sent = sent + 1; return nil end',
-      once ? 'request = function() return take() or built[math.min(sent, #built)] end' : 'request = function() return take() or built[(sent - 1) % #built + 1] end',
+      once
+        ? 'request = function() return take() or built[math.min(sent, #built)] end'
+        : 'request = function() return take() or built[(sent - 1) % #built + 1] end',
     );
     if (once) {
       lines.push(
@@ -116,13 +121,16 @@ const processCpu = (pid: number) => cpuSeconds(fs.readFileSync(`/proc/${pid}/sta
 export async function wrk(origin: string, requests: readonly Request[], connections: number, options: WrkOptions): Promise<WrkRun> {
   if (!WRK_BINARY) throw new Error(WRK_SKIP_REASON);
   const failing = requests.filter((r) => r.status >= 400).length;
-  if (failing !== 0 && failing !== requests.length) throw new Error('a wrk run\'s requests must all succeed or all be refused: it counts statuses, not which request got which');
+  if (failing !== 0 && failing !== requests.length)
+    throw new Error("a wrk run's requests must all succeed or all be refused: it counts statuses, not which request got which");
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dqs-wrk-'));
   const script = path.join(dir, 'run.lua');
   fs.writeFileSync(script, wrkScript(requests, options.once ?? false, requests.length));
   const seconds = Math.min(MAX_RUN_SECONDS, Math.max(1, Math.round(options.seconds)));
   const serverBefore = options.serverPid === undefined ? 0 : processCpu(options.serverPid);
-  const child = spawn(WRK_BINARY, ['-t1', `-c${connections}`, `-d${seconds}s`, '--timeout', '30s', '-s', script, origin], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(WRK_BINARY, ['-t1', `-c${connections}`, `-d${seconds}s`, '--timeout', '30s', '-s', script, origin], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let done: Done | undefined;
   let errors = '';
   child.stderr!.on('data', (chunk: Buffer) => (errors += chunk.toString()));
@@ -136,8 +144,10 @@ export async function wrk(origin: string, requests: readonly Request[], connecti
   if (!done) throw new Error(`wrk exited with ${code} and no summary: ${errors.trim().slice(0, 300)}`);
   const wall = done.duration / 1e6;
   const problems = [
-    done.connect + done.read + done.write + done.timeout > 0 && `socket errors (connect ${done.connect}, read ${done.read}, write ${done.write}, timeout ${done.timeout})`,
-    done.status !== (failing ? done.requests : 0) && `${done.status} of ${done.requests} answers had a status over 399, where ${failing ? 'all' : 'none'} should`,
+    done.connect + done.read + done.write + done.timeout > 0 &&
+      `socket errors (connect ${done.connect}, read ${done.read}, write ${done.write}, timeout ${done.timeout})`,
+    done.status !== (failing ? done.requests : 0) &&
+      `${done.status} of ${done.requests} answers had a status over 399, where ${failing ? 'all' : 'none'} should`,
     options.once && done.requests < requests.length && `${done.requests} of ${requests.length} answers came within ${seconds} s`,
   ].filter(Boolean);
   if (problems.length) throw new Error(`wrk on ${origin}${requests[0]!.path}: ${problems.join('; ')}`);
@@ -157,7 +167,10 @@ export async function wrk(origin: string, requests: readonly Request[], connecti
 /** Requests/s of plain wrk (no script) on one URL: what the self-check holds the bench's own runs to. */
 export async function plainWrk(url: string, connections: number, seconds: number): Promise<number> {
   if (!WRK_BINARY) throw new Error(WRK_SKIP_REASON);
-  const out = execFileSync(WRK_BINARY, ['-t1', `-c${connections}`, `-d${Math.max(1, Math.round(seconds))}s`, url], { encoding: 'utf8', timeout: (MAX_RUN_SECONDS + 10) * 1000 });
+  const out = execFileSync(WRK_BINARY, ['-t1', `-c${connections}`, `-d${Math.max(1, Math.round(seconds))}s`, url], {
+    encoding: 'utf8',
+    timeout: (MAX_RUN_SECONDS + 10) * 1000,
+  });
   const rps = /Requests\/sec:\s+([\d.]+)/.exec(out);
   if (!rps || /Socket errors|Non-2xx/.test(out)) throw new Error(`plain wrk on ${url}: ${out.trim().slice(0, 300)}`);
   return Number(rps[1]);

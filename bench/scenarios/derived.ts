@@ -1,5 +1,5 @@
-import { capture, scenario, type Scenario } from './suite.ts';
 import type { Figure } from '../runner/measure.ts';
+import { capture, type Scenario, scenario } from './suite.ts';
 
 // Issue 30's scenarios: README's five derived-measure examples, each beside the plain
 // aggregate with the same group_by and filters, so a figure reads as "derived over
@@ -48,7 +48,10 @@ export const DERIVED_EXAMPLES: readonly DerivedExample[] = [
   },
 ];
 
-const hasDerived = (answer: { body: Buffer }) => ((JSON.parse(answer.body.toString()) as { meta: { measures: string[] } }).meta.measures.length > 1 ? undefined : 'no derived key in meta.measures');
+const hasDerived = (answer: { body: Buffer }) =>
+  (JSON.parse(answer.body.toString()) as { meta: { measures: string[] } }).meta.measures.length > 1
+    ? undefined
+    : 'no derived key in meta.measures';
 
 /** On a server with the cache off: each example (`<id>`) and its plain aggregate (`<id>-plain`). */
 export async function derivedScenarios(url: string, key: Record<string, string>): Promise<Scenario[]> {
@@ -65,7 +68,9 @@ export async function derivedHits(url: string, key: Record<string, string>): Pro
   const out: Scenario[] = [];
   for (const e of DERIVED_EXAMPLES) {
     const first = await capture(url, e.path, key, 200, hasDerived);
-    const hit = await capture(url, e.path, key, 200, (a) => (a.body.equals(first.body) ? undefined : 'a hit differs from the first answer'));
+    const hit = await capture(url, e.path, key, 200, (a) =>
+      a.body.equals(first.body) ? undefined : 'a hit differs from the first answer',
+    );
     out.push(scenario(`cached-${e.id}`, `cached ${e.title}`, e.path, {}, hit));
   }
   return out;
@@ -74,7 +79,8 @@ export async function derivedHits(url: string, key: Record<string, string>): Pro
 /** On the 16x release's server (cache off, no kept results): each example (`x16-<id>`), beside its 1x figure. */
 export async function derivedAtScale(url: string, key: Record<string, string>): Promise<Scenario[]> {
   const out: Scenario[] = [];
-  for (const e of DERIVED_EXAMPLES) out.push(scenario(`x16-${e.id}`, `uncached ${e.title}, 16x release`, e.path, {}, await capture(url, e.path, key, 200, hasDerived)));
+  for (const e of DERIVED_EXAMPLES)
+    out.push(scenario(`x16-${e.id}`, `uncached ${e.title}, 16x release`, e.path, {}, await capture(url, e.path, key, 200, hasDerived)));
   return out;
 }
 
@@ -87,7 +93,19 @@ type AtMost = (id: string, text: string, value: number | undefined, limit: numbe
 export function derivedTargets(get: (id: string) => Figure | undefined, atMost: AtMost, scaleSkipped?: string): void {
   for (const e of DERIVED_EXAMPLES) {
     const [derived, plain, x16] = [get(`${e.id}@1`), get(`${e.id}-plain@1`), get(`x16-${e.id}@1`)];
-    atMost(`${e.id}-vs-plain`, `${e.title}, uncached, 1 client: p50 ≤ 2× the plain aggregate's (issue 30)`, derived && plain && derived.service.p50 / plain.service.p50, 2);
-    atMost(`x16-${e.id}`, `16× release: ${e.title}, uncached, 1 client: p50 ≤ 3× the 1× figure (issue 30)`, x16 && derived && x16.service.p50 / derived.service.p50, 3, undefined, scaleSkipped);
+    atMost(
+      `${e.id}-vs-plain`,
+      `${e.title}, uncached, 1 client: p50 ≤ 2× the plain aggregate's (issue 30)`,
+      derived && plain && derived.service.p50 / plain.service.p50,
+      2,
+    );
+    atMost(
+      `x16-${e.id}`,
+      `16× release: ${e.title}, uncached, 1 client: p50 ≤ 3× the 1× figure (issue 30)`,
+      x16 && derived && x16.service.p50 / derived.service.p50,
+      3,
+      undefined,
+      scaleSkipped,
+    );
   }
 }

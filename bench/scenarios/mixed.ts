@@ -22,8 +22,17 @@ import type { Scenario } from './suite.ts';
 // (drawn one after the other), so the second does not find the first's answers cached.
 
 const SMALL_DIMENSIONS = ['year', 'region', 'country', 'category', 'product', 'channel'];
-const DATASET_WEIGHTS: Array<[string, number]> = [['ggr', 0.45], ['turnover', 0.35], ['fx', 0.1], ['country', 0.1]];
-const LIMIT_WEIGHTS: Array<[number, number]> = [[10, 0.4], [100, 0.4], [1000, 0.2]];
+const DATASET_WEIGHTS: Array<[string, number]> = [
+  ['ggr', 0.45],
+  ['turnover', 0.35],
+  ['fx', 0.1],
+  ['country', 0.1],
+];
+const LIMIT_WEIGHTS: Array<[number, number]> = [
+  [10, 0.4],
+  [100, 0.4],
+  [1000, 0.2],
+];
 const MAX_WALK_PAGES = 20;
 
 /** The values each dataset's filterable dimensions hold in this release. */
@@ -37,8 +46,13 @@ async function releaseValues(release: ReleaseOnDisk): Promise<Map<string, Map<st
       const file = quoteLiteral(path.join(release.dir, release.manifest.datasets[name]!.file));
       const dims = new Map<string, string[]>();
       for (const dim of SMALL_DIMENSIONS.filter((d) => def.dimensions.includes(d))) {
-        const rows = (await connection.runAndReadAll(`SELECT DISTINCT ${quoteIdent(dim)}::VARCHAR FROM read_parquet(${file}) ORDER BY 1`)).getRows();
-        dims.set(dim, rows.map(([v]) => String(v)));
+        const rows = (
+          await connection.runAndReadAll(`SELECT DISTINCT ${quoteIdent(dim)}::VARCHAR FROM read_parquet(${file}) ORDER BY 1`)
+        ).getRows();
+        dims.set(
+          dim,
+          rows.map(([v]) => String(v)),
+        );
       }
       values.set(name, dims);
     }
@@ -56,7 +70,12 @@ type Fetch = (path: string) => Promise<Captured>;
  * captures every answer with `fetch` (a server with the cache off, so each is
  * computed), following cursors for walks. Each path is fetched once.
  */
-export async function mixedWorkload(release: ReleaseOnDisk, seed: number, sizes: { one: number; sixteen: number }, fetch: Fetch): Promise<{ one: Scenario; sixteen: Scenario }> {
+export async function mixedWorkload(
+  release: ReleaseOnDisk,
+  seed: number,
+  sizes: { one: number; sixteen: number },
+  fetch: Fetch,
+): Promise<{ one: Scenario; sixteen: Scenario }> {
   const values = await releaseValues(release);
   const rand = mulberry32(seed);
   const pick = <T>(items: readonly T[]) => items[Math.floor(rand() * items.length)]!;
@@ -86,7 +105,12 @@ export async function mixedWorkload(release: ReleaseOnDisk, seed: number, sizes:
         paths.push(p);
       } else if (kind < 0.73) {
         const dataset = rand() < 0.5 ? 'ggr' : 'turnover';
-        const first = query([['metric', dataset], ['year', pick(values.get(dataset)!.get('year')!)], ['region', pick(values.get(dataset)!.get('region')!)], ['limit', '1000']]);
+        const first = query([
+          ['metric', dataset],
+          ['year', pick(values.get(dataset)!.get('year')!)],
+          ['region', pick(values.get(dataset)!.get('region')!)],
+          ['limit', '1000'],
+        ]);
         let p: string | undefined = first;
         for (let page = 0; p && page < MAX_WALK_PAGES && paths.length < size; page++) {
           const cursor: string = (JSON.parse((await get(p)).body.toString()) as { pagination: { cursor: string } }).pagination.cursor;
@@ -98,7 +122,12 @@ export async function mixedWorkload(release: ReleaseOnDisk, seed: number, sizes:
       }
     }
     const list = paths.map((p) => answers.get(p)!);
-    return { id: 'mixed', title, requests: paths.map((p, i) => ({ path: p, headers: {}, status: 200, body: list[i]!.body })), answers: list };
+    return {
+      id: 'mixed',
+      title,
+      requests: paths.map((p, i) => ({ path: p, headers: {}, status: 200, body: list[i]!.body })),
+      answers: list,
+    };
   };
   const one = await draw(sizes.one, `mixed workload (${sizes.one} requests, seed ${seed})`);
   const sixteen = await draw(sizes.sixteen, `mixed workload (${sizes.sixteen} requests, seed ${seed})`);

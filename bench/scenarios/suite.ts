@@ -17,7 +17,10 @@ export interface Scenario {
 }
 
 /** The issue's page: an uncached ggr page of 1000 rows with two filters. */
-export const PAGE_FILTERS = new Map([['region', ['Europe']], ['channel', ['Online']]]);
+export const PAGE_FILTERS = new Map([
+  ['region', ['Europe']],
+  ['channel', ['Online']],
+]);
 export const PAGE = `/v1/financials?metric=ggr&${[...PAGE_FILTERS].map(([k, [v]]) => `${k}=${encodeURIComponent(v!)}`).join('&')}&limit=1000`;
 const REFERENCE = '/v1/reference?dataset=country_reference&limit=1000';
 const ACCEPT = { csv: 'text/csv', arrow: 'application/vnd.apache.arrow.stream' };
@@ -34,7 +37,13 @@ export const QUERY_SPECS = new Map<string, PageSpec>([
 type Check = (answer: Captured) => string | undefined;
 
 /** Sends one GET and keeps its answer; throws, naming the request, unless `check` passes. */
-export async function capture(url: string, path: string, headers: Record<string, string>, status: number, check?: Check): Promise<Captured> {
+export async function capture(
+  url: string,
+  path: string,
+  headers: Record<string, string>,
+  status: number,
+  check?: Check,
+): Promise<Captured> {
   const res = await request(`${url}${path}`, { headers });
   const body = Buffer.from(await res.body.arrayBuffer());
   const answer = { status: res.statusCode, headers: replayedHeaders(res.headers), body };
@@ -55,42 +64,106 @@ function replayedHeaders(headers: Record<string, string | string[] | undefined>)
   return out;
 }
 
-export const scenario = (id: string, title: string, path: string, headers: Record<string, string>, answer: Captured, withBody = true): Scenario => ({
+export const scenario = (
+  id: string,
+  title: string,
+  path: string,
+  headers: Record<string, string>,
+  answer: Captured,
+  withBody = true,
+): Scenario => ({
   id,
   title,
   requests: [{ path, headers, status: answer.status, ...(withBody && { body: answer.body }) }],
   answers: [answer],
 });
 
-const contains = (rows: Buffer | undefined): Check => (answer) =>
-  !rows || answer.body.includes(rows) ? undefined : 'the body does not hold the rows DuckDB returns for the same query in process';
-const jsonError = (field: string): Check => (answer) =>
-  field in (JSON.parse(answer.body.toString()) as object) ? undefined : `the JSON error has no "${field}"`;
+const contains =
+  (rows: Buffer | undefined): Check =>
+  (answer) =>
+    !rows || answer.body.includes(rows) ? undefined : 'the body does not hold the rows DuckDB returns for the same query in process';
+const jsonError =
+  (field: string): Check =>
+  (answer) =>
+    field in (JSON.parse(answer.body.toString()) as object) ? undefined : `the JSON error has no "${field}"`;
 
 /** Scenarios on a server with the response cache off: every page is queried and rendered. */
 export async function uncachedScenarios(url: string, key: Record<string, string>, rows: ReadonlyMap<string, Buffer>): Promise<Scenario[]> {
   const late = await lateCursor(url, key);
   const latePath = `${PAGE}&cursor=${late.cursor}`;
-  const get = (path: string, headers: Record<string, string>, status: number, check?: Check) => capture(url, path, { ...key, ...headers }, status, check);
+  const get = (path: string, headers: Record<string, string>, status: number, check?: Check) =>
+    capture(url, path, { ...key, ...headers }, status, check);
   return [
-    scenario('uncached-page', 'uncached filtered 1000-row page, JSON', PAGE, {}, await get(PAGE, {}, 200, contains(rows.get('uncached-page')))),
-    scenario('late-page', `uncached late page (${late.index + 1}/${late.pages}), JSON`, latePath, {}, await get(latePath, {}, 200, contains(rows.get('late-page')))),
-    scenario('csv-page', 'uncached page, CSV', PAGE, { accept: ACCEPT.csv }, await get(PAGE, { accept: ACCEPT.csv }, 200, contains(rows.get('csv-page')))),
-    scenario('arrow-page', 'uncached page, Arrow', PAGE, { accept: ACCEPT.arrow }, await get(PAGE, { accept: ACCEPT.arrow }, 200, contains(rows.get('arrow-page')))),
-    scenario('reference', '/v1/reference (205 rows), uncached', REFERENCE, {}, await get(REFERENCE, {}, 200, contains(rows.get('reference')))),
-    scenario('catalog', '/v1/catalog', '/v1/catalog', {}, await get('/v1/catalog', {}, 200, (a) => (JSON.parse(a.body.toString()).datasets?.length === 5 ? undefined : 'not the 5 datasets'))),
-    scenario('bad-filter', '400: an invalid filter dimension', '/v1/financials?metric=ggr&colour=red', {}, await get('/v1/financials?metric=ggr&colour=red', {}, 400, jsonError('error'))),
+    scenario(
+      'uncached-page',
+      'uncached filtered 1000-row page, JSON',
+      PAGE,
+      {},
+      await get(PAGE, {}, 200, contains(rows.get('uncached-page'))),
+    ),
+    scenario(
+      'late-page',
+      `uncached late page (${late.index + 1}/${late.pages}), JSON`,
+      latePath,
+      {},
+      await get(latePath, {}, 200, contains(rows.get('late-page'))),
+    ),
+    scenario(
+      'csv-page',
+      'uncached page, CSV',
+      PAGE,
+      { accept: ACCEPT.csv },
+      await get(PAGE, { accept: ACCEPT.csv }, 200, contains(rows.get('csv-page'))),
+    ),
+    scenario(
+      'arrow-page',
+      'uncached page, Arrow',
+      PAGE,
+      { accept: ACCEPT.arrow },
+      await get(PAGE, { accept: ACCEPT.arrow }, 200, contains(rows.get('arrow-page'))),
+    ),
+    scenario(
+      'reference',
+      '/v1/reference (205 rows), uncached',
+      REFERENCE,
+      {},
+      await get(REFERENCE, {}, 200, contains(rows.get('reference'))),
+    ),
+    scenario(
+      'catalog',
+      '/v1/catalog',
+      '/v1/catalog',
+      {},
+      await get('/v1/catalog', {}, 200, (a) => (JSON.parse(a.body.toString()).datasets?.length === 5 ? undefined : 'not the 5 datasets')),
+    ),
+    scenario(
+      'bad-filter',
+      '400: an invalid filter dimension',
+      '/v1/financials?metric=ggr&colour=red',
+      {},
+      await get('/v1/financials?metric=ggr&colour=red', {}, 400, jsonError('error')),
+    ),
   ];
 }
 
 /** Cached hits on a server with the defaults: the first request fills the cache, every timed one hits it. */
 export async function cachedScenarios(url: string, key: Record<string, string>, uncachedPage: Captured): Promise<Scenario[]> {
   const out: Scenario[] = [];
-  for (const [coding, title] of [['identity', 'cached hit, JSON identity'], ['br', 'cached hit, JSON br']] as const) {
+  for (const [coding, title] of [
+    ['identity', 'cached hit, JSON identity'],
+    ['br', 'cached hit, JSON br'],
+  ] as const) {
     const headers = { 'accept-encoding': coding };
     await capture(url, PAGE, { ...key, ...headers }, 200);
     const hit = await capture(url, PAGE, { ...key, ...headers }, 200, (a) =>
-      coding === 'br' ? (a.headers['content-encoding'] === 'br' ? undefined : 'not br-encoded') : a.body.equals(uncachedPage.body) ? undefined : 'a hit differs from the uncached page');
+      coding === 'br'
+        ? a.headers['content-encoding'] === 'br'
+          ? undefined
+          : 'not br-encoded'
+        : a.body.equals(uncachedPage.body)
+          ? undefined
+          : 'a hit differs from the uncached page',
+    );
     out.push(scenario(`cached-${coding === 'br' ? 'br' : 'json'}`, title, PAGE, headers, hit));
   }
   return out;
@@ -108,14 +181,21 @@ export async function limitScenarios(url: string, key: Record<string, string>): 
   // A 429's Retry-After and body count down with time: checked for shape, timed by status.
   return [
     scenario('unauthorized', '401: an unknown API key', PAGE, badKey, await capture(url, PAGE, badKey, 401, jsonError('error'))),
-    scenario('rate-limited', '429: a key over its limit', PAGE, {}, await capture(url, PAGE, key, 429, jsonError('retryAfterSeconds')), false),
+    scenario(
+      'rate-limited',
+      '429: a key over its limit',
+      PAGE,
+      {},
+      await capture(url, PAGE, key, 429, jsonError('retryAfterSeconds')),
+      false,
+    ),
   ];
 }
 
 /** A cursor LATE_SHARE of the way through the page's walk, found the way a client finds it. */
 async function lateCursor(url: string, key: Record<string, string>) {
   const starts = [''];
-  for (let cursor = ''; ;) {
+  for (let cursor = ''; ; ) {
     const res = await request(`${url}${PAGE}${cursor ? `&cursor=${cursor}` : ''}`, { headers: key });
     cursor = ((await res.body.json()) as { pagination: { cursor: string } }).pagination.cursor;
     if (!cursor) break;

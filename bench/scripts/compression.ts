@@ -37,9 +37,14 @@ function compressionLevels(body: Buffer): LevelResult[] {
 }
 
 const file = process.argv[2];
-if (!file) throw new Error("usage: npx tsx bench/scripts/compression.ts FILE (e.g. curl -H 'x-api-key: KEY' 'http://127.0.0.1:3000/v1/financials?metric=ggr&region=Europe&channel=Online&limit=1000' > page.json)");
+if (!file)
+  throw new Error(
+    "usage: npx tsx bench/scripts/compression.ts FILE (e.g. curl -H 'x-api-key: KEY' 'http://127.0.0.1:3000/v1/financials?metric=ggr&region=Europe&channel=Online&limit=1000' > page.json)",
+  );
 const body = fs.readFileSync(file);
 console.log(`compressing ${file} (${body.length} bytes) once, median time:`);
 for (const level of compressionLevels(body)) {
-  console.log(`${`${level.coding} ${level.level}`.padEnd(10)} ${level.ms.toFixed(2).padStart(8)} ms  ${String(level.bytes).padStart(7)} bytes  ${((level.bytes / body.length) * 100).toFixed(1).padStart(4)}%`);
+  console.log(
+    `${`${level.coding} ${level.level}`.padEnd(10)} ${level.ms.toFixed(2).padStart(8)} ms  ${String(level.bytes).padStart(7)} bytes  ${((level.bytes / body.length) * 100).toFixed(1).padStart(4)}%`,
+  );
 }

@@ -9,7 +9,7 @@ import { loadDrop } from '../../etl/load.ts';
 import { quoteLiteral } from '../../src/duckdb/sql-text.ts';
 import { DATASETS } from '../../src/registry.ts';
 import { currentRelease, latestRelease } from '../../src/releases/on-disk.ts';
-import { processMemory, startServer, type BenchServer } from '../runner/server.ts';
+import { type BenchServer, processMemory, startServer } from '../runner/server.ts';
 
 // `npx tsx bench/scripts/export.ts DATA_DIR_1X [DATA_DIR_16X]`: issue 17's figures. The 1x release is
 // published with `etl load` into a scratch DATA_DIR (so its ggr file is the normalized
@@ -23,7 +23,9 @@ import { processMemory, startServer, type BenchServer } from '../runner/server.t
 
 const line = (text: string) => process.stderr.write(`${text}\n`);
 const ROUNDS = 5;
-const DIMS = DATASETS.find((d) => d.name === 'ggr')!.dimensions.map((d) => `"${d}"`).join(', ');
+const DIMS = DATASETS.find((d) => d.name === 'ggr')!
+  .dimensions.map((d) => `"${d}"`)
+  .join(', ');
 
 async function fetchAll(url: string, headers: Record<string, string>): Promise<{ bytes: number; ms: number; body?: Buffer }> {
   const started = performance.now();
@@ -50,9 +52,14 @@ async function exportMemory(server: BenchServer, label: string): Promise<void> {
   const before = processMemory(server.pid).rss;
   let peak = before;
   const sampler = setInterval(() => (peak = Math.max(peak, processMemory(server.pid).rss)), 50);
-  const whole = await fetchAll(`${server.url}/v1/export?metric=ggr&period=1900-01-01:2100-12-31`, { ...server.headers, accept: 'text/csv' });
+  const whole = await fetchAll(`${server.url}/v1/export?metric=ggr&period=1900-01-01:2100-12-31`, {
+    ...server.headers,
+    accept: 'text/csv',
+  });
   clearInterval(sampler);
-  line(`  ${label}: unfiltered CSV export (${(whole.bytes / (1 << 20)).toFixed(0)} MB in ${(whole.ms / 1000).toFixed(1)} s): RSS ${before} MB before, peak ${peak} MB during: +${peak - before} MB (target ≤ 64 MB)`);
+  line(
+    `  ${label}: unfiltered CSV export (${(whole.bytes / (1 << 20)).toFixed(0)} MB in ${(whole.ms / 1000).toFixed(1)} s): RSS ${before} MB before, peak ${peak} MB during: +${peak - before} MB (target ≤ 64 MB)`,
+  );
 }
 
 const [dir, bigDir] = process.argv.slice(2);
@@ -65,35 +72,59 @@ if (!source) throw new Error(`${dir} holds no release: generate one with npm run
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'dqs-bench-export-'));
 const dataDir = path.join(work, 'data');
 line(`publishing ${source.dir} with etl load into ${dataDir} …`);
-await loadDrop({ drop: source.dir, dataDir, release: source.manifest.release, force: false, minYear: 1990, maxYear: 2100, maxRowChange: 0.25 });
+await loadDrop({
+  drop: source.dir,
+  dataDir,
+  release: source.manifest.release,
+  force: false,
+  minYear: 1990,
+  maxYear: 2100,
+  maxRowChange: 0.25,
+});
 const file = path.join(dataDir, source.manifest.release, 'ggr.parquet');
 const size = fs.statSync(file).size;
 
-const server = await startServer({ DATA_DIR: dataDir, STATE_DIR: path.join(work, 'state'), EXPORT_LIMIT_PER_DAY: '1000' }, path.join(work, 'server.log'));
-const bare = spawn(process.execPath, ['--import', 'tsx', path.join(import.meta.dirname, '..', 'ceilings', 'bare-file-server.ts'), file], { stdio: ['ignore', 'pipe', 'inherit'] });
+const server = await startServer(
+  { DATA_DIR: dataDir, STATE_DIR: path.join(work, 'state'), EXPORT_LIMIT_PER_DAY: '1000' },
+  path.join(work, 'server.log'),
+);
+const bare = spawn(process.execPath, ['--import', 'tsx', path.join(import.meta.dirname, '..', 'ceilings', 'bare-file-server.ts'), file], {
+  stdio: ['ignore', 'pipe', 'inherit'],
+});
 try {
-  const bareUrl = (JSON.parse(await new Promise<string>((resolve) => createInterface({ input: bare.stdout! }).once('line', resolve))) as { url: string }).url;
+  const bareUrl = (
+    JSON.parse(await new Promise<string>((resolve) => createInterface({ input: bare.stdout! }).once('line', resolve))) as { url: string }
+  ).url;
   const ours = await rate(`${server.url}/v1/export?metric=ggr`, server.headers, size);
   const ceiling = await rate(`${bareUrl}/`, {}, size);
-  line(`  whole ggr file (${(size / (1 << 20)).toFixed(1)} MB): service ${ours.toFixed(0)} MB/s, bare node:http ${ceiling.toFixed(0)} MB/s: ${(ours / ceiling).toFixed(2)}x (target ≥ 0.8x)`);
+  line(
+    `  whole ggr file (${(size / (1 << 20)).toFixed(1)} MB): service ${ours.toFixed(0)} MB/s, bare node:http ${ceiling.toFixed(0)} MB/s: ${(ours / ceiling).toFixed(2)}x (target ≥ 0.8x)`,
+  );
 
   const instance = await DuckDBInstance.create(':memory:', { threads: '1' });
   const connection = await instance.connect();
-  const [[rows]] = (await connection.runAndReadAll(`SELECT count(*)::INTEGER FROM read_parquet(${quoteLiteral(file)}) WHERE fx = 'USD'`)).getRows() as [[number]];
+  const [[rows]] = (
+    await connection.runAndReadAll(`SELECT count(*)::INTEGER FROM read_parquet(${quoteLiteral(file)}) WHERE fx = 'USD'`)
+  ).getRows() as [[number]];
   let copyBest = Infinity;
   for (let i = 0; i < ROUNDS; i++) {
     const started = performance.now();
-    await connection.run(`COPY (SELECT * FROM read_parquet(${quoteLiteral(file)}) WHERE fx = 'USD' ORDER BY ${DIMS}) TO ${quoteLiteral(path.join(work, 'copy.csv'))} (HEADER)`);
+    await connection.run(
+      `COPY (SELECT * FROM read_parquet(${quoteLiteral(file)}) WHERE fx = 'USD' ORDER BY ${DIMS}) TO ${quoteLiteral(path.join(work, 'copy.csv'))} (HEADER)`,
+    );
     copyBest = Math.min(copyBest, performance.now() - started);
   }
   connection.closeSync();
   instance.closeSync();
   let exportBest = Infinity;
   const csvUrl = `${server.url}/v1/export?metric=ggr&fx=USD`;
-  for (let i = 0; i < ROUNDS; i++) exportBest = Math.min(exportBest, (await fetchAll(csvUrl, { ...server.headers, accept: 'text/csv' })).ms);
+  for (let i = 0; i < ROUNDS; i++)
+    exportBest = Math.min(exportBest, (await fetchAll(csvUrl, { ...server.headers, accept: 'text/csv' })).ms);
   const ourRate = rows / (exportBest / 1000);
   const duckRate = rows / (copyBest / 1000);
-  line(`  filtered CSV export (fx=USD, ${rows.toLocaleString()} rows): service ${(ourRate / 1e6).toFixed(2)} M rows/s, DuckDB COPY TO in process (1 thread) ${(duckRate / 1e6).toFixed(2)} M rows/s: ${(ourRate / duckRate).toFixed(2)}x (target ≥ 0.7x)`);
+  line(
+    `  filtered CSV export (fx=USD, ${rows.toLocaleString()} rows): service ${(ourRate / 1e6).toFixed(2)} M rows/s, DuckDB COPY TO in process (1 thread) ${(duckRate / 1e6).toFixed(2)} M rows/s: ${(ourRate / duckRate).toFixed(2)}x (target ≥ 0.7x)`,
+  );
 
   await exportMemory(server, path.basename(dir));
 } finally {
@@ -103,7 +134,10 @@ try {
 try {
   if (bigDir) {
     line(`starting a server on ${bigDir} (a 16x release loads in one to three minutes) …`);
-    const big = await startServer({ DATA_DIR: path.resolve(bigDir), STATE_DIR: path.join(work, 'state-big'), EXPORT_LIMIT_PER_DAY: '1000' }, path.join(work, 'server-big.log'));
+    const big = await startServer(
+      { DATA_DIR: path.resolve(bigDir), STATE_DIR: path.join(work, 'state-big'), EXPORT_LIMIT_PER_DAY: '1000' },
+      path.join(work, 'server-big.log'),
+    );
     try {
       await exportMemory(big, path.basename(bigDir));
     } finally {

@@ -5,7 +5,7 @@ import { parseArgs } from 'node:util';
 import { Agent, request } from 'undici';
 import { generateRelease } from '../../etl/generate.ts';
 import { loadDrop } from '../../etl/load.ts';
-import { processMemory, startServer, type BenchServer } from '../runner/server.ts';
+import { type BenchServer, processMemory, startServer } from '../runner/server.ts';
 
 // Issue 28's attacks, each on a fresh server over five published 1x releases in which
 // every row differs (seeds 1-5), with a second key as the victim asking for a small
@@ -25,7 +25,13 @@ const ATTACK_SECONDS = 30;
 
 async function publishReleases(): Promise<void> {
   for (const [i, release] of RELEASES.entries()) {
-    if (await fs.stat(path.join(DATA_DIR, release, 'manifest.json')).then(() => true, () => false)) continue;
+    if (
+      await fs.stat(path.join(DATA_DIR, release, 'manifest.json')).then(
+        () => true,
+        () => false,
+      )
+    )
+      continue;
     const drop = path.join(ROOT, 'tmp', 'bench', `fair-drop-${release}`);
     console.error(`generating ${release} (seed ${i + 1}, scale 1) and publishing it`);
     await fs.rm(drop, { recursive: true, force: true });
@@ -50,7 +56,11 @@ async function get(server: BenchServer, pathAndQuery: string, key: string, heade
 
 async function newKey(server: BenchServer, stateDir: string, client: string): Promise<string> {
   const token = (await fs.readFile(path.join(stateDir, 'admin-token'), 'utf8')).trim();
-  const res = await request(`${server.adminUrl}/keys`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ client }) });
+  const res = await request(`${server.adminUrl}/keys`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ client }),
+  });
   return ((await res.body.json()) as { key: string }).key;
 }
 
@@ -113,7 +123,13 @@ async function run(name: string, attack: Attack): Promise<Outcome> {
     attacking = false;
     await probe;
     clearInterval(sampler);
-    return { victim, victimStatuses: count(victimStatuses), attacker: count(statuses), rssPeakMb: Math.max(peak, processMemory(server.pid).peak), note };
+    return {
+      victim,
+      victimStatuses: count(victimStatuses),
+      attacker: count(statuses),
+      rssPeakMb: Math.max(peak, processMemory(server.pid).peak),
+      note,
+    };
   } finally {
     await server.stop();
   }
@@ -136,22 +152,44 @@ async function flood(server: BenchServer, key: string, paths: readonly string[],
 }
 
 const pairs = RELEASES.slice(1).map((to, i) => [RELEASES[i]!, to] as const);
-const revisions = pairs.flatMap(([from, to]) => ['ggr', 'turnover'].flatMap((metric) => ['', '&change=changed'].map((c) => `/v1/revisions?metric=${metric}&from=${from}&to=${to}&limit=1${c}`)));
+const revisions = pairs.flatMap(([from, to]) =>
+  ['ggr', 'turnover'].flatMap((metric) =>
+    ['', '&change=changed'].map((c) => `/v1/revisions?metric=${metric}&from=${from}&to=${to}&limit=1${c}`),
+  ),
+);
 
 const ATTACKS: Record<string, Attack> = {
   // 1: revisions, 4 connections (issue: 6.9-11.7 s each, 5 s event-loop stall, 500s, RSS 2.4 GB).
   revisions: async (server, key) => ({ statuses: await flood(server, key, revisions, 4, 200) }),
   // 2: three distinct turnover revisions at once (issue: two 500s, DuckDB out of memory).
   'three-revisions': async (server, key) => ({
-    statuses: await Promise.all(pairs.slice(0, 3).map(([from, to]) => get(server, `/v1/revisions?metric=turnover&from=${from}&to=${to}&limit=1`, key).then((r) => r.status))),
+    statuses: await Promise.all(
+      pairs
+        .slice(0, 3)
+        .map(([from, to]) => get(server, `/v1/revisions?metric=turnover&from=${from}&to=${to}&limit=1`, key).then((r) => r.status)),
+    ),
   }),
   // 3: a rollup that ends in a 400, 3 connections (issue: 2.4 s of main-thread work each; victim up to 12 s).
   'refused-rollup': async (server, key) => ({
-    statuses: await flood(server, key, ['', '&channel=Online', '&channel=Land', '&temporal=Current'].map((f) => `/v1/aggregate?metric=ggr&group_by=country,state,product,sub_channel,year,fx&rollup=true${f}`), 3, 300),
+    statuses: await flood(
+      server,
+      key,
+      ['', '&channel=Online', '&channel=Land', '&temporal=Current'].map(
+        (f) => `/v1/aggregate?metric=ggr&group_by=country,state,product,sub_channel,year,fx&rollup=true${f}`,
+      ),
+      3,
+      300,
+    ),
   }),
   // 4: the export budget, with each header that sent the whole file for free (issue: 60 exports, the budget stayed at 50).
   'export-budget': async (server, key) => {
-    const headers: Record<string, string>[] = [{ 'if-none-match': '"x"' }, { range: 'bytes=0-' }, { range: 'bytes=zero-' }, { range: 'bytes=0-9,20-29' }, { range: 'bytes=10-', 'if-range': '"another"' }];
+    const headers: Record<string, string>[] = [
+      { 'if-none-match': '"x"' },
+      { range: 'bytes=0-' },
+      { range: 'bytes=zero-' },
+      { range: 'bytes=0-9,20-29' },
+      { range: 'bytes=10-', 'if-range': '"another"' },
+    ];
     const statuses: number[] = [];
     let remaining = '';
     let fullFiles = 0;
@@ -169,10 +207,14 @@ const ATTACKS: Record<string, Attack> = {
   'unread-streams': async (server, key) => {
     const sockets: net.Socket[] = [];
     const statuses: number[] = [];
-    for (const [i, release] of RELEASES.slice(0, 4).flatMap((r) => [r, r]).entries()) {
+    for (const [i, release] of RELEASES.slice(0, 4)
+      .flatMap((r) => [r, r])
+      .entries()) {
       const socket = net.connect(Number(new URL(server.url).port), '127.0.0.1');
       await new Promise((resolve) => socket.once('connect', resolve));
-      socket.write(`GET /v1/export?metric=ggr&release=${release}&period=1990-01-01:2100-12-31 HTTP/1.1\r\nHost: x\r\nx-api-key: ${key}\r\nAccept: ${i % 2 ? 'text/csv' : 'application/x-ndjson'}\r\n\r\n`);
+      socket.write(
+        `GET /v1/export?metric=ggr&release=${release}&period=1990-01-01:2100-12-31 HTTP/1.1\r\nHost: x\r\nx-api-key: ${key}\r\nAccept: ${i % 2 ? 'text/csv' : 'application/x-ndjson'}\r\n\r\n`,
+      );
       const head = await new Promise<string>((resolve) => socket.once('data', (chunk) => resolve(String(chunk))));
       statuses.push(Number(/^HTTP\/1\.1 (\d+)/.exec(head)?.[1] ?? 0));
       socket.pause();
@@ -190,7 +232,8 @@ const ATTACKS: Record<string, Attack> = {
   'vintage-thrash': async (server, key) => {
     const statuses: number[] = [];
     const t0 = performance.now();
-    for (let i = 0; i < 18; i++) statuses.push((await get(server, `/v1/financials?metric=ggr&release=${RELEASES[i % 4]}&limit=${5 + i}&country=France`, key)).status);
+    for (let i = 0; i < 18; i++)
+      statuses.push((await get(server, `/v1/financials?metric=ggr&release=${RELEASES[i % 4]}&limit=${5 + i}&country=France`, key)).status);
     const loads = await metric(server, 'dqs_release_load_seconds_count');
     return { statuses, note: `${loads ?? '?'} loads in ${((performance.now() - t0) / 1000).toFixed(0)} s` };
   },
@@ -201,7 +244,11 @@ const pct = (values: readonly number[], p: number) => {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 };
-const mix = (m: Map<number, number>) => [...m].sort(([a], [b]) => a - b).map(([s, c]) => `${c}×${s}`).join(' ');
+const mix = (m: Map<number, number>) =>
+  [...m]
+    .sort(([a], [b]) => a - b)
+    .map(([s, c]) => `${c}×${s}`)
+    .join(' ');
 
 await publishReleases();
 console.error(`server: ${serverRoot}`);

@@ -1,13 +1,13 @@
 import path from 'node:path';
 import pino from 'pino';
 import { Database } from '../../src/duckdb/database.ts';
-import { FORMATS as ALL_FORMATS } from '../../src/render/formats.ts';
 import { PAGE_FORMATS } from '../../src/http/respond/negotiate.ts';
 import { whereClauses } from '../../src/query/filters.ts';
 import { readPage } from '../../src/query/page.ts';
-import { latestRelease } from '../../src/releases/on-disk.ts';
 import { loadRelease } from '../../src/releases/load-release.ts';
-import { load, summarize, summarizeRuns, type Run, type Stats } from '../runner/load.ts';
+import { latestRelease } from '../../src/releases/on-disk.ts';
+import { FORMATS as ALL_FORMATS } from '../../src/render/formats.ts';
+import { load, type Run, type Stats, summarize, summarizeRuns } from '../runner/load.ts';
 import { startServer } from '../runner/server.ts';
 
 // `npx tsx bench/scripts/formats.ts [DATA_DIR]`: what each output format costs the server for
@@ -20,7 +20,10 @@ import { startServer } from '../runner/server.ts';
 
 const ROUNDS = 8;
 const PER_ROUND = 100;
-const FILTERS = new Map([['region', ['Europe']], ['channel', ['Online']]]);
+const FILTERS = new Map([
+  ['region', ['Europe']],
+  ['channel', ['Online']],
+]);
 const dataDir = path.resolve(process.argv[2] ?? path.join(import.meta.dirname, '..', '..', 'tmp', 'bench', 'data'));
 
 const release = await latestRelease(dataDir);
@@ -30,7 +33,10 @@ const db = await Database.open({ connections: 1, threads: 1 });
 const loader = await db.connect();
 const ggr = (await loadRelease(loader, release, pino({ level: 'silent' }))).datasets.get('ggr')!;
 const clauses = whereClauses(ggr, FILTERS)!;
-const envelope = (rows: number) => ({ meta: { dataset: 'ggr', metric: 'ggr', filters_applied: Object.fromEntries(FILTERS), row_count: rows }, pagination: { cursor: 'x', has_more: true } });
+const envelope = (rows: number) => ({
+  meta: { dataset: 'ggr', metric: 'ggr', filters_applied: Object.fromEntries(FILTERS), row_count: rows },
+  pagination: { cursor: 'x', has_more: true },
+});
 const firstPage = await readPage(db, ggr, clauses, 1000, -1);
 
 const FORMATS = PAGE_FORMATS.map((name) => ({ ...ALL_FORMATS[name], name }));
@@ -57,7 +63,9 @@ async function compare(label: string, make: (format: PageFormat) => () => Promis
       }
     }
   }
-  const stats = new Map<string, Stats>([...latencies].map(([name, l]) => [name, summarize(l, l.reduce((a, b) => a + b, 0) / 1000, bytes.get(name)!)]));
+  const stats = new Map<string, Stats>(
+    [...latencies].map(([name, l]) => [name, summarize(l, l.reduce((a, b) => a + b, 0) / 1000, bytes.get(name)!)]),
+  );
   report(`${label} (${ROUNDS * PER_ROUND} runs each)`, stats);
 }
 
@@ -73,17 +81,32 @@ function report(label: string, stats: Map<string, Stats>): void {
 
 async function overHttp(): Promise<void> {
   const work = path.join(import.meta.dirname, '..', '..', 'tmp', 'bench');
-  const server = await startServer({ DATA_DIR: dataDir, STATE_DIR: path.join(work, 'state-formats'), CACHE_MAX_BYTES: '0' }, path.join(work, 'logs', 'formats.log'));
+  const server = await startServer(
+    { DATA_DIR: dataDir, STATE_DIR: path.join(work, 'state-formats'), CACHE_MAX_BYTES: '0' },
+    path.join(work, 'logs', 'formats.log'),
+  );
   try {
     const query = `/v1/financials?metric=ggr&${[...FILTERS].map(([k, [value]]) => `${k}=${encodeURIComponent(value!)}`).join('&')}&limit=1000`;
     const runs = new Map(FORMATS.map((f) => [f.name, [] as Run[]]));
     for (let round = 0; round < ROUNDS; round++) {
       for (let k = 0; k < FORMATS.length; k++) {
         const format = FORMATS[(round + k) % FORMATS.length]!;
-        runs.get(format.name)!.push(await load(server.url, [{ path: query, headers: { ...server.headers, accept: format.mediaType }, status: 200 }], 1, PER_ROUND / 2));
+        runs
+          .get(format.name)!
+          .push(
+            await load(
+              server.url,
+              [{ path: query, headers: { ...server.headers, accept: format.mediaType }, status: 200 }],
+              1,
+              PER_ROUND / 2,
+            ),
+          );
       }
     }
-    report(`uncached 1000-row page over HTTP, 1 client, cache off (${ROUNDS * PER_ROUND / 2} requests each)`, new Map([...runs].map(([name, r]) => [name, summarizeRuns(r)])));
+    report(
+      `uncached 1000-row page over HTTP, 1 client, cache off (${(ROUNDS * PER_ROUND) / 2} requests each)`,
+      new Map([...runs].map(([name, r]) => [name, summarizeRuns(r)])),
+    );
   } finally {
     await server.stop();
   }

@@ -1,9 +1,9 @@
-import { createLogger } from '../../src/log.ts';
+import { limitHeaders } from '../../src/http/middleware/limit-headers.ts';
 import { hashKey } from '../../src/keys/key-format.ts';
 import { MemoryLimiter } from '../../src/limits/memory.ts';
 import { NoopLimiter } from '../../src/limits/noop.ts';
 import { RedisLimiter } from '../../src/limits/redis.ts';
-import { limitHeaders } from '../../src/http/middleware/limit-headers.ts';
+import { createLogger } from '../../src/log.ts';
 import { connectRedis } from '../../src/redis.ts';
 import { REDIS_BINARY, startRedis } from '../../test/helpers/redis.ts';
 

@@ -29,7 +29,9 @@ for (let start = 1; start <= STARTS; start++) {
     const parts = await memoryBreakdown(server);
     await load(server.url, [{ path: QUERY, headers: server.headers, status: 200 }], 1, PAGES);
     const served = processMemory(server.pid);
-    console.log(`start ${start}: peak while loading ${idle.peak} MB; idle ${IDLE_SECONDS} s ${idle.rss} MB (${parts}); after ${PAGES} pages ${served.rss} MB`);
+    console.log(
+      `start ${start}: peak while loading ${idle.peak} MB; idle ${IDLE_SECONDS} s ${idle.rss} MB (${parts}); after ${PAGES} pages ${served.rss} MB`,
+    );
   } finally {
     await server.stop();
   }

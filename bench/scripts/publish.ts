@@ -22,7 +22,11 @@ interface Run {
 
 /** Runs `etl load DROP --release ID --data-dir DATA_DIR` under /usr/bin/time -v. */
 async function publish(drop: string, dataDir: string, release: string): Promise<Run> {
-  const child = spawn('/usr/bin/time', ['-v', process.execPath, '--import', 'tsx', 'etl/cli.ts', 'load', drop, '--release', release, '--data-dir', dataDir], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(
+    '/usr/bin/time',
+    ['-v', process.execPath, '--import', 'tsx', 'etl/cli.ts', 'load', drop, '--release', release, '--data-dir', dataDir],
+    { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] },
+  );
   let stderr = '';
   child.stderr.on('data', (chunk: Buffer) => {
     stderr += chunk;
@@ -35,7 +39,8 @@ async function publish(drop: string, dataDir: string, release: string): Promise<
   return { seconds: Number(wall[1] ?? 0) * 3600 + Number(wall[2]) * 60 + Number(wall[3]), peakMb: Number(peak[1]) / 1024 };
 }
 
-const fmt = ({ seconds, peakMb }: Run) => `${seconds.toFixed(0)} s, ${peakMb >= 1024 ? `${(peakMb / 1024).toFixed(2)} GB` : `${peakMb.toFixed(0)} MB`}`;
+const fmt = ({ seconds, peakMb }: Run) =>
+  `${seconds.toFixed(0)} s, ${peakMb >= 1024 ? `${(peakMb / 1024).toFixed(2)} GB` : `${peakMb.toFixed(0)} MB`}`;
 
 const rows: string[] = [];
 for (const scale of scales.length ? scales : [1, 4, 16]) {

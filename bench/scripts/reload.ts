@@ -2,11 +2,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import pino from 'pino';
 import { Database } from '../../src/duckdb/database.ts';
-import { loadRelease, type ServedDataset } from '../../src/releases/load-release.ts';
-import { latestRelease } from '../../src/releases/on-disk.ts';
 import { whereClauses } from '../../src/query/filters.ts';
 import { readPage } from '../../src/query/page.ts';
-import { summarize, type Stats } from '../runner/load.ts';
+import { loadRelease, type ServedDataset } from '../../src/releases/load-release.ts';
+import { latestRelease } from '../../src/releases/on-disk.ts';
+import { type Stats, summarize } from '../runner/load.ts';
 
 // What loading a second release costs the requests served meanwhile, in process
 // (a live switch has no HTTP trigger yet): 16 workers ask for the bench's 1000-row
@@ -19,7 +19,10 @@ const DATA_DIR = path.resolve(process.argv[2] ?? path.join(import.meta.dirname, 
 const WORKERS = 16;
 const MAX_REQUESTS = 20_000;
 const MAX_SECONDS = 30;
-const FILTERS = new Map([['region', ['Europe']], ['channel', ['Online']]]);
+const FILTERS = new Map([
+  ['region', ['Europe']],
+  ['channel', ['Online']],
+]);
 
 const mb = (kb: string) => `${Math.round(Number(kb.replace(/\D/g, '')) / 1024)} MB`;
 const memory = () => {

@@ -1,18 +1,18 @@
 import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import pino from 'pino';
-import { ColumnStore, codeArray, type DimensionInput } from '../../src/store/column-store.ts';
 import { Database } from '../../src/duckdb/database.ts';
-import { formatDouble, writeDouble } from '../../src/render/json-number.ts';
-import { jsonSyntax } from '../../src/render/json-syntax.ts';
-import { TextRenderer } from '../../src/render/text-renderer.ts';
-import { loadRelease, type ServedDataset } from '../../src/releases/load-release.ts';
-import type { ReleaseOnDisk } from '../../src/releases/on-disk.ts';
 import { quoteIdent, quoteLiteral } from '../../src/duckdb/sql-text.ts';
 import { pageQuery, whereClauses } from '../../src/query/filters.ts';
 import { readPage } from '../../src/query/page.ts';
+import { loadRelease, type ServedDataset } from '../../src/releases/load-release.ts';
+import type { ReleaseOnDisk } from '../../src/releases/on-disk.ts';
 import { latestRelease } from '../../src/releases/on-disk.ts';
-import { summarize, type Stats } from '../runner/load.ts';
+import { formatDouble, writeDouble } from '../../src/render/json-number.ts';
+import { jsonSyntax } from '../../src/render/json-syntax.ts';
+import { TextRenderer } from '../../src/render/text-renderer.ts';
+import { ColumnStore, codeArray, type DimensionInput } from '../../src/store/column-store.ts';
+import { type Stats, summarize } from '../runner/load.ts';
 import { PAGE_FILTERS } from '../scenarios/suite.ts';
 
 // `npx tsx bench/scripts/sql.ts [DATA_DIR]`: DuckDB on its own, in this process, for the bench
@@ -65,7 +65,11 @@ async function sqlBench(release: ReleaseOnDisk, filters: Map<string, string[]>, 
   };
   // The late page's start, found the way a client finds it: by walking the pages.
   const starts = [-1];
-  for (let page = await readPage(db, ggr, clauses, 1000, -1); page.nextAfter !== undefined; page = await readPage(db, ggr, clauses, 1000, page.nextAfter)) {
+  for (
+    let page = await readPage(db, ggr, clauses, 1000, -1);
+    page.nextAfter !== undefined;
+    page = await readPage(db, ggr, clauses, 1000, page.nextAfter)
+  ) {
     starts.push(page.nextAfter);
   }
   const lateAfter = starts[Math.floor(starts.length * 0.9)]!;
@@ -75,7 +79,9 @@ async function sqlBench(release: ReleaseOnDisk, filters: Map<string, string[]>, 
   // The naive layout: VARCHAR dimensions straight from Parquet, numbered in serving order.
   const dims = ggr.def.dimensions;
   const file = quoteLiteral(path.join(release.dir, 'ggr.parquet'));
-  await loader.run(`CREATE TABLE naive AS SELECT row_number() OVER (ORDER BY ${dims.map(quoteIdent).join(', ')}) AS row_id, * FROM read_parquet(${file})`);
+  await loader.run(
+    `CREATE TABLE naive AS SELECT row_number() OVER (ORDER BY ${dims.map(quoteIdent).join(', ')}) AS row_id, * FROM read_parquet(${file})`,
+  );
   const params: string[] = [];
   const where = `WHERE ${[...filters].map(([dim, values]) => `${quoteIdent(dim)} IN (${values.map((v) => `$${params.push(v)}`).join(', ')})`).join(' AND ')}`;
   const struct = `{'dimensions': {${dims.map((d) => `'${d}': ${quoteIdent(d)}`).join(', ')}}, 'values': {'ggr': ggr}}`;
@@ -88,18 +94,34 @@ async function sqlBench(release: ReleaseOnDisk, filters: Map<string, string[]>, 
   await db.use(async (lease) => {
     const { connection } = lease;
     alternatives.push(
-      ['alt: naive VARCHAR table, ORDER BY LIMIT, getRowObjectsJS + JSON.stringify', async () => {
-        const reader = await connection.runAndReadAll(`SELECT * EXCLUDE (row_id) FROM naive ${where} ORDER BY row_id LIMIT 1000`, params);
-        return JSON.stringify(reader.getRowObjectsJS().map((row) => ({ dimensions: Object.fromEntries(dims.map((d) => [d, row[d]])), values: { ggr: row.ggr } })));
-      }],
-      ['alt: DuckDB renders the page (to_json + string_agg), ORDER BY LIMIT', async () => {
-        const reader = await connection.runAndReadAll(`SELECT '[' || string_agg(to_json(${struct}), ',' ORDER BY row_id) || ']' FROM (SELECT * FROM naive ${where} ORDER BY row_id LIMIT 1000)`, params);
-        return String(reader.getRows()[0]![0]);
-      }],
-      ['alt: served table but ORDER BY rid LIMIT (sorts every match), query only', async () => {
-        const result = await lease.queryInts(sortedSql, sorted.params);
-        return (await result.getRowsJS()).slice(0, 1000).map(([rid]) => Number(rid));
-      }],
+      [
+        'alt: naive VARCHAR table, ORDER BY LIMIT, getRowObjectsJS + JSON.stringify',
+        async () => {
+          const reader = await connection.runAndReadAll(`SELECT * EXCLUDE (row_id) FROM naive ${where} ORDER BY row_id LIMIT 1000`, params);
+          return JSON.stringify(
+            reader
+              .getRowObjectsJS()
+              .map((row) => ({ dimensions: Object.fromEntries(dims.map((d) => [d, row[d]])), values: { ggr: row.ggr } })),
+          );
+        },
+      ],
+      [
+        'alt: DuckDB renders the page (to_json + string_agg), ORDER BY LIMIT',
+        async () => {
+          const reader = await connection.runAndReadAll(
+            `SELECT '[' || string_agg(to_json(${struct}), ',' ORDER BY row_id) || ']' FROM (SELECT * FROM naive ${where} ORDER BY row_id LIMIT 1000)`,
+            params,
+          );
+          return String(reader.getRows()[0]![0]);
+        },
+      ],
+      [
+        'alt: served table but ORDER BY rid LIMIT (sorts every match), query only',
+        async () => {
+          const result = await lease.queryInts(sortedSql, sorted.params);
+          return (await result.getRowsJS()).slice(0, 1000).map(([rid]) => Number(rid));
+        },
+      ],
     );
     for (const [name, run] of alternatives) {
       const out = await run();
@@ -143,7 +165,10 @@ async function renderBench(ggr: ServedDataset, rids: readonly number[]): Promise
   // The served renderer first: timed before the variants add code-array types for
   // the same render loop to meet.
   layout('as served (fused up to 65,536 combinations)', store, ggr.rows.json);
-  for (const [label, max] of [['every dimension apart', 1], ['fused up to 256 combinations', 0x100]] as const) {
+  for (const [label, max] of [
+    ['every dimension apart', 1],
+    ['fused up to 256 combinations', 0x100],
+  ] as const) {
     const variant = await ColumnStore.build(rows, inputs, store.metrics, max);
     layout(label, variant, await TextRenderer.create(variant, jsonSyntax(variant, 'financial')));
   }
@@ -157,8 +182,12 @@ async function renderBench(ggr: ServedDataset, rids: readonly number[]): Promise
     results.push([name, timeSync(run)]);
   };
   numbers('numbers: Float64Array + writeDouble (kept), 8 B/row', () => values.reduce((at, x) => writeDouble(out, at, x), 0));
-  numbers('numbers: Float64Array + String(x) (formatDouble), 8 B/row', () => values.reduce((at, x) => at + out.write(formatDouble(x), at, 'latin1'), 0));
-  numbers('numbers: pre-rendered text copied, ~10 B text + 4 B offset/row', () => text.reduce((at, t) => (out.set(t, at), at + t.length), 0));
+  numbers('numbers: Float64Array + String(x) (formatDouble), 8 B/row', () =>
+    values.reduce((at, x) => at + out.write(formatDouble(x), at, 'latin1'), 0),
+  );
+  numbers('numbers: pre-rendered text copied, ~10 B text + 4 B offset/row', () =>
+    text.reduce((at, t) => (out.set(t, at), at + t.length), 0),
+  );
 
   // What the previous commit served from: each row's finished JSON, one copy per row.
   const finished = rids.map((rid) => ggr.rows.json.render([rid], '', ''));

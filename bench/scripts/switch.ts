@@ -1,8 +1,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { Agent, request } from 'undici';
-import { latestRelease } from '../../src/releases/on-disk.ts';
-import { writePointer } from '../../src/releases/on-disk.ts';
+import { latestRelease, writePointer } from '../../src/releases/on-disk.ts';
 import { releaseCopies } from '../runner/copies.ts';
 import { memoryBreakdown, processMemory, releaseMemory, startServer } from '../runner/server.ts';
 
@@ -30,7 +29,10 @@ const stateDir = path.join(ROOT, 'tmp', 'bench', 'switch-state');
 await fs.rm(stateDir, { recursive: true, force: true });
 // A grace period short enough to see the old release unloaded, and its memory returned, in the same run.
 const GRACE_SECONDS = 20;
-const server = await startServer({ DATA_DIR, STATE_DIR: stateDir, RELEASE_POLL_MS: '200', RELEASE_GRACE_SECONDS: String(GRACE_SECONDS) }, path.join(ROOT, 'tmp', 'bench', 'logs', 'switch.log'));
+const server = await startServer(
+  { DATA_DIR, STATE_DIR: stateDir, RELEASE_POLL_MS: '200', RELEASE_GRACE_SECONDS: String(GRACE_SECONDS) },
+  path.join(ROOT, 'tmp', 'bench', 'logs', 'switch.log'),
+);
 const agent = new Agent({ connections: 4 });
 
 interface Probe {
@@ -64,9 +66,16 @@ async function probe(done: () => boolean): Promise<Probe> {
 const quantile = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0;
 const summary = ({ waits, failures }: Probe) => {
   const sorted = [...waits].sort((a, b) => a - b);
-  return { p50: quantile(sorted, 0.5), p99: quantile(sorted, 0.99), max: sorted.at(-1) ?? 0, answers: waits.length, failures: failures.length };
+  return {
+    p50: quantile(sorted, 0.5),
+    p99: quantile(sorted, 0.99),
+    max: sorted.at(-1) ?? 0,
+    answers: waits.length,
+    failures: failures.length,
+  };
 };
-const fmt = (s: ReturnType<typeof summary>) => `p50 ${s.p50.toFixed(1)} ms, p99 ${s.p99.toFixed(1)} ms, max ${s.max.toFixed(1)} ms (${s.answers} answers, ${s.failures} failed)`;
+const fmt = (s: ReturnType<typeof summary>) =>
+  `p50 ${s.p50.toFixed(1)} ms, p99 ${s.p99.toFixed(1)} ms, max ${s.max.toFixed(1)} ms (${s.answers} answers, ${s.failures} failed)`;
 
 try {
   const before = processMemory(server.pid);
@@ -90,16 +99,26 @@ try {
   const after = processMemory(server.pid);
   const d = summary(during);
 
-  console.log(`release: ${source.dir} (${source.manifest.datasets.ggr!.rows.toLocaleString('en')} ggr rows), switched in ${seconds.toFixed(1)} s`);
+  console.log(
+    `release: ${source.dir} (${source.manifest.datasets.ggr!.rows.toLocaleString('en')} ggr rows), switched in ${seconds.toFixed(1)} s`,
+  );
   console.log(`idle:          ${fmt(idle)}`);
   console.log(`during switch: ${fmt(d)}`);
-  console.log(`longest extra wait over idle: ${(d.max - idle.max).toFixed(1)} ms; failures: ${during.failures.length ? [...new Set(during.failures)].join('; ') : 'none'}`);
-  const held = Object.entries(await releaseMemory(server)).map(([id, mb]) => `${id} ${mb.toFixed(0)} MB`).join(', ');
-  console.log(`server RSS: ${before.rss} MB before, ${after.rss} MB after (the old release retained), peak ${after.peak} MB; what each release holds (columns, rollups, renderers): ${held}`);
+  console.log(
+    `longest extra wait over idle: ${(d.max - idle.max).toFixed(1)} ms; failures: ${during.failures.length ? [...new Set(during.failures)].join('; ') : 'none'}`,
+  );
+  const held = Object.entries(await releaseMemory(server))
+    .map(([id, mb]) => `${id} ${mb.toFixed(0)} MB`)
+    .join(', ');
+  console.log(
+    `server RSS: ${before.rss} MB before, ${after.rss} MB after (the old release retained), peak ${after.peak} MB; what each release holds (columns, rollups, renderers): ${held}`,
+  );
   // The old release is unloaded once nobody has read it for the grace period (the poll checks every 200 ms).
   await new Promise((resolve) => setTimeout(resolve, (GRACE_SECONDS + 10) * 1000));
   const released = processMemory(server.pid);
-  console.log(`after the ${GRACE_SECONDS} s grace period: RSS ${released.rss} MB, releases held: ${Object.keys(await releaseMemory(server)).join(', ')}; ${await memoryBreakdown(server)}`);
+  console.log(
+    `after the ${GRACE_SECONDS} s grace period: RSS ${released.rss} MB, releases held: ${Object.keys(await releaseMemory(server)).join(', ')}; ${await memoryBreakdown(server)}`,
+  );
 } finally {
   await agent.close();
   await server.stop();

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { request } from 'undici';
 import { currentRelease, latestRelease } from '../../src/releases/on-disk.ts';
 import { releaseCopies } from '../runner/copies.ts';
-import { load, summarize, type Request, type Stats } from '../runner/load.ts';
+import { load, type Request, type Stats, summarize } from '../runner/load.ts';
 import { processMemory, startServer } from '../runner/server.ts';
 
 // `npx tsx bench/scripts/vintages.ts DATA_DIR_1X`: issue 16's figures. The 1x release is
@@ -60,19 +60,27 @@ await releaseCopies(source, dataDir, ['2026-09', '2026-10', '2026-11']);
 fs.writeFileSync(path.join(dataDir, 'CURRENT'), '2026-11\n');
 line(`three copies of ${source.dir} (${source.manifest.datasets.ggr!.rows.toLocaleString()} ggr rows) as 2026-09, 2026-10, 2026-11`);
 
-const server = await startServer({ DATA_DIR: dataDir, STATE_DIR: path.join(work, 'state'), CACHE_MAX_BYTES: '0', RELEASES_IN_MEMORY: '3' }, path.join(work, 'server.log'));
+const server = await startServer(
+  { DATA_DIR: dataDir, STATE_DIR: path.join(work, 'state'), CACHE_MAX_BYTES: '0', RELEASES_IN_MEMORY: '3' },
+  path.join(work, 'server.log'),
+);
 try {
   const current = await pages(server.url, server.headers);
   await timed(server.url, current.slice(0, 5));
   const one = processMemory(server.pid).rss;
   line(`  RSS, 1 release loaded (after 200 pages): ${one} MB`);
-  for (const [id, loaded] of [['2026-10', 2], ['2026-09', 3]] as const) {
+  for (const [id, loaded] of [
+    ['2026-10', 2],
+    ['2026-09', 3],
+  ] as const) {
     const started = performance.now();
     await get(`${server.url}/v1/financials?metric=ggr&limit=1000&release=${id}`, server.headers);
     const waited = performance.now() - started;
     await timed(server.url, await pages(server.url, server.headers, id).then((r) => r.slice(0, 5)));
     const rss = processMemory(server.pid).rss;
-    line(`  first request to ${id}: waited ${(waited / 1000).toFixed(2)} s (its load); RSS with ${loaded} loaded: ${rss} MB = ${(rss / one).toFixed(2)}x one release's`);
+    line(
+      `  first request to ${id}: waited ${(waited / 1000).toFixed(2)} s (its load); RSS with ${loaded} loaded: ${rss} MB = ${(rss / one).toFixed(2)}x one release's`,
+    );
   }
   const earlier = await pages(server.url, server.headers, '2026-10');
   // Interleaved, each twice, the best of each kept: the machine's drift hits both alike.
@@ -81,12 +89,17 @@ try {
     runs.current.push(await timed(server.url, current));
     runs.earlier.push(await timed(server.url, earlier));
   }
-  const best = (r: Array<{ one: Stats; sixteen: Stats }>) => ({ one: { p50: Math.min(...r.map((x) => x.one.p50)) }, sixteen: { rps: Math.max(...r.map((x) => x.sixteen.rps)) } });
+  const best = (r: Array<{ one: Stats; sixteen: Stats }>) => ({
+    one: { p50: Math.min(...r.map((x) => x.one.p50)) },
+    sixteen: { rps: Math.max(...r.map((x) => x.sixteen.rps)) },
+  });
   const cur = best(runs.current);
   const then = best(runs.earlier);
   line(`  uncached 1000-row page, current:        p50 ${ms(cur.one.p50)} (1 conn)   ${cur.sixteen.rps.toFixed(0)} req/s (16 conn)`);
   line(`  uncached 1000-row page, 2026-10 loaded: p50 ${ms(then.one.p50)} (1 conn)   ${then.sixteen.rps.toFixed(0)} req/s (16 conn)`);
-  line(`  ratio earlier/current: p50 ${(then.one.p50 / cur.one.p50).toFixed(3)}x, req/s ${(then.sixteen.rps / cur.sixteen.rps).toFixed(3)}x (target: within 10%)`);
+  line(
+    `  ratio earlier/current: p50 ${(then.one.p50 / cur.one.p50).toFixed(3)}x, req/s ${(then.sixteen.rps / cur.sixteen.rps).toFixed(3)}x (target: within 10%)`,
+  );
   line(`  final RSS ${processMemory(server.pid).rss} MB, peak ${processMemory(server.pid).peak} MB`);
 } finally {
   await server.stop();

@@ -4,17 +4,17 @@ import Router from '@koa/router';
 import Koa from 'koa';
 import type { Logger } from 'pino';
 import * as v from 'valibot';
-import { unmatched } from '../http/middleware/unmatched.ts';
 import { AdminUnauthorizedError, InvalidParametersError, NotFoundError, ReleaseLoadError } from '../errors.ts';
 import { renderErrors } from '../http/middleware/errors.ts';
-import { invalidParameters } from '../http/params/params.ts';
+import { assignRequestId } from '../http/middleware/request-id.ts';
 import { logRequests } from '../http/middleware/request-log.ts';
+import { countRequests } from '../http/middleware/request-metrics.ts';
+import { unmatched } from '../http/middleware/unmatched.ts';
+import { invalidParameters } from '../http/params/params.ts';
 import type { InviteStore } from '../invites/store.ts';
 import type { KeyRecord, KeyStore } from '../keys/store.ts';
-import { assignRequestId } from '../http/middleware/request-id.ts';
-import { countRequests } from '../http/middleware/request-metrics.ts';
-import type { Metrics } from '../metrics.ts';
 import type { Clock } from '../limits/limiter.ts';
+import type { Metrics } from '../metrics.ts';
 import * as invites from './invites.ts';
 
 // The operators' surface: bound to 127.0.0.1 only and authenticated by the token in
@@ -76,7 +76,15 @@ export function createAdminApp(options: {
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw new AdminUnauthorizedError();
     await next();
   });
-  app.use(bodyParser({ enableTypes: ['json'], jsonLimit: '16kb', onError: () => { throw new InvalidParametersError({}, ['Expected a JSON body']); } }));
+  app.use(
+    bodyParser({
+      enableTypes: ['json'],
+      jsonLimit: '16kb',
+      onError: () => {
+        throw new InvalidParametersError({}, ['Expected a JSON body']);
+      },
+    }),
+  );
 
   router.get('/keys', async (ctx) => {
     ctx.body = { keys: (await options.keys.list()).map(publicRecord) };

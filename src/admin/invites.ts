@@ -2,7 +2,7 @@ import type Router from '@koa/router';
 import * as v from 'valibot';
 import { ConflictError, InvalidParametersError, NotFoundError } from '../errors.ts';
 import { invalidParameters } from '../http/params/params.ts';
-import { inviteStatus, looksLikeInviteId, mayBeToken, type InviteRecord, type InviteStore } from '../invites/store.ts';
+import { type InviteRecord, type InviteStore, inviteStatus, looksLikeInviteId, mayBeToken } from '../invites/store.ts';
 import type { KeyStore } from '../keys/store.ts';
 import type { Clock } from '../limits/limiter.ts';
 
@@ -18,7 +18,10 @@ const createInviteBody = v.object({
 const TOKEN_FOR_ID = 'That is an invite link or token, not its id (inv_ + 16 hex): find the id with `admin invite list`';
 
 /** Never the hash; the status as of now, so an operator need not compare dates. */
-const publicInvite = ({ hash: _hash, ...rest }: InviteRecord, now: number) => ({ ...rest, status: inviteStatus(rest as InviteRecord, now) });
+const publicInvite = ({ hash: _hash, ...rest }: InviteRecord, now: number) => ({
+  ...rest,
+  status: inviteStatus(rest as InviteRecord, now),
+});
 
 /** The operators' invite routes on the admin listener. */
 export function register(router: Router, options: { invites: InviteStore; keys: KeyStore; publicUrl: string; clock: Clock }): void {
@@ -29,7 +32,8 @@ export function register(router: Router, options: { invites: InviteStore; keys: 
     const { client, expires, replaces } = parsed.output;
     const lifetime = Number(expires.slice(0, -1)) * UNIT_MS[expires.at(-1) as keyof typeof UNIT_MS];
     if (lifetime > MAX_EXPIRY_MS) throw new InvalidParametersError({ expires: ['At most 90d: an invite is a short-lived secret'] });
-    if (replaces && !(await keys.list()).some((k) => k.id === replaces)) throw new InvalidParametersError({ replaces: [`No key has the id ${replaces}`] });
+    if (replaces && !(await keys.list()).some((k) => k.id === replaces))
+      throw new InvalidParametersError({ replaces: [`No key has the id ${replaces}`] });
     const now = clock();
     const { token, record } = await invites.create({ client, expiresAt: now + lifetime, replaces: replaces ?? null }, now);
     ctx.status = 201;
@@ -47,7 +51,8 @@ export function register(router: Router, options: { invites: InviteStore; keys: 
     const now = clock();
     const record = await invites.revoke(id, now);
     if (!record) throw new NotFoundError(`No invite has the id ${id}`);
-    if (record.claimed_at !== null) throw new ConflictError(`Invite ${record.id} was already claimed (key ${record.key_id ?? 'being issued'}); revoke that key instead`);
+    if (record.claimed_at !== null)
+      throw new ConflictError(`Invite ${record.id} was already claimed (key ${record.key_id ?? 'being issued'}); revoke that key instead`);
     ctx.body = { invite: publicInvite(record, now) };
   });
 }

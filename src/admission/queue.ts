@@ -74,7 +74,9 @@ export class Admission {
         start: () => {
           clearTimeout(job.timer);
           this.options.observe?.waited(kind, (this.options.clock() - job.queuedAt) / 1000);
-          work().then(resolve, reject).finally(() => this.finished(key));
+          work()
+            .then(resolve, reject)
+            .finally(() => this.finished(key));
         },
         timer: setTimeout(() => {
           if (!this.remove(job)) return;

@@ -30,17 +30,22 @@ ${body}
 const date = (iso: string) => new Date(iso).toUTCString().replace(/:\d\d GMT$/, ' UTC');
 
 export function claimPage(client: string, expiresAt: string, csrf: string): string {
-  return layout('Claim your API key', `<h1>Claim your API key</h1>
+  return layout(
+    'Claim your API key',
+    `<h1>Claim your API key</h1>
 <p>This invite is for <strong>${escape(client)}</strong>. It works once, until ${escape(date(expiresAt))}.</p>
 <p class="muted">Your key is shown once, on the next page. Have a safe place ready to store it, such as a password manager.</p>
 <form method="post">
 <input type="hidden" name="csrf" value="${escape(csrf)}">
 <button type="submit">Claim Your API Key</button>
-</form>`);
+</form>`,
+  );
 }
 
 export function keyPage(client: string, key: string, baseUrl: string): string {
-  return layout('Your API key', `<h1>Your API key</h1>
+  return layout(
+    'Your API key',
+    `<h1>Your API key</h1>
 <p class="warning" role="alert"><strong>Copy this key now.</strong> It is shown only this once and cannot be shown again. If you lose it, ask the operator for a new invite.</p>
 <label for="key">API key for ${escape(client)}</label>
 <div class="key-row">
@@ -49,20 +54,37 @@ export function keyPage(client: string, key: string, baseUrl: string): string {
 </div>
 <p id="key-status" role="status" aria-live="polite"></p>
 <p>Send it in the <code>x-api-key</code> header of every request:</p>
-<pre><code>curl -H "x-api-key: ${escape(key)}" ${escape(baseUrl)}/v1/catalog</code></pre>`, true);
+<pre><code>curl -H "x-api-key: ${escape(key)}" ${escape(baseUrl)}/v1/catalog</code></pre>`,
+    true,
+  );
 }
 
 export type Refusal = 'unknown' | 'claimed' | 'expired' | 'revoked' | 'forged' | 'too-many' | 'method' | 'failed';
 
 const REFUSALS: Record<Refusal, { title: string; text: string }> = {
-  unknown: { title: 'This invite link is not valid', text: 'The link may be mistyped or incomplete. Check that you copied all of it, or ask the operator for a new invite.' },
-  claimed: { title: 'This invite has already been used', text: 'Each invite gives one key, and this one has been claimed. If you did not store the key, ask the operator for a new invite.' },
+  unknown: {
+    title: 'This invite link is not valid',
+    text: 'The link may be mistyped or incomplete. Check that you copied all of it, or ask the operator for a new invite.',
+  },
+  claimed: {
+    title: 'This invite has already been used',
+    text: 'Each invite gives one key, and this one has been claimed. If you did not store the key, ask the operator for a new invite.',
+  },
   expired: { title: 'This invite has expired', text: 'Invites work for a limited time. Ask the operator for a new invite.' },
   revoked: { title: 'This invite was withdrawn', text: 'The operator revoked this invite. Ask the operator for a new one.' },
-  forged: { title: 'Please open your invite link again', text: 'This form was not sent from the page your invite link opened, or the page was open for too long. Open the invite link again and press the button there. Your invite has not been used.' },
-  'too-many': { title: 'Too many attempts', text: 'Too many invalid invite links were opened from your network. Wait a minute, then open your invite link again.' },
+  forged: {
+    title: 'Please open your invite link again',
+    text: 'This form was not sent from the page your invite link opened, or the page was open for too long. Open the invite link again and press the button there. Your invite has not been used.',
+  },
+  'too-many': {
+    title: 'Too many attempts',
+    text: 'Too many invalid invite links were opened from your network. Wait a minute, then open your invite link again.',
+  },
   method: { title: 'This page only opens in a browser', text: 'Open the invite link in a web browser and press the button there.' },
-  failed: { title: 'Your key could not be created', text: 'Something went wrong on our side, and your invite has not been used. Please open the invite link again in a moment.' },
+  failed: {
+    title: 'Your key could not be created',
+    text: 'Something went wrong on our side, and your invite has not been used. Please open the invite link again in a moment.',
+  },
 };
 
 export function refusalPage(reason: Refusal): string {

@@ -5,7 +5,7 @@ import { bodyParser } from '@koa/bodyparser';
 import type { Context, Middleware } from 'koa';
 import { inviteStatus, looksLikeToken } from '../invites/store.ts';
 import type { Services } from '../services.ts';
-import { claimPage, keyPage, refusalPage, type Refusal } from './html.ts';
+import { claimPage, keyPage, type Refusal, refusalPage } from './html.ts';
 
 // GET and POST /claim/<token>: the invite's claim page and the claim itself (spec
 // section 5). Outside /v1, so no API key is asked for; every answer here is HTML,
@@ -13,23 +13,33 @@ import { claimPage, keyPage, refusalPage, type Refusal } from './html.ts';
 
 const SECURITY_HEADERS = {
   'Cache-Control': 'no-store',
-  'Content-Security-Policy': "default-src 'none'; style-src 'self'; script-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+  'Content-Security-Policy':
+    "default-src 'none'; style-src 'self'; script-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
   'Referrer-Policy': 'no-referrer',
   'X-Content-Type-Options': 'nosniff',
   'X-Frame-Options': 'DENY',
 };
 
-const STATUS: Record<Refusal, number> = { unknown: 404, claimed: 410, expired: 410, revoked: 410, forged: 403, 'too-many': 429, method: 405, failed: 500 };
+const STATUS: Record<Refusal, number> = {
+  unknown: 404,
+  claimed: 410,
+  expired: 410,
+  revoked: 410,
+  forged: 403,
+  'too-many': 429,
+  method: 405,
+  failed: 500,
+};
 
 /** The double-submit cookie: set by the page view, echoed by its form; SameSite=Strict keeps other sites from sending it. */
 const CSRF_COOKIE = 'claim_csrf';
 
 // A Map, not an object: a path segment such as `constructor` must not find Object.prototype's members.
 const ASSETS = new Map(
-  [['claim.css', 'text/css; charset=utf-8'], ['copy.js', 'text/javascript; charset=utf-8']].map(([name, type]) => [
-    name!,
-    { type: type!, body: fs.readFileSync(path.join(import.meta.dirname, 'assets', name!)) },
-  ]),
+  [
+    ['claim.css', 'text/css; charset=utf-8'],
+    ['copy.js', 'text/javascript; charset=utf-8'],
+  ].map(([name, type]) => [name!, { type: type!, body: fs.readFileSync(path.join(import.meta.dirname, 'assets', name!)) }]),
 );
 
 const parseForm = bodyParser({ enableTypes: ['form'], formLimit: '2kb', onError: () => {} });
@@ -86,7 +96,10 @@ export function claimRoutes(services: Pick<Services, 'invites' | 'keys' | 'limit
       if (invite.replaces) await services.keys.revoke(invite.replaces);
       await services.invites.settle(invite, issued.record.id);
     } catch (err) {
-      services.log.error({ err, invite: invite.id, key: issued.record.id }, 'claim: key issued, but recording it failed; revoke the replaced key by hand');
+      services.log.error(
+        { err, invite: invite.id, key: issued.record.id },
+        'claim: key issued, but recording it failed; revoke the replaced key by hand',
+      );
     }
     services.log.info({ invite: invite.id, key: issued.record.id, replaced: invite.replaces }, 'invite claimed');
     ctx.set('Set-Cookie', `${CSRF_COOKIE}=; Path=/claim; HttpOnly; SameSite=Strict; Max-Age=0`);

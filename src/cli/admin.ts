@@ -35,16 +35,22 @@ async function call<T>(method: 'GET' | 'POST', route: string, body?: unknown): P
   const config = loadConfig();
   const tokenFile = path.join(config.STATE_DIR, SECRET_FILES.adminToken);
   // Only read: the server creates the token at its first start.
-  const token = (await fs.readFile(tokenFile, 'utf8').catch(() => {
-    throw new CliError(`cannot read the admin token ${tokenFile}; start the server once (npm start) with the same STATE_DIR, and run this as the same user`);
-  })).trim();
+  const token = (
+    await fs.readFile(tokenFile, 'utf8').catch(() => {
+      throw new CliError(
+        `cannot read the admin token ${tokenFile}; start the server once (npm start) with the same STATE_DIR, and run this as the same user`,
+      );
+    })
+  ).trim();
   const url = `http://127.0.0.1:${config.ADMIN_PORT}${route}`;
   const response = await request(url, {
     method,
     headers: { authorization: `Bearer ${token}`, ...(body ? { 'content-type': 'application/json' } : {}) },
     body: body ? JSON.stringify(body) : undefined,
   }).catch((err: Error & { code?: string }) => {
-    throw new CliError(`cannot reach the admin listener at ${url} (${err.code ?? err.message}); is the server running (npm start) with the same ADMIN_PORT and STATE_DIR?`);
+    throw new CliError(
+      `cannot reach the admin listener at ${url} (${err.code ?? err.message}); is the server running (npm start) with the same ADMIN_PORT and STATE_DIR?`,
+    );
   });
   const payload = (await response.body.json().catch(() => ({}))) as T & ErrorBody;
   if (response.statusCode >= 400) {
@@ -77,7 +83,15 @@ key
     if (keys.length === 0) return console.log('No keys yet. Create one with: npm run --silent admin -- key create --client NAME');
     printTable(
       ['ID', 'PREFIX', 'CLIENT', 'CREATED', 'LAST USED', 'STATUS', 'FROM'],
-      keys.map((k) => [k.id, `${k.prefix}…`, k.client, k.created_at, k.last_used_at ?? 'never', k.revoked_at ? `revoked ${k.revoked_at}` : 'active', k.invite_id ?? 'operator']),
+      keys.map((k) => [
+        k.id,
+        `${k.prefix}…`,
+        k.client,
+        k.created_at,
+        k.last_used_at ?? 'never',
+        k.revoked_at ? `revoked ${k.revoked_at}` : 'active',
+        k.invite_id ?? 'operator',
+      ]),
     );
   });
 
@@ -91,7 +105,13 @@ key
 
 function printTable(header: string[], rows: string[][]): void {
   const widths = header.map((_, i) => Math.max(...[header, ...rows].map((r) => r[i]!.length)));
-  for (const row of [header, ...rows]) console.log(row.map((cell, i) => cell.padEnd(widths[i]!)).join('  ').trimEnd());
+  for (const row of [header, ...rows])
+    console.log(
+      row
+        .map((cell, i) => cell.padEnd(widths[i]!))
+        .join('  ')
+        .trimEnd(),
+    );
 }
 
 const invite = program.command('invite').description('Invite a client to claim its own key (spec section 5)');
@@ -104,7 +124,9 @@ invite
   .option('--replaces <key-id>', 'revoke this key when the invite is claimed (a lost key)')
   .action(async ({ client, expires, replaces }: { client: string; expires: string; replaces?: string }) => {
     const { url, invite: record } = await call<{ url: string; invite: PublicInvite }>('POST', '/invites', { client, expires, replaces });
-    console.log(`Created ${record.id} for ${record.client}, valid until ${record.expires_at}${replaces ? `; claiming it revokes ${replaces}` : ''}.`);
+    console.log(
+      `Created ${record.id} for ${record.client}, valid until ${record.expires_at}${replaces ? `; claiming it revokes ${replaces}` : ''}.`,
+    );
     console.log('Send this link to the client; it works once:');
     console.log(url);
   });

@@ -1,4 +1,4 @@
-import { DataType, Dictionary, Table, tableFromIPC, tableToIPC, vectorFromArray, type Vector } from 'apache-arrow';
+import { DataType, Dictionary, Table, tableFromIPC, tableToIPC, type Vector, vectorFromArray } from 'apache-arrow';
 
 /**
  * Several pages of Arrow IPC as one stream. Each page is a stream of its own whose

@@ -1,11 +1,22 @@
 import { once } from 'node:events';
-import cliProgress from 'cli-progress';
 import { tableFromIPC } from 'apache-arrow';
+import cliProgress from 'cli-progress';
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { DataQueryClient, DataQueryError, DataQueryNetworkError, type AggregateQuery, type Filters, type Metric, type Page, type RetryEvent, type RevisionQuery, type WalkOptions } from '../client/index.ts';
+import {
+  type AggregateQuery,
+  DataQueryClient,
+  DataQueryError,
+  DataQueryNetworkError,
+  type Filters,
+  type Metric,
+  type Page,
+  type RetryEvent,
+  type RevisionQuery,
+  type WalkOptions,
+} from '../client/index.ts';
+import { queryCliEnvironment } from '../config.ts';
 import { COMPARES, denominatorEntries, HAVING_OPS } from '../query/derived-plan.ts';
 import { DATASETS, type DatasetDef } from '../registry.ts';
-import { queryCliEnvironment } from '../config.ts';
 import { mergeArrowPages } from './arrow-pages.ts';
 
 // The consumers' CLI, on top of the typed client. It is a program of its own, not
@@ -30,7 +41,9 @@ const integer = (name: string) => (text: string) => {
   return Number(text);
 };
 
-const collect = <T>(parse: (text: string) => T) => (text: string, previous: T[] = []) => [...previous, parse(text)];
+const collect =
+  <T>(parse: (text: string) => T) =>
+  (text: string, previous: T[] = []) => [...previous, parse(text)];
 
 /** Rows, pages and the rate-limit budget on stderr; a line of its own for every wait. */
 function progress() {
@@ -56,7 +69,12 @@ function progress() {
     },
     retry(event: RetryEvent) {
       const seconds = Math.ceil(event.waitMs / 1000);
-      const why = event.reason === 'rate-limited' ? 'rate limited (429): waiting as Retry-After asks' : event.reason === 'server-error' ? `server error ${event.status}: backing off` : 'network error: backing off';
+      const why =
+        event.reason === 'rate-limited'
+          ? 'rate limited (429): waiting as Retry-After asks'
+          : event.reason === 'server-error'
+            ? `server error ${event.status}: backing off`
+            : 'network error: backing off';
       state.status = `${why}, ${seconds} s`;
       bar.update(0, state);
       process.stderr.write(`\n${why}, ${seconds} s\n`);
@@ -117,7 +135,9 @@ const flagOf = (dimension: string) => `--${dimension.replaceAll('_', '-')}`;
 function addQueryOptions(command: Command, def: DatasetDef, unit: string): Command {
   for (const dimension of def.dimensions) {
     const parse: (text: string) => string | number = dimension === 'year' ? integer('--year') : (text) => text;
-    command.addOption(new Option(`${flagOf(dimension)} <value>`, `filter on ${dimension}; repeat for several values`).argParser(collect(parse)));
+    command.addOption(
+      new Option(`${flagOf(dimension)} <value>`, `filter on ${dimension}; repeat for several values`).argParser(collect(parse)),
+    );
   }
   return command
     .option('--period <from:to>', 'date range YYYY-MM-DD:YYYY-MM-DD')
@@ -125,7 +145,12 @@ function addQueryOptions(command: Command, def: DatasetDef, unit: string): Comma
     .addOption(new Option('--limit <n>', `${unit} per page, 1 to 1000`).argParser(integer('--limit')).default(1000))
     .addOption(new Option('--format <format>', 'output format').choices(['json', 'csv', 'arrow']).default('json'))
     .option('--cursor <cursor>', 'start from this cursor (printed when a walk stops early)')
-    .addOption(new Option('--release <YYYY-MM>', 'read this published release instead of the current one (`query -- releases` lists them)').argParser(releaseId('--release')));
+    .addOption(
+      new Option(
+        '--release <YYYY-MM>',
+        'read this published release instead of the current one (`query -- releases` lists them)',
+      ).argParser(releaseId('--release')),
+    );
 }
 
 const releaseId = (name: string) => (text: string) => {
@@ -146,7 +171,8 @@ function program(env: NodeJS.ProcessEnv): Command {
     .showHelpAfterError();
   const connect = (onRetry?: (event: RetryEvent) => void) => {
     const apiKey = env.DQS_API_KEY;
-    if (!apiKey) throw new CliError('DQS_API_KEY is not set: export DQS_API_KEY=sk_live_… (ask the operator for an invite if you have no key)');
+    if (!apiKey)
+      throw new CliError('DQS_API_KEY is not set: export DQS_API_KEY=sk_live_… (ask the operator for an invite if you have no key)');
     return new DataQueryClient({ baseUrl: env.DQS_URL ?? 'http://127.0.0.1:3000', apiKey, onRetry });
   };
   const start = async (options: Record<string, unknown>, pages: (client: DataQueryClient) => Run['pages']) => {
@@ -155,15 +181,18 @@ function program(env: NodeJS.ProcessEnv): Command {
     const client = connect((event) => bar!.retry(event));
     bar = progress();
     try {
-      const next = await query({
-        client,
-        pages: pages(client),
-        format: options.format as Format,
-        all: options.all === true,
-        limit: options.limit as number,
-        cursor: options.cursor as string | undefined,
-        release: options.release as string | undefined,
-      }, bar);
+      const next = await query(
+        {
+          client,
+          pages: pages(client),
+          format: options.format as Format,
+          all: options.all === true,
+          limit: options.limit as number,
+          cursor: options.cursor as string | undefined,
+          release: options.release as string | undefined,
+        },
+        bar,
+      );
       bar.stop();
       if (next) process.stderr.write(`More rows: add --all for every page, or --cursor ${next} for the next one\n`);
     } catch (err) {
@@ -175,31 +204,73 @@ function program(env: NodeJS.ProcessEnv): Command {
     addQueryOptions(cli.command(def.name).description(def.description), def, 'rows').action((options: Record<string, unknown>) =>
       start(options, (client) => (format, walk) => {
         const [metric, filters] = [def.name as Metric, filtersOf(def, options)];
-        return format === 'json' ? client.financialPages(metric, filters, walk) : format === 'csv' ? client.csv(metric, filters, walk) : client.arrow(metric, filters, walk);
+        return format === 'json'
+          ? client.financialPages(metric, filters, walk)
+          : format === 'csv'
+            ? client.csv(metric, filters, walk)
+            : client.arrow(metric, filters, walk);
       }),
     );
   }
-  const aggregate = cli.command('aggregate').description('Totals, averages, minima and maxima of a financial dataset, grouped (GET /v1/aggregate)');
+  const aggregate = cli
+    .command('aggregate')
+    .description('Totals, averages, minima and maxima of a financial dataset, grouped (GET /v1/aggregate)');
   for (const def of financialSets) {
     const command = aggregate.command(def.name).description(`Aggregate ${def.name}: ${def.metrics.join(', ')}`);
     const denominators = denominatorEntries(def);
     // Only where a denominator divides this dataset: an option no value could pass would only mislead.
     if (denominators.length > 0) {
-      command.addOption(new Option('--per <metric>', `add <key>_per_<metric>: each sum divided by ${denominators.map((d) => `${d.metric} (${d.dataset})`).join(', ')}, over the keys of its rows`).choices(denominators.map((d) => d.metric)));
+      command.addOption(
+        new Option(
+          '--per <metric>',
+          `add <key>_per_<metric>: each sum divided by ${denominators.map((d) => `${d.metric} (${d.dataset})`).join(', ')}, over the keys of its rows`,
+        ).choices(denominators.map((d) => d.metric)),
+      );
     }
     addQueryOptions(command, def, 'groups')
-      .addOption(new Option('--group-by <dimension>', 'group by this dimension; repeat, in column order (at most 6)').choices([...def.dimensions]).argParser(collect((text) => text)))
-      .addOption(new Option('--measure <metric:fn>', `${def.metrics.join(', ')}, alone or with :sum, :avg, :min or :max; repeat for several`).argParser(collect((text) => text)))
+      .addOption(
+        new Option('--group-by <dimension>', 'group by this dimension; repeat, in column order (at most 6)')
+          .choices([...def.dimensions])
+          .argParser(collect((text) => text)),
+      )
+      .addOption(
+        new Option(
+          '--measure <metric:fn>',
+          `${def.metrics.join(', ')}, alone or with :sum, :avg, :min or :max; repeat for several`,
+        ).argParser(collect((text) => text)),
+      )
       .option('--order <key>', 'a group_by dimension or a measure key such as ggr_sum; -key for descending')
       .option('--rollup', 'add subtotal rows and a grand total')
-      .addOption(new Option('--compare <previous_year>', 'add <key>_prev, _change and _pct_change against the year before (needs --group-by year)').choices([...COMPARES]))
-      .addOption(new Option('--share <dimension>', 'add <key>_share: each sum\'s fraction of the total over every value of this group-by dimension, or of the grand total (all)').choices([...def.dimensions, 'all']))
-      .addOption(new Option('--having <key.op.number>', `keep groups where the key passes, e.g. ggr_sum.gt.1e9; op one of ${HAVING_OPS.join(', ')}; repeat: all must hold`).argParser(collect((text) => text)))
+      .addOption(
+        new Option(
+          '--compare <previous_year>',
+          'add <key>_prev, _change and _pct_change against the year before (needs --group-by year)',
+        ).choices([...COMPARES]),
+      )
+      .addOption(
+        new Option(
+          '--share <dimension>',
+          "add <key>_share: each sum's fraction of the total over every value of this group-by dimension, or of the grand total (all)",
+        ).choices([...def.dimensions, 'all']),
+      )
+      .addOption(
+        new Option(
+          '--having <key.op.number>',
+          `keep groups where the key passes, e.g. ggr_sum.gt.1e9; op one of ${HAVING_OPS.join(', ')}; repeat: all must hold`,
+        ).argParser(collect((text) => text)),
+      )
       .action((options: Record<string, unknown>) =>
         start(options, (client) => (format, walk) => {
           const aggregateQuery = {
-            ...filtersOf(def, options), group_by: options.groupBy, measure: options.measure, order: options.order, rollup: options.rollup === true ? true : undefined,
-            compare: options.compare, share: options.share, per: options.per, having: options.having,
+            ...filtersOf(def, options),
+            group_by: options.groupBy,
+            measure: options.measure,
+            order: options.order,
+            rollup: options.rollup === true ? true : undefined,
+            compare: options.compare,
+            share: options.share,
+            per: options.per,
+            having: options.having,
           };
           return client.aggregatePages(def.name as Metric, aggregateQuery as AggregateQuery<Metric>, format, walk);
         }),
@@ -210,30 +281,47 @@ function program(env: NodeJS.ProcessEnv): Command {
     addQueryOptions(revisions.command(def.name).description(`Revised ${def.name} rows: added, removed or changed`), def, 'rows')
       .addOption(new Option('--from <YYYY-MM>', 'the earlier release (default: the one before --to)').argParser(releaseId('--from')))
       .addOption(new Option('--to <YYYY-MM>', 'the later release (default: the current one)').argParser(releaseId('--to')))
-      .addOption(new Option('--change <kind>', 'only rows of this kind; repeat for several').choices(['added', 'removed', 'changed']).argParser(collect((text) => text)))
+      .addOption(
+        new Option('--change <kind>', 'only rows of this kind; repeat for several')
+          .choices(['added', 'removed', 'changed'])
+          .argParser(collect((text) => text)),
+      )
       .action((options: Record<string, unknown>) => {
-        if (options.release !== undefined) throw new CliError('--release has no meaning for revisions: name the releases with --from and --to');
+        if (options.release !== undefined)
+          throw new CliError('--release has no meaning for revisions: name the releases with --from and --to');
         return start(options, (client) => (format, walk) => {
           const revisionQuery = { ...filtersOf(def, options), from: options.from, to: options.to, change: options.change };
           return client.revisionPages(def.name as Metric, revisionQuery as RevisionQuery<Metric>, format, walk);
         });
       });
   }
-  const exporter = cli.command('export').description('Every matching row in one file (GET /v1/export): Parquet by default; bytes to stdout, progress to stderr');
+  const exporter = cli
+    .command('export')
+    .description('Every matching row in one file (GET /v1/export): Parquet by default; bytes to stdout, progress to stderr');
   for (const def of financialSets) {
     const command = exporter.command(def.name).description(`Export ${def.name} rows`);
     for (const dimension of def.dimensions) {
       const parse: (text: string) => string | number = dimension === 'year' ? integer('--year') : (text) => text;
-      command.addOption(new Option(`${flagOf(dimension)} <value>`, `filter on ${dimension}; repeat for several values`).argParser(collect(parse)));
+      command.addOption(
+        new Option(`${flagOf(dimension)} <value>`, `filter on ${dimension}; repeat for several values`).argParser(collect(parse)),
+      );
     }
     command
       .option('--period <from:to>', 'date range YYYY-MM-DD:YYYY-MM-DD')
       .addOption(new Option('--format <format>', 'file format').choices(['parquet', 'csv', 'arrow', 'ndjson']).default('parquet'))
-      .addOption(new Option('--release <YYYY-MM>', 'export this published release instead of the current one').argParser(releaseId('--release')))
+      .addOption(
+        new Option('--release <YYYY-MM>', 'export this published release instead of the current one').argParser(releaseId('--release')),
+      )
       .action(async (options: Record<string, unknown>) => {
         const client = connect();
-        const stream = await client.export(def.name as Metric, filtersOf(def, options), { format: options.format as 'parquet', release: options.release as string | undefined });
-        const bar = new cliProgress.SingleBar({ format: '{bytes} written | {status}', stream: process.stderr, noTTYOutput: true, notTTYSchedule: 1000, hideCursor: true }, cliProgress.Presets.shades_classic);
+        const stream = await client.export(def.name as Metric, filtersOf(def, options), {
+          format: options.format as 'parquet',
+          release: options.release as string | undefined,
+        });
+        const bar = new cliProgress.SingleBar(
+          { format: '{bytes} written | {status}', stream: process.stderr, noTTYOutput: true, notTTYSchedule: 1000, hideCursor: true },
+          cliProgress.Presets.shades_classic,
+        );
         const state = { bytes: '0 B', status: 'downloading' };
         bar.start(0, 0, state);
         let bytes = 0;
@@ -251,9 +339,12 @@ function program(env: NodeJS.ProcessEnv): Command {
         }
       });
   }
-  cli.command('releases').description('The published releases, newest first, as JSON (GET /v1/releases)').action(async () => {
-    await write(`${JSON.stringify(await connect().releases(), null, 2)}\n`);
-  });
+  cli
+    .command('releases')
+    .description('The published releases, newest first, as JSON (GET /v1/releases)')
+    .action(async () => {
+      await write(`${JSON.stringify(await connect().releases(), null, 2)}\n`);
+    });
   return cli;
 }
 
@@ -263,10 +354,16 @@ function explain(err: unknown): string {
   if (err instanceof DataQueryError) {
     const fields = Object.entries(err.details?.fieldErrors ?? {}).map(([field, messages]) => `\n  ${field}: ${messages.join('; ')}`);
     // A refused cursor is never worth resuming from: the walk starts again without one (docs/api.md "Pagination").
-    const resume = err.error === 'Invalid pagination cursor' ? '\nrepeat the command without --cursor to start again from the first page' : err.resumeCursor ? `\nresume with: --cursor ${err.resumeCursor}` : '';
+    const resume =
+      err.error === 'Invalid pagination cursor'
+        ? '\nrepeat the command without --cursor to start again from the first page'
+        : err.resumeCursor
+          ? `\nresume with: --cursor ${err.resumeCursor}`
+          : '';
     return `error ${err.status}: ${err.error}${fields.join('')}${err.requestId ? `\n(request id ${err.requestId})` : ''}${resume}`;
   }
-  if (err instanceof DataQueryNetworkError) return `error: ${err.message}; is DQS_URL right and the service up?${err.resumeCursor ? `\nresume with: --cursor ${err.resumeCursor}` : ''}`;
+  if (err instanceof DataQueryNetworkError)
+    return `error: ${err.message}; is DQS_URL right and the service up?${err.resumeCursor ? `\nresume with: --cursor ${err.resumeCursor}` : ''}`;
   return `error: ${(err as Error).message}`;
 }
 

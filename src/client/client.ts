@@ -1,8 +1,24 @@
 import type { Readable } from 'node:stream';
-import { request, type Dispatcher } from 'undici';
+import { type Dispatcher, request } from 'undici';
 import { DataQueryError, DataQueryNetworkError } from './errors.ts';
-import { backoffMs, DEFAULT_RETRY, retryAfterMs, type RetryEvent, type RetryPolicy } from './retry.ts';
-import type { AggregateMeta, AggregateQuery, AggregateRow, CatalogEntry, ErrorDetails, FinancialRow, Filters, Metric, Page, RateLimit, ReferenceDataset, ReferenceRow, ReleaseInfo, RevisionQuery, RevisionRow } from './types.ts';
+import { backoffMs, DEFAULT_RETRY, type RetryEvent, type RetryPolicy, retryAfterMs } from './retry.ts';
+import type {
+  AggregateMeta,
+  AggregateQuery,
+  AggregateRow,
+  CatalogEntry,
+  ErrorDetails,
+  Filters,
+  FinancialRow,
+  Metric,
+  Page,
+  RateLimit,
+  ReferenceDataset,
+  ReferenceRow,
+  ReleaseInfo,
+  RevisionQuery,
+  RevisionRow,
+} from './types.ts';
 
 export interface ClientOptions {
   /** Where the API is, e.g. `https://data.example.com` (paths start at /v1). */
@@ -34,7 +50,14 @@ export interface WalkOptions<Body = unknown> {
 
 export interface FinancialPage<M extends Metric> {
   /** `warnings`: on a page without rows, each filter value the release does not hold, and what was meant (docs/api.md "Responses"). */
-  readonly meta: { dataset: M; metric: M; filters_applied: Record<string, string[]>; row_count: number; release: string; warnings?: string[] };
+  readonly meta: {
+    dataset: M;
+    metric: M;
+    filters_applied: Record<string, string[]>;
+    row_count: number;
+    release: string;
+    warnings?: string[];
+  };
   readonly data: FinancialRow<M>[];
   readonly pagination: { cursor: string; has_more: boolean };
 }
@@ -46,7 +69,15 @@ export interface ReferencePage<R extends ReferenceDataset> {
 }
 
 export interface RevisionPage<M extends Metric> {
-  readonly meta: { dataset: M; metric: M; from: string; to: string; change?: string[]; filters_applied: Record<string, string[]>; row_count: number };
+  readonly meta: {
+    dataset: M;
+    metric: M;
+    from: string;
+    to: string;
+    change?: string[];
+    filters_applied: Record<string, string[]>;
+    row_count: number;
+  };
   readonly data: RevisionRow<M>[];
   readonly pagination: { cursor: string; has_more: boolean };
 }
@@ -63,7 +94,12 @@ export type FormatBody<F extends keyof typeof MEDIA, Json> = F extends 'json' ? 
 export const MEDIA = { json: 'application/json', csv: 'text/csv', arrow: 'application/vnd.apache.arrow.stream' } as const;
 
 /** The files /v1/export writes, by `Accept`. */
-export const EXPORT_MEDIA = { parquet: 'application/vnd.apache.parquet', csv: 'text/csv', arrow: 'application/vnd.apache.arrow.stream', ndjson: 'application/x-ndjson' } as const;
+export const EXPORT_MEDIA = {
+  parquet: 'application/vnd.apache.parquet',
+  csv: 'text/csv',
+  arrow: 'application/vnd.apache.arrow.stream',
+  ndjson: 'application/x-ndjson',
+} as const;
 
 export interface ExportOptions {
   /** Parquet by default. */
@@ -114,12 +150,20 @@ export class DataQueryClient {
   }
 
   /** Every row of `metric` matching `filters`, across every page. */
-  async *financials<M extends Metric>(metric: M, filters: Filters<M> = {} as Filters<M>, options: WalkOptions<FinancialPage<M>> = {}): AsyncGenerator<FinancialRow<M>> {
+  async *financials<M extends Metric>(
+    metric: M,
+    filters: Filters<M> = {} as Filters<M>,
+    options: WalkOptions<FinancialPage<M>> = {},
+  ): AsyncGenerator<FinancialRow<M>> {
     for await (const page of this.financialPages(metric, filters, options)) yield* page.body.data;
   }
 
   /** The pages behind `financials`, with their cursors and rate-limit headers. */
-  financialPages<M extends Metric>(metric: M, filters: Filters<M> = {} as Filters<M>, options: WalkOptions<FinancialPage<M>> = {}): AsyncGenerator<Page<FinancialPage<M>>> {
+  financialPages<M extends Metric>(
+    metric: M,
+    filters: Filters<M> = {} as Filters<M>,
+    options: WalkOptions<FinancialPage<M>> = {},
+  ): AsyncGenerator<Page<FinancialPage<M>>> {
     return this.walk('/v1/financials', { metric, ...filters }, 'json', options);
   }
 
@@ -134,7 +178,11 @@ export class DataQueryClient {
    * or with derived measures `{ …, compare: 'previous_year', having: ['ggr_sum.gt.1e9'] }`.
    * `meta` is the first page's, with `row_count` the number of groups in all.
    */
-  async aggregate<M extends Metric>(metric: M, query: AggregateQuery<M> = {} as AggregateQuery<M>, options: WalkOptions<AggregatePage<M>> = {}): Promise<{ meta: AggregateMeta<M>; data: AggregateRow<M>[] }> {
+  async aggregate<M extends Metric>(
+    metric: M,
+    query: AggregateQuery<M> = {} as AggregateQuery<M>,
+    options: WalkOptions<AggregatePage<M>> = {},
+  ): Promise<{ meta: AggregateMeta<M>; data: AggregateRow<M>[] }> {
     let meta: AggregateMeta<M> | undefined;
     const data: AggregateRow<M>[] = [];
     for await (const page of this.aggregatePages(metric, query, 'json', options)) {
@@ -145,7 +193,12 @@ export class DataQueryClient {
   }
 
   /** The pages behind `aggregate`, in any format: JSON envelopes, CSV text, or Arrow IPC streams. */
-  aggregatePages<M extends Metric, F extends keyof typeof MEDIA>(metric: M, query: AggregateQuery<M>, format: F, options: WalkOptions<FormatBody<F, AggregatePage<M>>> = {}): AsyncGenerator<Page<FormatBody<F, AggregatePage<M>>>> {
+  aggregatePages<M extends Metric, F extends keyof typeof MEDIA>(
+    metric: M,
+    query: AggregateQuery<M>,
+    format: F,
+    options: WalkOptions<FormatBody<F, AggregatePage<M>>> = {},
+  ): AsyncGenerator<Page<FormatBody<F, AggregatePage<M>>>> {
     const { rollup, ...rest } = query;
     const params = { metric, ...rest, ...(rollup === undefined ? {} : { rollup: String(rollup) }) } as Params;
     return this.walk('/v1/aggregate', params, format, options);
@@ -155,12 +208,21 @@ export class DataQueryClient {
    * Every row of `metric` that differs between two published releases
    * (GET /v1/revisions): e.g. `revisions('ggr', { from: '2026-10', to: '2026-11', country: 'France' })`.
    */
-  async *revisions<M extends Metric>(metric: M, query: RevisionQuery<M> = {} as RevisionQuery<M>, options: WalkOptions<RevisionPage<M>> = {}): AsyncGenerator<RevisionRow<M>> {
+  async *revisions<M extends Metric>(
+    metric: M,
+    query: RevisionQuery<M> = {} as RevisionQuery<M>,
+    options: WalkOptions<RevisionPage<M>> = {},
+  ): AsyncGenerator<RevisionRow<M>> {
     for await (const page of this.revisionPages(metric, query, 'json', options)) yield* page.body.data;
   }
 
   /** The pages behind `revisions`, in any format: JSON envelopes, CSV text, or Arrow IPC streams. */
-  revisionPages<M extends Metric, F extends keyof typeof MEDIA>(metric: M, query: RevisionQuery<M>, format: F, options: WalkOptions<FormatBody<F, RevisionPage<M>>> = {}): AsyncGenerator<Page<FormatBody<F, RevisionPage<M>>>> {
+  revisionPages<M extends Metric, F extends keyof typeof MEDIA>(
+    metric: M,
+    query: RevisionQuery<M>,
+    format: F,
+    options: WalkOptions<FormatBody<F, RevisionPage<M>>> = {},
+  ): AsyncGenerator<Page<FormatBody<F, RevisionPage<M>>>> {
     // A revisions walk names its releases with from and to; `release` has no meaning there.
     return this.walk('/v1/revisions', { metric, ...query } as Params, format, { ...options, release: undefined });
   }
@@ -172,7 +234,12 @@ export class DataQueryClient {
    */
   async export<M extends Metric>(metric: M, filters: Filters<M> = {} as Filters<M>, options: ExportOptions = {}): Promise<Readable> {
     const format = options.format ?? 'parquet';
-    const answer = (await this.send('/v1/export', { metric, ...filters, release: options.release } as Params, EXPORT_MEDIA[format], true)) as Streamed;
+    const answer = (await this.send(
+      '/v1/export',
+      { metric, ...filters, release: options.release } as Params,
+      EXPORT_MEDIA[format],
+      true,
+    )) as Streamed;
     return answer.stream;
   }
 
@@ -188,16 +255,29 @@ export class DataQueryClient {
   }
 
   /** Pages as CSV text, each with its own header row; paged by the X-Next-Cursor header. */
-  csv<M extends Metric>(metric: M, filters: Filters<M> = {} as Filters<M>, options: WalkOptions<string> = {}): AsyncGenerator<Page<string>> {
+  csv<M extends Metric>(
+    metric: M,
+    filters: Filters<M> = {} as Filters<M>,
+    options: WalkOptions<string> = {},
+  ): AsyncGenerator<Page<string>> {
     return this.walk('/v1/financials', { metric, ...filters }, 'csv', options);
   }
 
   /** Pages as Arrow IPC streams (read each with apache-arrow's tableFromIPC); paged by X-Next-Cursor. */
-  arrow<M extends Metric>(metric: M, filters: Filters<M> = {} as Filters<M>, options: WalkOptions<Uint8Array> = {}): AsyncGenerator<Page<Uint8Array>> {
+  arrow<M extends Metric>(
+    metric: M,
+    filters: Filters<M> = {} as Filters<M>,
+    options: WalkOptions<Uint8Array> = {},
+  ): AsyncGenerator<Page<Uint8Array>> {
     return this.walk('/v1/financials', { metric, ...filters }, 'arrow', options);
   }
 
-  private async *walk<Body>(path: string, params: Params, format: keyof typeof MEDIA, options: WalkOptions<Body>): AsyncGenerator<Page<Body>> {
+  private async *walk<Body>(
+    path: string,
+    params: Params,
+    format: keyof typeof MEDIA,
+    options: WalkOptions<Body>,
+  ): AsyncGenerator<Page<Body>> {
     let cursor = options.cursor;
     for (let pages = 0; pages < (options.maxPages ?? Infinity); pages++) {
       let answer: Answer;
@@ -234,7 +314,11 @@ export class DataQueryClient {
     }
   }
 
-  private async attempt(url: string, mediaType: string, stream: boolean): Promise<Answer | Streamed | { retry: { failure: Error; reason: RetryEvent['reason']; status?: number; retryAfter?: number } }> {
+  private async attempt(
+    url: string,
+    mediaType: string,
+    stream: boolean,
+  ): Promise<Answer | Streamed | { retry: { failure: Error; reason: RetryEvent['reason']; status?: number; retryAfter?: number } }> {
     let statusCode: number;
     let headers: Answer['headers'];
     let body: Buffer;
@@ -255,7 +339,13 @@ export class DataQueryClient {
     if (statusCode === 200) {
       const type = header(headers, 'content-type') ?? '';
       if (!type.startsWith(mediaType)) {
-        throw new DataQueryError(statusCode, `Asked for ${mediaType} but the server answered ${type || 'no Content-Type'}: it does not serve this format`, undefined, undefined, header(headers, 'x-request-id'));
+        throw new DataQueryError(
+          statusCode,
+          `Asked for ${mediaType} but the server answered ${type || 'no Content-Type'}: it does not serve this format`,
+          undefined,
+          undefined,
+          header(headers, 'x-request-id'),
+        );
       }
       return { headers, body };
     }
@@ -303,6 +393,7 @@ function toError(status: number, headers: Answer['headers'], body: Buffer): Data
   } catch {
     parsed = undefined;
   }
-  const text = typeof parsed?.error === 'string' ? parsed.error : `HTTP ${status}${body.length ? `: ${body.toString('utf8').slice(0, 200)}` : ''}`;
+  const text =
+    typeof parsed?.error === 'string' ? parsed.error : `HTTP ${status}${body.length ? `: ${body.toString('utf8').slice(0, 200)}` : ''}`;
   return new DataQueryError(status, text, parsed?.details, parsed?.retryAfterSeconds, header(headers, 'x-request-id'));
 }

@@ -1,6 +1,17 @@
 // The typed client, for consumers: `import { DataQueryClient } from 'data-query-service/client'`
 // (TypeScript sources: run them with tsx, or any loader that strips types).
-export { DataQueryClient, EXPORT_MEDIA, MEDIA, type ExportOptions, type AggregatePage, type ClientOptions, type FinancialPage, type ReferencePage, type RevisionPage, type WalkOptions } from './client.ts';
+export {
+  type AggregatePage,
+  type ClientOptions,
+  DataQueryClient,
+  EXPORT_MEDIA,
+  type ExportOptions,
+  type FinancialPage,
+  MEDIA,
+  type ReferencePage,
+  type RevisionPage,
+  type WalkOptions,
+} from './client.ts';
 export { DataQueryError, DataQueryNetworkError } from './errors.ts';
 export { DEFAULT_RETRY, type RetryEvent, type RetryPolicy } from './retry.ts';
 export type * from './types.ts';

@@ -32,7 +32,9 @@ export interface FinancialRow<M extends Metric> {
 export type MeasureOf<M extends Metric> = MetricValueOf<M> | `${MetricValueOf<M>}:${'sum' | 'avg' | 'min' | 'max'}`;
 
 /** The denominators `per` may divide `metric`'s sums by (the registry's DENOMINATORS). */
-export type PerOf<M extends Metric> = { [P in keyof Denominators]: M extends Denominators[P]['numerators'][number] ? P : never }[keyof Denominators];
+export type PerOf<M extends Metric> = {
+  [P in keyof Denominators]: M extends Denominators[P]['numerators'][number] ? P : never;
+}[keyof Denominators];
 
 /** A `having` condition: `<key>.<op>.<number>`, e.g. `ggr_sum.gt.1e9`. */
 export type Having = `${string}.${'eq' | 'neq' | 'gt' | 'gte' | 'lt' | 'lte'}.${number}`;

@@ -1,4 +1,4 @@
-import { DuckDBInstance, type DuckDBConnection, type DuckDBPreparedStatement } from '@duckdb/node-api';
+import { type DuckDBConnection, DuckDBInstance, type DuckDBPreparedStatement } from '@duckdb/node-api';
 import { LRUCache } from 'lru-cache';
 
 /**
@@ -69,7 +69,13 @@ export class Database {
    * limit a sort spills to `tempDirectory`). Each process needs its own folder: two
    * instances must not share spill files.
    */
-  static async open(options: { connections: number; threads: number; memoryLimit?: string; tempDirectory?: string; timings?: PoolTimings }): Promise<Database> {
+  static async open(options: {
+    connections: number;
+    threads: number;
+    memoryLimit?: string;
+    tempDirectory?: string;
+    timings?: PoolTimings;
+  }): Promise<Database> {
     const instance = await DuckDBInstance.create(':memory:', {
       threads: String(options.threads),
       ...(options.memoryLimit ? { memory_limit: options.memoryLimit } : {}),

@@ -1,11 +1,11 @@
 import type http from 'node:http';
-import type { Services } from '../services.ts';
 import type { KeyRecord } from '../keys/store.ts';
 import type { Decision } from '../limits/limiter.ts';
+import type { Services } from '../services.ts';
 import { chargeKey, chargeKeyHere, isV1 } from './middleware/api-key.ts';
 import { limitHeaders } from './middleware/limit-headers.ts';
 import { recordedEntry, replayedBody } from './middleware/replay.ts';
-import { requestText, type Recorded, type ReplayTable } from './middleware/replay-table.ts';
+import { type Recorded, type ReplayTable, requestText } from './middleware/replay-table.ts';
 import { requestIdFor } from './middleware/request-id.ts';
 import { loggableUrl, requestLogger } from './middleware/request-log.ts';
 import { requestCounter } from './middleware/request-metrics.ts';
@@ -29,7 +29,16 @@ export function answerRepeatsBelowKoa(services: Services, table: ReplayTable, ap
   const logRequest = requestLogger(log);
 
   /** Writes the recorded answer once the key's limit decided: the app answers a refusal, which charged nothing. */
-  const send = (req: http.IncomingMessage, res: http.ServerResponse, wanted: Wanted, holder: KeyRecord, record: Recorded, entry: Buffer, decision: Decision, started: number) => {
+  const send = (
+    req: http.IncomingMessage,
+    res: http.ServerResponse,
+    wanted: Wanted,
+    holder: KeyRecord,
+    record: Recorded,
+    entry: Buffer,
+    decision: Decision,
+    started: number,
+  ) => {
     if (!decision.allowed) return app(req, res);
     const requestId = requestIdFor(wanted.requestId);
     const body = replayedBody(services, entry);
@@ -42,7 +51,15 @@ export function answerRepeatsBelowKoa(services: Services, table: ReplayTable, ap
     res.writeHead(200, headers as string[]).end(body);
     const ms = performance.now() - started;
     count(record.route, 200, '', ms / 1000);
-    logRequest({ reqId: requestId, method: 'GET', url: record.logUrl, status: 200, ms: Math.round(ms * 100) / 100, bytes: body.length, key: holder.id });
+    logRequest({
+      reqId: requestId,
+      method: 'GET',
+      url: record.logUrl,
+      status: 200,
+      ms: Math.round(ms * 100) / 100,
+      bytes: body.length,
+      key: holder.id,
+    });
   };
 
   const failed = (req: http.IncomingMessage, res: http.ServerResponse, err: unknown) => {
@@ -86,7 +103,13 @@ interface Wanted {
   conditional?: boolean;
 }
 
-const WANTED: Record<string, keyof Wanted> = { 'x-api-key': 'key', accept: 'accept', 'accept-encoding': 'encoding', 'x-request-id': 'requestId', 'if-none-match': 'conditional' };
+const WANTED: Record<string, keyof Wanted> = {
+  'x-api-key': 'key',
+  accept: 'accept',
+  'accept-encoding': 'encoding',
+  'x-request-id': 'requestId',
+  'if-none-match': 'conditional',
+};
 const WANTED_LENGTHS = new Set(Object.keys(WANTED).map((name) => name.length));
 
 /**

@@ -1,8 +1,8 @@
 import http from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
+import { type ApiError, HeadersTooLargeError, MalformedRequestError, RequestTimeoutError } from '../errors.ts';
 import { newRequestId } from './middleware/request-id.ts';
-import { HeadersTooLargeError, MalformedRequestError, RequestTimeoutError, type ApiError } from '../errors.ts';
 
 export interface ConnectionTimeouts {
   /** A request's headers must arrive within this (from the connection's first byte wait). */
@@ -32,7 +32,10 @@ export function createHttpServer(handler: http.RequestListener, timeouts: Connec
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
     const refusal = refusalFor(err.code);
     const reqId = newRequestId();
-    log.warn({ reqId, code: err.code, status: refusal?.status, remote: (socket as { remoteAddress?: string }).remoteAddress }, 'client error');
+    log.warn(
+      { reqId, code: err.code, status: refusal?.status, remote: (socket as { remoteAddress?: string }).remoteAddress },
+      'client error',
+    );
     // A reset connection, or one whose response already started, cannot take an answer.
     if (!refusal || !socket.writable || (socket as { _httpMessage?: unknown })._httpMessage) {
       socket.destroy();

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import * as v from 'valibot';
 import { JsonFile } from '../state/json-file.ts';
-import { hashToken, inviteStatus, issueInvite, type InviteRecord, type InviteStore, type Spend } from './store.ts';
+import { hashToken, type InviteRecord, type InviteStore, inviteStatus, issueInvite, type Spend } from './store.ts';
 
 const time = v.nullable(v.string());
 const fileSchema = v.object({

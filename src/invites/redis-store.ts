@@ -1,7 +1,7 @@
 import type { ChainableCommander, Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { RedisCopy, results } from '../state/redis-copy.ts';
-import { hashToken, inviteStatus, type InviteStatus, issueInvite, type InviteRecord, type InviteStore, type Spend } from './store.ts';
+import { hashToken, type InviteRecord, type InviteStatus, type InviteStore, inviteStatus, issueInvite, type Spend } from './store.ts';
 
 const RECORDS = 'dqs:invites';
 /** Token hash → how the invite was closed; HSETNX on it is the one atomic claim. */

@@ -24,11 +24,16 @@ export function inviteStatus(record: InviteRecord, now: number): InviteStatus {
 }
 
 /** The outcome of a claim attempt: the invite to issue a key for, or why not. */
-export type Spend = { readonly ok: true; readonly record: InviteRecord } | { readonly ok: false; readonly status: 'unknown' | Exclude<InviteStatus, 'open'> };
+export type Spend =
+  | { readonly ok: true; readonly record: InviteRecord }
+  | { readonly ok: false; readonly status: 'unknown' | Exclude<InviteStatus, 'open'> };
 
 export interface InviteStore {
   /** A new invite; the token is returned here once and never stored. */
-  create(input: { client: string; expiresAt: number; replaces: string | null }, now: number): Promise<{ token: string; record: InviteRecord }>;
+  create(
+    input: { client: string; expiresAt: number; replaces: string | null },
+    now: number,
+  ): Promise<{ token: string; record: InviteRecord }>;
   /** The record a token names, whatever its status; undefined when unknown. */
   find(token: string): Promise<InviteRecord | undefined>;
   /** Marks an open invite claimed, atomically: of any number of racing calls, one gets ok. */
@@ -70,7 +75,10 @@ export const mayBeToken = (text: string) => text.includes(TOKEN_PREFIX) || /inv_
 export const hashToken = (token: string) => createHash('sha256').update(token).digest('hex');
 
 /** A new token and the record kept of it, for any store to save. */
-export function issueInvite(input: { client: string; expiresAt: number; replaces: string | null }, now: number): { token: string; record: InviteRecord } {
+export function issueInvite(
+  input: { client: string; expiresAt: number; replaces: string | null },
+  now: number,
+): { token: string; record: InviteRecord } {
   const token = generateToken();
   return {
     token,

@@ -1,9 +1,9 @@
 import path from 'node:path';
 import * as v from 'valibot';
 import { JsonFile } from '../state/json-file.ts';
-import { latest, UseLog } from './use-log.ts';
 import { hashKey, issueKey, looksLikeKey } from './key-format.ts';
 import { activeRecord, type KeyRecord, type KeyStore } from './store.ts';
+import { latest, UseLog } from './use-log.ts';
 
 const fileSchema = v.object({
   keys: v.array(
@@ -35,7 +35,8 @@ export class FileKeyStore implements KeyStore {
   ) {
     this.uses = new UseLog(async (uses) => {
       for (const record of this.byHash.values()) {
-        if (uses.has(record.id)) this.byHash.set(record.hash, { ...record, last_used_at: latest(record.last_used_at, uses.get(record.id)) });
+        if (uses.has(record.id))
+          this.byHash.set(record.hash, { ...record, last_used_at: latest(record.last_used_at, uses.get(record.id)) });
       }
       await this.save();
     }, flushMs);

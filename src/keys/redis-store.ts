@@ -1,9 +1,9 @@
 import type { ChainableCommander, Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { RedisCopy, results } from '../state/redis-copy.ts';
-import { latest, UseLog } from './use-log.ts';
 import { hashKey, issueKey, looksLikeKey } from './key-format.ts';
 import { activeRecord, type KeyRecord, type KeyStore } from './store.ts';
+import { latest, UseLog } from './use-log.ts';
 
 const RECORDS = 'dqs:keys';
 const VERSION = 'dqs:keys:version';
@@ -40,7 +40,11 @@ export class RedisKeyStore implements KeyStore {
     }, flushMs);
   }
 
-  static async open(redis: Redis, log: Logger, options: { refreshMs?: number; flushMs?: number; onDataLost?: () => void } = {}): Promise<RedisKeyStore> {
+  static async open(
+    redis: Redis,
+    log: Logger,
+    options: { refreshMs?: number; flushMs?: number; onDataLost?: () => void } = {},
+  ): Promise<RedisKeyStore> {
     const store = new RedisKeyStore(redis, options.flushMs ?? 60_000);
     store.copy = await RedisCopy.open(
       redis,
@@ -82,7 +86,12 @@ export class RedisKeyStore implements KeyStore {
     } catch (err) {
       // A timeout does not say whether Redis applied the write: the key is not
       // returned, so make sure it cannot work either.
-      await this.redis.multi().hdel(RECORDS, record.hash).incr(VERSION).exec().catch(() => {});
+      await this.redis
+        .multi()
+        .hdel(RECORDS, record.hash)
+        .incr(VERSION)
+        .exec()
+        .catch(() => {});
       throw err;
     }
     // In the copy at once: if Redis lost its data before the next reload, this replica still writes it back.
@@ -94,7 +103,10 @@ export class RedisKeyStore implements KeyStore {
     const [records, used] = await Promise.all([this.records(), this.redis.zrange(LAST_USED, '0', '-1', 'WITHSCORES')]);
     const stored = new Map<string, number>();
     for (let i = 0; i < used.length; i += 2) stored.set(used[i]!, Number(used[i + 1]));
-    return records.map((r) => ({ ...r, last_used_at: latest(stored.has(r.id) ? new Date(stored.get(r.id)!).toISOString() : null, this.uses.unwritten(r.id)) }));
+    return records.map((r) => ({
+      ...r,
+      last_used_at: latest(stored.has(r.id) ? new Date(stored.get(r.id)!).toISOString() : null, this.uses.unwritten(r.id)),
+    }));
   }
 
   recordUse(id: string, at: number): void {

@@ -13,7 +13,8 @@ export interface KeyRecord {
 }
 
 /** The record if the key is active; undefined when unknown or revoked. */
-export const activeRecord = (record: KeyRecord | undefined): KeyRecord | undefined => (record && record.revoked_at === null ? record : undefined);
+export const activeRecord = (record: KeyRecord | undefined): KeyRecord | undefined =>
+  record && record.revoked_at === null ? record : undefined;
 
 export interface KeyStore {
   /** The active record for a presented key, or undefined when unknown or revoked; may ask a shared store. */

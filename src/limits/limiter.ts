@@ -84,9 +84,7 @@ export function decide(policy: LimitPolicy, usage: Usage): Decision {
       windowSeconds: DAY_MS / 1000,
     });
   }
-  const retryAfterSeconds = usage.allowed
-    ? 0
-    : Math.max(1, ...windows.filter((w) => w.remaining === 0).map((w) => w.resetSeconds));
+  const retryAfterSeconds = usage.allowed ? 0 : Math.max(1, ...windows.filter((w) => w.remaining === 0).map((w) => w.resetSeconds));
   return { allowed: usage.allowed, retryAfterSeconds, windows };
 }
 

@@ -1,4 +1,4 @@
-import { DAY_MS, MINUTE_MS, decide, type Clock, type Decision, type LimitPolicy, type LocalLimiter } from './limiter.ts';
+import { type Clock, DAY_MS, type Decision, decide, type LimitPolicy, type LocalLimiter, MINUTE_MS } from './limiter.ts';
 
 interface Entry {
   /** Admission times within the last 60 s, oldest first. */

@@ -1,4 +1,4 @@
-import { uncounted, type Clock, type Decision, type LimitPolicy, type LocalLimiter } from './limiter.ts';
+import { type Clock, type Decision, type LimitPolicy, type LocalLimiter, uncounted } from './limiter.ts';
 
 /**
  * Admits everything and counts nothing, for benchmarks only (BENCH_DISABLE_LIMITS):

@@ -1,6 +1,6 @@
 import type { DatasetDef } from '../registry.ts';
-import { group, mergeGroups, type Groups, type MetricNeeds, type MetricTotals, type AggregateSource } from '../store/aggregation.ts';
-import { chooseSource, type AggregateTables } from '../store/aggregate-tables.ts';
+import { type AggregateTables, chooseSource } from '../store/aggregate-tables.ts';
+import { type AggregateSource, type Groups, group, type MetricNeeds, type MetricTotals, mergeGroups } from '../store/aggregation.ts';
 import type { Filters, YearRange } from './filters.ts';
 
 // Which rows an aggregate reads and how they become its groups: the filters as
@@ -88,18 +88,30 @@ export function levelShapes(def: DatasetDef, groupBy: readonly string[], rollup:
  * longest first. National totals are never added to their own parts; a subtotal that
  * rolls up the year adds the years shown only.
  */
-export async function levelsOf(def: DatasetDef, tables: AggregateTables, detail: Groups, rollup: boolean, shownYears: ReadonlySet<number> | undefined): Promise<Level[]> {
+export async function levelsOf(
+  def: DatasetDef,
+  tables: AggregateTables,
+  detail: Groups,
+  rollup: boolean,
+  shownYears: ReadonlySet<number> | undefined,
+): Promise<Level[]> {
   const width = detail.groupBy.length;
   const yearAt = detail.groupBy.indexOf(def.dimensions.indexOf('year'));
-  const isShown = (groups: Groups, g: number) => shownYears === undefined || yearAt < 0 || groups.codes[g * width + yearAt]! < 0 || shownYears.has(groups.codes[g * width + yearAt]!);
+  const isShown = (groups: Groups, g: number) =>
+    shownYears === undefined || yearAt < 0 || groups.codes[g * width + yearAt]! < 0 || shownYears.has(groups.codes[g * width + yearAt]!);
   const shownOf = (groups: Groups) => Uint8Array.from({ length: groups.count }, (_, g) => (isShown(groups, g) ? 1 : 0));
   const levels: Level[] = [{ groups: detail, shown: shownOf(detail), fromDetail: Int32Array.from({ length: detail.count }, (_, g) => g) }];
   const totalsAt = def.totals ? detail.groupBy.indexOf(def.dimensions.indexOf(def.totals.dimension)) : -1;
   const totalsCode = def.totals && tables.codes.get(def.totals.dimension)?.get(def.totals.value);
   const detailShown = levels[0]!.shown;
-  for (const { keep, national } of levelShapes(def, detail.groupBy.map((d) => def.dimensions[d]!), rollup).slice(1)) {
+  for (const { keep, national } of levelShapes(
+    def,
+    detail.groupBy.map((d) => def.dimensions[d]!),
+    rollup,
+  ).slice(1)) {
     const yearRolled = yearAt >= keep;
-    const include = (g: number) => (!national || detail.codes[g * width + totalsAt] === totalsCode) && (!yearRolled || detailShown[g] === 1);
+    const include = (g: number) =>
+      (!national || detail.codes[g * width + totalsAt] === totalsCode) && (!yearRolled || detailShown[g] === 1);
     const { groups, targetOf } = await mergeGroups(detail, keep, tables.sizes, include, true);
     levels.push({ groups, shown: shownOf(groups), fromDetail: targetOf });
   }

@@ -1,5 +1,5 @@
 import { inSlices, sortInSlices } from '../store/slices.ts';
-import { passes, type Having } from './derived-plan.ts';
+import { type Having, passes } from './derived-plan.ts';
 
 // The last steps of an aggregate: `having` keeps the groups whose values pass every
 // condition, then the groups are sorted by the plan's order (ties, and the default,

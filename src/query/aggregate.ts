@@ -1,16 +1,45 @@
-import { InvalidGroupByError, InvalidMeasureError, InvalidOrderError, MixedTotalsError, MixedUnitsError, RateSumError, type ApiError } from '../errors.ts';
-import { findDataset, metricDef, type DatasetDef } from '../registry.ts';
-import { mergeGroups, type MetricNeeds } from '../store/aggregation.ts';
-import type { AggregateTables } from '../store/aggregate-tables.ts';
-import { alignedTotals, denominatorTable, translateCodes, type DenominatorTable } from '../store/denominators.ts';
-import { allowedCodes, groupRows, levelsOf, withPriorYears, type Allowed, type Level } from './aggregate-groups.ts';
-import { filterAndSort } from './aggregate-order.ts';
-import { inSlices } from '../store/slices.ts';
 import {
-  compareValues, levelDenominators, matchKeys, measureValue, perValue, priorGroups, shareTotals, shareValue, unmatchedKeys,
-  type FineKeys, type LevelDenominators, type MeasureSource, type Unmatched,
+  type ApiError,
+  InvalidGroupByError,
+  InvalidMeasureError,
+  InvalidOrderError,
+  MixedTotalsError,
+  MixedUnitsError,
+  RateSumError,
+} from '../errors.ts';
+import { type DatasetDef, findDataset, metricDef } from '../registry.ts';
+import type { AggregateTables } from '../store/aggregate-tables.ts';
+import { type MetricNeeds, mergeGroups } from '../store/aggregation.ts';
+import { alignedTotals, type DenominatorTable, denominatorTable, translateCodes } from '../store/denominators.ts';
+import { inSlices } from '../store/slices.ts';
+import { type Allowed, allowedCodes, groupRows, type Level, levelsOf, withPriorYears } from './aggregate-groups.ts';
+import { filterAndSort } from './aggregate-order.ts';
+import {
+  compareValues,
+  type FineKeys,
+  type LevelDenominators,
+  levelDenominators,
+  type MeasureSource,
+  matchKeys,
+  measureValue,
+  perValue,
+  priorGroups,
+  shareTotals,
+  shareValue,
+  type Unmatched,
+  unmatchedKeys,
 } from './derived.ts';
-import { checkDerivedMeasures, checkHaving, columnsOf, derivedShape, planDerived, type Column, type DerivedInput, type DerivedPlan, type PerPlan } from './derived-plan.ts';
+import {
+  type Column,
+  checkDerivedMeasures,
+  checkHaving,
+  columnsOf,
+  type DerivedInput,
+  type DerivedPlan,
+  derivedShape,
+  type PerPlan,
+  planDerived,
+} from './derived-plan.ts';
 import type { Filters, YearRange } from './filters.ts';
 
 // An aggregate request as a plan (what to group, measure and order, after the
@@ -145,7 +174,13 @@ export function planAggregate(def: DatasetDef, request: AggregateInput): Aggrega
 
 /** What else, besides release, dataset and filters, decides an aggregate's groups: part of its cursors' scope and cache keys. */
 export const planShape = (plan: AggregatePlan): string =>
-  JSON.stringify([plan.groupBy, plan.measures.map((m) => m.key), plan.order ? `${plan.order.descending ? '-' : ''}${plan.order.key}` : null, plan.rollup, ...derivedShape(plan.derived)]);
+  JSON.stringify([
+    plan.groupBy,
+    plan.measures.map((m) => m.key),
+    plan.order ? `${plan.order.descending ? '-' : ''}${plan.order.key}` : null,
+    plan.rollup,
+    ...derivedShape(plan.derived),
+  ]);
 
 /** Every group of an aggregate, in answer order. */
 export interface AggregateResult {
@@ -161,7 +196,8 @@ export interface AggregateResult {
   readonly unmatched?: Unmatched;
 }
 
-export const resultBytes = (result: AggregateResult) => result.codes.byteLength + result.values.byteLength + result.rows.byteLength + 64 + (result.unmatched ? 1024 : 0);
+export const resultBytes = (result: AggregateResult) =>
+  result.codes.byteLength + result.values.byteLength + result.rows.byteLength + 64 + (result.unmatched ? 1024 : 0);
 
 /** The aggregate tables of another dataset of the same release (a `per` denominator's). */
 export type TablesOf = (dataset: string) => AggregateTables;
@@ -188,8 +224,17 @@ export async function computeAggregate(
 
   const denominator = per && (await denominatorOf(def, tables, per, groupBy, read, tablesOf));
   const fineDims = denominator && 'table' in denominator ? denominator.fineDims : [];
-  const scanned = await groupRows(tables, [...groupBy, ...fineDims], read, needs, denominator && 'aligned' in denominator ? denominator.aligned : undefined);
-  const merged = fineDims.length > 0 ? await mergeGroups(scanned, groupBy.length, tables.sizes, () => true, false) : { groups: scanned, targetOf: Int32Array.from({ length: scanned.count }, (_, g) => g) };
+  const scanned = await groupRows(
+    tables,
+    [...groupBy, ...fineDims],
+    read,
+    needs,
+    denominator && 'aligned' in denominator ? denominator.aligned : undefined,
+  );
+  const merged =
+    fineDims.length > 0
+      ? await mergeGroups(scanned, groupBy.length, tables.sizes, () => true, false)
+      : { groups: scanned, targetOf: Int32Array.from({ length: scanned.count }, (_, g) => g) };
   const levels = await levelsOf(def, tables, merged.groups, plan.rollup, compare ? allowed.get(index('year')) : undefined);
   const count = levels.reduce((sum, level) => sum + level.shown.reduce((n, s) => n + s, 0), 0);
   const detail = levels[0]!;
@@ -199,15 +244,27 @@ export async function computeAggregate(
   if (denominator && 'table' in denominator) {
     const width = groupBy.length + fineDims.length;
     const at = denominator.keys.map((d) => [...groupBy, ...fineDims].indexOf(d));
-    const fixed = denominator.keys.map((d) => [...read.get(d) ?? []][0] ?? -1);
+    const fixed = denominator.keys.map((d) => [...(read.get(d) ?? [])][0] ?? -1);
     const codesOf = (f: number) => at.map((p, i) => (p >= 0 ? scanned.codes[f * width + p]! : fixed[i]!));
     fine = matchKeys(scanned.count, merged.targetOf, codesOf, denominator.translate, denominator.table);
-    unmatched = unmatchedKeys(detail, fine, denominator.table.count, per.keys, (i, code) => tables.dictionaries[denominator.keys[i]!]!.values[code]!);
+    unmatched = unmatchedKeys(
+      detail,
+      fine,
+      denominator.table.count,
+      per.keys,
+      (i, code) => tables.dictionaries[denominator.keys[i]!]!.values[code]!,
+    );
   } else if (denominator) {
     unmatched = { count: 0, keys: [] };
   }
-  const denominators = denominator && levels.map((level): LevelDenominators =>
-    fine ? levelDenominators(level, fine, (denominator as Keyed).table) : { sums: level.groups.aligned[0]!, unmatched: new Uint8Array(level.groups.count) });
+  const denominators =
+    denominator &&
+    levels.map(
+      (level): LevelDenominators =>
+        fine
+          ? levelDenominators(level, fine, (denominator as Keyed).table)
+          : { sums: level.groups.aligned[0]!, unmatched: new Uint8Array(level.groups.count) },
+    );
   const shares = share !== undefined ? await shareTotalsOf(def, tables, plan, detail, allowed, sources) : undefined;
 
   const columns = plan.columns;
@@ -244,8 +301,16 @@ export async function computeAggregate(
   }
   const keys = columns.map((c) => c.key);
   const valueAt = (key: string) => keys.indexOf(key);
-  const order = plan.order && { dimension: plan.groupBy.indexOf(plan.order.key), value: valueAt(plan.order.key), descending: plan.order.descending };
-  const sorted = await filterAndSort({ count, codes, width, values, n, rows }, having.map((h) => ({ having: h, value: valueAt(h.key) })), order);
+  const order = plan.order && {
+    dimension: plan.groupBy.indexOf(plan.order.key),
+    value: valueAt(plan.order.key),
+    descending: plan.order.descending,
+  };
+  const sorted = await filterAndSort(
+    { count, codes, width, values, n, rows },
+    having.map((h) => ({ having: h, value: valueAt(h.key) })),
+    order,
+  );
   return { count: sorted.count, codes: sorted.codes, width, values: sorted.values, rows: sorted.rows, ...(unmatched && { unmatched }) };
 }
 
@@ -263,11 +328,21 @@ interface Keyed {
  * tables when the denominator dataset has the very same rows (turnover beside ggr:
  * summed in the same scan), else by key in a table of the denominator's sums.
  */
-async function denominatorOf(def: DatasetDef, tables: AggregateTables, per: PerPlan, groupBy: readonly number[], read: Allowed, tablesOf: TablesOf) {
+async function denominatorOf(
+  def: DatasetDef,
+  tables: AggregateTables,
+  per: PerPlan,
+  groupBy: readonly number[],
+  read: Allowed,
+  tablesOf: TablesOf,
+) {
   const other = findDataset(per.dataset, 'financial')!;
   const otherTables = tablesOf(per.dataset);
   const metric = other.metrics.indexOf(per.metric);
-  const everyDimension = per.keys.length === def.dimensions.length && other.dimensions.length === def.dimensions.length && def.dimensions.every((d, i) => other.dimensions[i] === d);
+  const everyDimension =
+    per.keys.length === def.dimensions.length &&
+    other.dimensions.length === def.dimensions.length &&
+    def.dimensions.every((d, i) => other.dimensions[i] === d);
   const aligned = everyDimension ? alignedTotals(tables, otherTables, metric) : undefined;
   if (aligned) return { aligned };
   const keys = per.keys.map((d) => def.dimensions.indexOf(d));
@@ -286,7 +361,14 @@ async function denominatorOf(def: DatasetDef, tables: AggregateTables, per: PerP
  * are grouped again without it. As in a rollup, a total over `state` adds the
  * national rows alone.
  */
-async function shareTotalsOf(def: DatasetDef, tables: AggregateTables, plan: AggregatePlan, detail: Level, allowed: Allowed, sources: readonly MeasureSource[]) {
+async function shareTotalsOf(
+  def: DatasetDef,
+  tables: AggregateTables,
+  plan: AggregatePlan,
+  detail: Level,
+  allowed: Allowed,
+  sources: readonly MeasureSource[],
+) {
   const share = plan.derived.share!;
   const positions = [...new Set(sources.filter((s) => s.fn === 'sum').map((s) => s.position))];
   const skip = share === 'all' ? -1 : plan.groupBy.indexOf(share);
@@ -303,9 +385,19 @@ async function shareTotalsOf(def: DatasetDef, tables: AggregateTables, plan: Agg
   without.delete(shareIndex);
   if (rolledTotals && totalsCode !== undefined) without.set(shareIndex, new Set([totalsCode]));
   const groupBy = plan.groupBy.filter((d) => d !== share).map((d) => def.dimensions.indexOf(d));
-  const needs = positions.map((p) => ({ index: def.metrics.indexOf(plan.measures[sources.findIndex((s) => s.position === p)]!.metric), sum: true, min: false, max: false }));
+  const needs = positions.map((p) => ({
+    index: def.metrics.indexOf(plan.measures[sources.findIndex((s) => s.position === p)]!.metric),
+    sum: true,
+    min: false,
+    max: false,
+  }));
   const grouped = await groupRows(tables, groupBy, without, needs);
   // This scan totals the positions' metrics alone, in the positions' order.
-  const remapped = { ...grouped, sums: Array.from({ length: Math.max(...positions) + 1 }, (_, p) => (positions.includes(p) ? grouped.sums[positions.indexOf(p)]! : null)) };
+  const remapped = {
+    ...grouped,
+    sums: Array.from({ length: Math.max(...positions) + 1 }, (_, p) =>
+      positions.includes(p) ? grouped.sums[positions.indexOf(p)]! : null,
+    ),
+  };
   return shareTotals(detail, positions, skip, remapped);
 }

@@ -54,7 +54,9 @@ export class CursorCodec {
 
   /** Over the canonical scope and the position, and the format when the token names one. */
   private mac(scope: QueryScope, position: string, format: string | undefined): Buffer {
-    const canonical = JSON.stringify(format === undefined ? [...canonicalScope(scope), position] : [...canonicalScope(scope), position, { format }]);
+    const canonical = JSON.stringify(
+      format === undefined ? [...canonicalScope(scope), position] : [...canonicalScope(scope), position, { format }],
+    );
     return createHmac('sha256', this.secret).update(canonical).digest().subarray(0, 16);
   }
 }

@@ -1,5 +1,22 @@
-import { CompareNeedsYearError, DerivedNeedsSumError, InvalidHavingError, InvalidPerError, InvalidShareError, MixedUnitsError, RollupConflictError, type ApiError } from '../errors.ts';
-import { DENOMINATOR_NAMES, DENOMINATORS, denominatorKeys, metricDef, type DatasetDef, type DenominatorDef, type DenominatorName } from '../registry.ts';
+import {
+  type ApiError,
+  CompareNeedsYearError,
+  DerivedNeedsSumError,
+  InvalidHavingError,
+  InvalidPerError,
+  InvalidShareError,
+  MixedUnitsError,
+  RollupConflictError,
+} from '../errors.ts';
+import {
+  type DatasetDef,
+  DENOMINATOR_NAMES,
+  DENOMINATORS,
+  type DenominatorDef,
+  type DenominatorName,
+  denominatorKeys,
+  metricDef,
+} from '../registry.ts';
 import type { Unmatched } from './derived.ts';
 import type { Filters } from './filters.ts';
 
@@ -58,25 +75,39 @@ export interface Column {
   readonly kind: ColumnKind;
 }
 
-const SUFFIX: Record<Exclude<ColumnKind, 'value' | 'per'>, string> = { prev: '_prev', change: '_change', pct_change: '_pct_change', share: '_share' };
+const SUFFIX: Record<Exclude<ColumnKind, 'value' | 'per'>, string> = {
+  prev: '_prev',
+  change: '_change',
+  pct_change: '_pct_change',
+  share: '_share',
+};
 
 /**
  * The answer's columns in output order: each measure, then its derived keys (the
  * comparison's three, its share, its ratio). A share is of a sum; a ratio of a sum in
  * the unit its denominator asks for.
  */
-export function columnsOf(measures: readonly { readonly metric: string; readonly key: string; readonly fn: string }[], derived: DerivedPlan, filters: Filters): Column[] {
+export function columnsOf(
+  measures: readonly { readonly metric: string; readonly key: string; readonly fn: string }[],
+  derived: DerivedPlan,
+  filters: Filters,
+): Column[] {
   return measures.flatMap((measure, m) => {
     const kinds: ColumnKind[] = ['value'];
     if (derived.compare) kinds.push('prev', 'change', 'pct_change');
     if (derived.share && !shareRefusal(measure.metric, measure.fn)) kinds.push('share');
     if (derived.per && !perRefusal(measure.metric, measure.fn, derived.per.metric, filters)) kinds.push('per');
-    return kinds.map((kind) => ({ key: kind === 'value' ? measure.key : kind === 'per' ? `${measure.key}_per_${derived.per!.metric}` : `${measure.key}${SUFFIX[kind]}`, measure: m, kind }));
+    return kinds.map((kind) => ({
+      key: kind === 'value' ? measure.key : kind === 'per' ? `${measure.key}_per_${derived.per!.metric}` : `${measure.key}${SUFFIX[kind]}`,
+      measure: m,
+      kind,
+    }));
   });
 }
 
 /** The denominators that may divide `def`'s sums. */
-export const denominatorsOf = (def: DatasetDef): DenominatorName[] => DENOMINATOR_NAMES.filter((name) => (DENOMINATORS[name].numerators as readonly string[]).includes(def.name));
+export const denominatorsOf = (def: DatasetDef): DenominatorName[] =>
+  DENOMINATOR_NAMES.filter((name) => (DENOMINATORS[name].numerators as readonly string[]).includes(def.name));
 
 /** A denominator as the catalog, OpenAPI and docs describe it to users. */
 export interface DenominatorEntry {
@@ -101,7 +132,9 @@ function inUnit(metric: string, unit: string, filters: Filters): boolean {
   const def = metricDef(metric);
   if (def.unit === unit) return true;
   const from = def.unitFrom;
-  return from !== undefined && from.one === 'currency' && filters.get(from.dimension)?.length === 1 && filters.get(from.dimension)![0] === unit;
+  return (
+    from !== undefined && from.one === 'currency' && filters.get(from.dimension)?.length === 1 && filters.get(from.dimension)![0] === unit
+  );
 }
 
 /** Why a share of `<metric>:<fn>` cannot be had, or undefined: shares are of sums. */
@@ -127,10 +160,16 @@ export function perRefusal(metric: string, fn: string, per: DenominatorName, fil
  * its share or ratio; other measures are left as they are), with the first
  * measure's reason, which names the fix.
  */
-export function checkDerivedMeasures(measures: readonly { readonly metric: string; readonly fn: string }[], derived: DerivedPlan, filters: Filters): void {
-  if (derived.share !== undefined && measures.every((m) => shareRefusal(m.metric, m.fn))) throw shareRefusal(measures[0]!.metric, measures[0]!.fn)!;
+export function checkDerivedMeasures(
+  measures: readonly { readonly metric: string; readonly fn: string }[],
+  derived: DerivedPlan,
+  filters: Filters,
+): void {
+  if (derived.share !== undefined && measures.every((m) => shareRefusal(m.metric, m.fn)))
+    throw shareRefusal(measures[0]!.metric, measures[0]!.fn)!;
   const per = derived.per?.metric;
-  if (per !== undefined && measures.every((m) => perRefusal(m.metric, m.fn, per, filters))) throw perRefusal(measures[0]!.metric, measures[0]!.fn, per, filters)!;
+  if (per !== undefined && measures.every((m) => perRefusal(m.metric, m.fn, per, filters)))
+    throw perRefusal(measures[0]!.metric, measures[0]!.fn, per, filters)!;
 }
 
 /** Checks the derived parameters against the grouping and the dataset; throws the 400 to answer. */
@@ -161,19 +200,32 @@ export function checkHaving(having: readonly Having[], keys: readonly string[]):
 export function passes(h: Having, value: number): boolean {
   if (Number.isNaN(value)) return false;
   switch (h.op) {
-    case 'eq': return value === h.value;
-    case 'neq': return value !== h.value;
-    case 'gt': return value > h.value;
-    case 'gte': return value >= h.value;
-    case 'lt': return value < h.value;
-    case 'lte': return value <= h.value;
+    case 'eq':
+      return value === h.value;
+    case 'neq':
+      return value !== h.value;
+    case 'gt':
+      return value > h.value;
+    case 'gte':
+      return value >= h.value;
+    case 'lt':
+      return value < h.value;
+    case 'lte':
+      return value <= h.value;
   }
 }
 
 /** What the derived parameters add to a plan's shape (cursor scope and cache key); nothing when none is given, so plain aggregates keep theirs. */
 export function derivedShape(derived: DerivedPlan): unknown[] {
   if (!derived.compare && derived.share === undefined && !derived.per && derived.having.length === 0) return [];
-  return [{ compare: derived.compare ?? null, share: derived.share ?? null, per: derived.per?.metric ?? null, having: derived.having.map((h) => h.text).sort() }];
+  return [
+    {
+      compare: derived.compare ?? null,
+      share: derived.share ?? null,
+      per: derived.per?.metric ?? null,
+      having: derived.having.map((h) => h.text).sort(),
+    },
+  ];
 }
 
 /** What `meta` says of the derived measures applied: each parameter echoed, and the keys a denominator lacks. */

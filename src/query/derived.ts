@@ -1,10 +1,10 @@
 import type { DatasetDef } from '../registry.ts';
-import type { Groups } from '../store/aggregation.ts';
 import type { AggregateTables } from '../store/aggregate-tables.ts';
+import type { Groups } from '../store/aggregation.ts';
 import type { DenominatorTable } from '../store/denominators.ts';
 import { ExactSums, roundedDifference } from '../store/exact-sum.ts';
-import type { Level } from './aggregate-groups.ts';
 import { inSlices } from '../store/slices.ts';
+import type { Level } from './aggregate-groups.ts';
 
 // The derived values of an aggregate's groups, from their exact sums: a year's
 // predecessor found by year (compare), a group's sum over its total (share), and a
@@ -26,7 +26,8 @@ export function measureValue(groups: Groups, m: MeasureSource, g: number): numbe
   return m.fn === 'sum' ? sum : sum / groups.rows[g]!;
 }
 
-const divide = (numerator: number, denominator: number) => (denominator === 0 || !Number.isFinite(denominator) ? NaN : numerator / denominator);
+const divide = (numerator: number, denominator: number) =>
+  denominator === 0 || !Number.isFinite(denominator) ? NaN : numerator / denominator;
 
 /** For each group of `level`: the group holding the same values one year earlier, or -1. */
 export async function priorGroups(def: DatasetDef, tables: AggregateTables, level: Level): Promise<Int32Array> {
@@ -64,7 +65,8 @@ export function compareValues(groups: Groups, m: MeasureSource, g: number, p: nu
   if (p < 0) return [NaN, NaN, NaN];
   const value = measureValue(groups, m, g);
   const prev = measureValue(groups, m, p);
-  const change = m.fn === 'sum' ? roundedDifference(groups.sums[m.position]!.partialsOf(g), groups.sums[m.position]!.partialsOf(p)) : value - prev;
+  const change =
+    m.fn === 'sum' ? roundedDifference(groups.sums[m.position]!.partialsOf(g), groups.sums[m.position]!.partialsOf(p)) : value - prev;
   // (this ÷ prev − 1) × 100, as change ÷ prev: one division, of the exact change.
   return [prev, change, divide(change, prev) * 100];
 }
@@ -91,7 +93,13 @@ const codesKey = (codes: Int32Array, width: number, g: number, skip: number) => 
  * groups holding them (`skip` -1: of every shown group, the grand total) that
  * `include` accepts.
  */
-export function shareTotals(detail: Level, positions: readonly number[], skip: number, totals: Groups | undefined, include: (g: number) => boolean = () => true): ShareTotals {
+export function shareTotals(
+  detail: Level,
+  positions: readonly number[],
+  skip: number,
+  totals: Groups | undefined,
+  include: (g: number) => boolean = () => true,
+): ShareTotals {
   const { groups } = detail;
   const width = groups.groupBy.length;
   const of = new Int32Array(groups.count).fill(-1);
@@ -156,7 +164,13 @@ export interface FineKeys {
  * Each fine group's key in `table`: `codesOf(f)` gives its key dimensions' codes in
  * the numerator's dictionaries, `translate` each dimension's code into the table's.
  */
-export function matchKeys(fineCount: number, toDetail: Int32Array, codesOf: (f: number) => number[], translate: readonly Int32Array[], table: DenominatorTable): FineKeys {
+export function matchKeys(
+  fineCount: number,
+  toDetail: Int32Array,
+  codesOf: (f: number) => number[],
+  translate: readonly Int32Array[],
+  table: DenominatorTable,
+): FineKeys {
   const key = new Int32Array(fineCount);
   const missing: number[][] = [];
   const missingIndex = new Map<string, number>();
@@ -203,13 +217,23 @@ export function levelDenominators(level: Level, fine: FineKeys, table: Denominat
 }
 
 /** The keys lacking a denominator among the shown detail groups' rows, counted, the first ten by value. */
-export function unmatchedKeys(detail: Level, fine: FineKeys, tableCount: number, names: readonly string[], valueOf: (i: number, code: number) => string | number): Unmatched {
+export function unmatchedKeys(
+  detail: Level,
+  fine: FineKeys,
+  tableCount: number,
+  names: readonly string[],
+  valueOf: (i: number, code: number) => string | number,
+): Unmatched {
   const lacking = new Set<number>();
-  for (let f = 0; f < fine.key.length; f++) if (fine.key[f]! >= tableCount && detail.shown[fine.toDetail[f]!]) lacking.add(fine.key[f]! - tableCount);
+  for (let f = 0; f < fine.key.length; f++)
+    if (fine.key[f]! >= tableCount && detail.shown[fine.toDetail[f]!]) lacking.add(fine.key[f]! - tableCount);
   const codes = [...lacking].map((n) => fine.missing[n]!);
   codes.sort((a, b) => {
     for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return a[i]! - b[i]!;
     return 0;
   });
-  return { count: codes.length, keys: codes.slice(0, 10).map((key) => Object.fromEntries(names.map((name, i) => [name, valueOf(i, key[i]!)]))) };
+  return {
+    count: codes.length,
+    keys: codes.slice(0, 10).map((key) => Object.fromEntries(names.map((name, i) => [name, valueOf(i, key[i]!)]))),
+  };
 }

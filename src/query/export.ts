@@ -1,8 +1,8 @@
 import type { Database } from '../duckdb/database.ts';
 import { quoteIdent, quoteLiteral } from '../duckdb/sql-text.ts';
-import { INTEGER_DIMENSIONS, type DatasetDef } from '../registry.ts';
+import { type DatasetDef, INTEGER_DIMENSIONS } from '../registry.ts';
 import type { StoredDataset } from '../store/loader.ts';
-import { fileConditions, type Clause, type Filters, type YearRange } from './filters.ts';
+import { type Clause, type Filters, fileConditions, type YearRange } from './filters.ts';
 import { readPage } from './page.ts';
 
 // What /v1/export reads: every row a filter matches, in serving order, never all at once.
@@ -12,7 +12,12 @@ import { readPage } from './page.ts';
  * page of its own (a short query on a pooled connection), so a slow client never
  * holds a DuckDB connection while it reads, and stopping the walk stops the work.
  */
-export async function* matchingRids(db: Database, served: StoredDataset, clauses: readonly Clause[] | null, batch: number): AsyncGenerator<readonly number[]> {
+export async function* matchingRids(
+  db: Database,
+  served: StoredDataset,
+  clauses: readonly Clause[] | null,
+  batch: number,
+): AsyncGenerator<readonly number[]> {
   let after = -1;
   for (;;) {
     const page = await readPage(db, served, clauses, batch, after);
@@ -27,7 +32,14 @@ export async function* matchingRids(db: Database, served: StoredDataset, clauses
  * match to `out` as Parquet, in serving order, with DuckDB's own COPY; the filter
  * values are bound parameters.
  */
-export async function copyParquet(db: Database, def: DatasetDef, source: string, filters: Filters, period: YearRange | undefined, out: string): Promise<void> {
+export async function copyParquet(
+  db: Database,
+  def: DatasetDef,
+  source: string,
+  filters: Filters,
+  period: YearRange | undefined,
+  out: string,
+): Promise<void> {
   const params: (string | number)[] = [];
   const where = fileConditions(filters, period, params);
   const columns = [

@@ -1,6 +1,6 @@
-import type { StoredDataset } from '../store/loader.ts';
 import { quoteIdent } from '../duckdb/sql-text.ts';
 import { INTEGER_DIMENSIONS } from '../registry.ts';
+import type { StoredDataset } from '../store/loader.ts';
 
 /** Requested filters: dimension → values, both already validated against the registry. */
 export type Filters = ReadonlyMap<string, readonly string[]>;
@@ -55,7 +55,9 @@ export function fileConditions(filters: Filters, period: YearRange | undefined, 
   const conditions: string[] = [];
   for (const [dimension, values] of filters) {
     const integer = INTEGER_DIMENSIONS.has(dimension);
-    conditions.push(`${quoteIdent(dimension)} IN (${values.map((value) => `$${params.push(integer ? Number(value) : value)}`).join(', ')})`);
+    conditions.push(
+      `${quoteIdent(dimension)} IN (${values.map((value) => `$${params.push(integer ? Number(value) : value)}`).join(', ')})`,
+    );
   }
   if (period) conditions.push(`${quoteIdent('year')} BETWEEN $${params.push(period.from)} AND $${params.push(period.to)}`);
   return conditions;

@@ -1,10 +1,10 @@
 import type { Database } from '../duckdb/database.ts';
 import { quoteIdent } from '../duckdb/sql-text.ts';
-import type { StoredDataset } from '../store/loader.ts';
 import { TooManyGroupsError } from '../errors.ts';
+import type { StoredDataset } from '../store/loader.ts';
 import type { AggregatePlan } from './aggregate.ts';
 import { levelShapes } from './aggregate-groups.ts';
-import { whereClauses, type Clause, type YearRange } from './filters.ts';
+import { type Clause, whereClauses, type YearRange } from './filters.ts';
 
 // How many groups an aggregate will have, subtotals included, known before any row is
 // grouped: the size guard refuses a request that would have too many for the cost of
@@ -13,7 +13,13 @@ import { whereClauses, type Clause, type YearRange } from './filters.ts';
 // served table, so the refusal names the true number.
 
 /** Refuses (TooManyGroupsError) an aggregate that would have more than `max` groups, before any is computed. */
-export async function checkGroupCount(db: Database, dataset: StoredDataset, plan: AggregatePlan, period: YearRange | undefined, max: number): Promise<void> {
+export async function checkGroupCount(
+  db: Database,
+  dataset: StoredDataset,
+  plan: AggregatePlan,
+  period: YearRange | undefined,
+  max: number,
+): Promise<void> {
   if (groupBound(dataset, plan, period) <= max) return;
   const count = await countGroups(db, dataset, plan, period);
   if (count > max) throw new TooManyGroupsError(count, max);
@@ -24,14 +30,25 @@ export function groupBound(dataset: StoredDataset, plan: AggregatePlan, period: 
   const { def, aggregates } = dataset;
   const choices = plan.groupBy.map((dimension) => {
     const dictionary = aggregates.dictionaries[def.dimensions.indexOf(dimension)]!.values;
-    const inPeriod = dimension === 'year' && period ? dictionary.filter((year) => Number(year) >= period.from && Number(year) <= period.to).length : dictionary.length;
+    const inPeriod =
+      dimension === 'year' && period
+        ? dictionary.filter((year) => Number(year) >= period.from && Number(year) <= period.to).length
+        : dictionary.length;
     return Math.min(inPeriod, plan.filters.get(dimension)?.length ?? Infinity);
   });
-  return levelShapes(def, plan.groupBy, plan.rollup).reduce((sum, { keep }) => sum + choices.slice(0, keep).reduce((product, n) => product * n, 1), 0);
+  return levelShapes(def, plan.groupBy, plan.rollup).reduce(
+    (sum, { keep }) => sum + choices.slice(0, keep).reduce((product, n) => product * n, 1),
+    0,
+  );
 }
 
 /** The exact number of groups, counted by DuckDB: one SELECT DISTINCT per level. */
-export async function countGroups(db: Database, dataset: StoredDataset, plan: AggregatePlan, period: YearRange | undefined): Promise<number> {
+export async function countGroups(
+  db: Database,
+  dataset: StoredDataset,
+  plan: AggregatePlan,
+  period: YearRange | undefined,
+): Promise<number> {
   const clauses = whereClauses(dataset, plan.filters, period);
   if (!clauses) return 0;
   const { sql, params } = groupCountQuery(dataset, plan, clauses);
@@ -45,7 +62,11 @@ export async function countGroups(db: Database, dataset: StoredDataset, plan: Ag
 }
 
 /** The SQL that counts each level's groups, one row per level; exported for its table test. */
-export function groupCountQuery(dataset: StoredDataset, plan: AggregatePlan, clauses: readonly Clause[]): { sql: string; params: number[] } {
+export function groupCountQuery(
+  dataset: StoredDataset,
+  plan: AggregatePlan,
+  clauses: readonly Clause[],
+): { sql: string; params: number[] } {
   const params: number[] = [];
   const where = (extra: readonly Clause[]) =>
     [...clauses, ...extra].map((clause) => {

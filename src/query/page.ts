@@ -1,6 +1,6 @@
 import type { Database } from '../duckdb/database.ts';
 import type { StoredDataset } from '../store/loader.ts';
-import { pageQuery, type Clause } from './filters.ts';
+import { type Clause, pageQuery } from './filters.ts';
 
 export interface Page {
   /** The page's rows, in serving order. */
@@ -12,7 +12,13 @@ export interface Page {
 const EMPTY: Page = { rids: [], nextAfter: undefined };
 
 /** Finds one keyset page; `clauses === null` means the filters can match nothing. */
-export async function readPage(db: Database, dataset: StoredDataset, clauses: readonly Clause[] | null, limit: number, afterRid: number): Promise<Page> {
+export async function readPage(
+  db: Database,
+  dataset: StoredDataset,
+  clauses: readonly Clause[] | null,
+  limit: number,
+  afterRid: number,
+): Promise<Page> {
   if (!clauses) return EMPTY;
   const { sql, params } = pageQuery(dataset.table, clauses, limit, afterRid);
   const result = await db.use((lease) => lease.queryInts(sql, params));

@@ -1,7 +1,7 @@
 import type { Database } from '../duckdb/database.ts';
 import { quoteIdent, quoteLiteral } from '../duckdb/sql-text.ts';
 import type { DatasetDef } from '../registry.ts';
-import { fileConditions, type Filters, type YearRange } from './filters.ts';
+import { type Filters, fileConditions, type YearRange } from './filters.ts';
 
 // What /v1/revisions pages through: the rows of a financial dataset that differ
 // between two releases' normalized Parquet files, computed once per walk by a FULL
@@ -104,7 +104,9 @@ export class RevisionDiff {
     this.reading++;
     try {
       const { def } = this;
-      const columns = [...def.dimensions, 'change', ...def.metrics.map((m) => `before_${m}`), ...def.metrics.map((m) => `after_${m}`)].map(quoteIdent);
+      const columns = [...def.dimensions, 'change', ...def.metrics.map((m) => `before_${m}`), ...def.metrics.map((m) => `after_${m}`)].map(
+        quoteIdent,
+      );
       // Rows were inserted in page order (preserve_insertion_order), so a row's id is its position.
       const sql = `SELECT ${columns.join(', ')} FROM ${this.table} WHERE rowid >= $1::BIGINT AND rowid < $2::BIGINT ORDER BY rowid`;
       const read = await this.db.use(async ({ connection }) => (await connection.runAndReadAll(sql, [start, end])).getColumns());
@@ -145,7 +147,10 @@ export function revisionsQuery({ def, from, to, filters, period, changes }: Revi
   const differs = def.metrics.map((m) => `a.${quoteIdent(m)} IS DISTINCT FROM b.${quoteIdent(m)}`).join(' OR ') || 'false';
   const kind = `CASE WHEN a.in_a IS NULL THEN 0 WHEN b.in_b IS NULL THEN 1 ELSE 2 END`;
   const kinds = (changes ?? CHANGES).map((c) => CHANGES.indexOf(c));
-  const values = [...def.metrics.map((m) => `a.${quoteIdent(m)}::DOUBLE AS ${quoteIdent(`before_${m}`)}`), ...def.metrics.map((m) => `b.${quoteIdent(m)}::DOUBLE AS ${quoteIdent(`after_${m}`)}`)];
+  const values = [
+    ...def.metrics.map((m) => `a.${quoteIdent(m)}::DOUBLE AS ${quoteIdent(`before_${m}`)}`),
+    ...def.metrics.map((m) => `b.${quoteIdent(m)}::DOUBLE AS ${quoteIdent(`after_${m}`)}`),
+  ];
   const sql = `
     SELECT * FROM (
       SELECT ${dims.join(', ')}, (${kind})::UTINYINT AS change, ${values.join(', ')}

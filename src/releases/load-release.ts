@@ -3,9 +3,9 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import type { Logger } from 'pino';
 import { DATASETS } from '../registry.ts';
 import { RowRenderers } from '../render/rows.ts';
-import { DatasetError } from '../store/dataset-error.ts';
 import { rollupBytes } from '../store/aggregate-tables.ts';
-import { dropTables, loadTables, type DatasetFile, type LoadedDataset, type StoredDataset } from '../store/loader.ts';
+import { DatasetError } from '../store/dataset-error.ts';
+import { type DatasetFile, dropTables, type LoadedDataset, loadTables, type StoredDataset } from '../store/loader.ts';
 import type { Manifest } from './manifest.ts';
 import type { ReleaseOnDisk } from './on-disk.ts';
 
@@ -37,7 +37,9 @@ export async function loadRelease(connection: DuckDBConnection, release: Release
     for (const { def, file } of files) datasets.set(def.name, await serve(stored.get(def.name)!, file));
     return { id, dir, manifest, datasets };
   } catch (err) {
-    await dropTables(connection, id).catch((dropErr: Error) => log.error({ err: dropErr, release: id }, 'cannot drop the failed load\'s tables'));
+    await dropTables(connection, id).catch((dropErr: Error) =>
+      log.error({ err: dropErr, release: id }, "cannot drop the failed load's tables"),
+    );
     throw err;
   }
 }
@@ -71,7 +73,9 @@ async function serve({ dataset, samples }: LoadedDataset, file: string): Promise
   for (const [rid, expected] of samples) {
     const rendered = rows.json.render([rid], '', '').toString();
     if (rendered !== expected) {
-      throw new DatasetError(`${file}: row ${rid} renders as ${rendered} but DuckDB's to_json gives ${expected}; the serving store has a bug, so keep serving the previous release and report this file`);
+      throw new DatasetError(
+        `${file}: row ${rid} renders as ${rendered} but DuckDB's to_json gives ${expected}; the serving store has a bug, so keep serving the previous release and report this file`,
+      );
     }
   }
   return { ...dataset, rows };

@@ -63,15 +63,21 @@ export async function readManifest(dir: string): Promise<Manifest> {
   try {
     parsed = JSON.parse(await fs.readFile(file, 'utf8'));
   } catch (err) {
-    throw new ReleaseError(`${file}: cannot read the manifest (${(err as Error).message}); regenerate the release with \`npm run etl -- generate --out ${dir}\``);
+    throw new ReleaseError(
+      `${file}: cannot read the manifest (${(err as Error).message}); regenerate the release with \`npm run etl -- generate --out ${dir}\``,
+    );
   }
   const result = v.safeParse(manifestSchema, parsed);
   if (!result.success) {
     const issue = result.issues[0];
-    throw new ReleaseError(`${file}: field "${v.getDotPath(issue) ?? '(root)'}": ${issue.message}; fix the manifest or regenerate the release`);
+    throw new ReleaseError(
+      `${file}: field "${v.getDotPath(issue) ?? '(root)'}": ${issue.message}; fix the manifest or regenerate the release`,
+    );
   }
   if (result.output.release !== path.basename(dir)) {
-    throw new ReleaseError(`${file}: field "release" is "${result.output.release}" but the folder is "${path.basename(dir)}"; rename the folder or fix the field`);
+    throw new ReleaseError(
+      `${file}: field "release" is "${result.output.release}" but the folder is "${path.basename(dir)}"; rename the folder or fix the field`,
+    );
   }
   return result.output;
 }

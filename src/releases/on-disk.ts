@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { DATASETS } from '../registry.ts';
-import { RELEASE_ID, ReleaseError, readManifest, sha256File, type Manifest } from './manifest.ts';
+import { type Manifest, RELEASE_ID, ReleaseError, readManifest, sha256File } from './manifest.ts';
 
 export interface ReleaseOnDisk {
   readonly dir: string;
@@ -18,7 +18,13 @@ export async function listReleaseDirs(dataDir: string): Promise<string[]> {
   for (const entry of entries) {
     if (!entry.isDirectory() || !RELEASE_ID.test(entry.name)) continue;
     const dir = path.join(dataDir, entry.name);
-    if (await fs.stat(path.join(dir, 'manifest.json')).then(() => true, () => false)) dirs.push(dir);
+    if (
+      await fs.stat(path.join(dir, 'manifest.json')).then(
+        () => true,
+        () => false,
+      )
+    )
+      dirs.push(dir);
   }
   return dirs.sort();
 }
@@ -34,7 +40,10 @@ export async function readPointer(dataDir: string): Promise<string | undefined> 
   });
   if (text === undefined) return undefined;
   const id = text.trim();
-  if (!RELEASE_ID.test(id)) throw new ReleaseError(`${path.join(dataDir, POINTER_FILE)}: holds ${JSON.stringify(id)}, not a release id like 2026-11; run \`npm run etl -- rollback RELEASE\` to point it at a release`);
+  if (!RELEASE_ID.test(id))
+    throw new ReleaseError(
+      `${path.join(dataDir, POINTER_FILE)}: holds ${JSON.stringify(id)}, not a release id like 2026-11; run \`npm run etl -- rollback RELEASE\` to point it at a release`,
+    );
   return id;
 }
 
@@ -80,13 +89,18 @@ export async function latestRelease(dataDir: string): Promise<ReleaseOnDisk | un
 export async function verifyRelease({ dir, manifest }: ReleaseOnDisk): Promise<void> {
   for (const def of DATASETS) {
     const entry = manifest.datasets[def.name];
-    if (!entry) throw new ReleaseError(`${path.join(dir, 'manifest.json')}: field "datasets.${def.name}" is missing; every release needs all of ${DATASETS.map((d) => d.name).join(', ')}, so add the file with its entry or regenerate the release`);
+    if (!entry)
+      throw new ReleaseError(
+        `${path.join(dir, 'manifest.json')}: field "datasets.${def.name}" is missing; every release needs all of ${DATASETS.map((d) => d.name).join(', ')}, so add the file with its entry or regenerate the release`,
+      );
     const file = path.join(dir, entry.file);
     const actual = await sha256File(file).catch((err: Error) => {
       throw new ReleaseError(`${file}: cannot read (${err.message}); restore the file or regenerate the release`);
     });
     if (actual !== entry.sha256) {
-      throw new ReleaseError(`${file}: SHA-256 is ${actual} but manifest field "datasets.${def.name}.sha256" says ${entry.sha256}; the file changed after publishing, so restore it or regenerate the release`);
+      throw new ReleaseError(
+        `${file}: SHA-256 is ${actual} but manifest field "datasets.${def.name}.sha256" says ${entry.sha256}; the file changed after publishing, so restore it or regenerate the release`,
+      );
     }
   }
 }

@@ -1,6 +1,6 @@
 import path from 'node:path';
+import { type Manifest, readManifest } from './manifest.ts';
 import { listReleaseDirs } from './on-disk.ts';
-import { readManifest, type Manifest } from './manifest.ts';
 
 /**
  * The releases a client may ask for by `release=`: every release folder in DATA_DIR

@@ -4,16 +4,16 @@ import type { Database } from '../duckdb/database.ts';
 import { InvalidCursorError, NotReadyError, ReleaseLoadingError, ReleaseUnavailableError, UnknownReleaseError } from '../errors.ts';
 import type { Clock } from '../limits/limiter.ts';
 import type { Metrics } from '../metrics.ts';
-import { releaseMemory, type LoadedRelease } from './load-release.ts';
 import { LoadQueue } from './load-queue.ts';
+import { type LoadedRelease, releaseMemory } from './load-release.ts';
 import type { Manifest } from './manifest.ts';
 import { PublishedReleases } from './published.ts';
-import { ResidentReleases, type ReleaseHold } from './resident.ts';
+import { type ReleaseHold, ResidentReleases } from './resident.ts';
 import { ReleaseSwitcher, type SwitchResult } from './switcher.ts';
-import { VintageUnavailableError, Vintages } from './vintages.ts';
+import { Vintages, VintageUnavailableError } from './vintages.ts';
 
-export type { ReleaseHold } from './resident.ts';
 export type { LoadedRelease, ServedDataset } from './load-release.ts';
+export type { ReleaseHold } from './resident.ts';
 
 /** Runs a load in the caller's turn (the HTTP layer's admission for heavy work). */
 export type Admit = (load: () => Promise<ReleaseHold>) => Promise<ReleaseHold>;
@@ -62,7 +62,14 @@ export class Releases {
     this.resident = new ResidentReleases(clock, { idleMs: options.graceMs, capacity: options.capacity });
     this.published = new PublishedReleases(dataDir);
     this.queue = new LoadQueue(db);
-    this.vintages = new Vintages({ queue: this.queue, resident: this.resident, published: this.published, log, clock, loaded: (s) => metrics.releaseLoadSeconds.observe(s) });
+    this.vintages = new Vintages({
+      queue: this.queue,
+      resident: this.resident,
+      published: this.published,
+      log,
+      clock,
+      loaded: (s) => metrics.releaseLoadSeconds.observe(s),
+    });
     this.switcher = new ReleaseSwitcher({
       dataDir,
       queue: this.queue,
@@ -188,7 +195,10 @@ export class Releases {
       const hold = await Promise.race([held, waited]);
       if (hold !== 'late') return hold;
       // Whoever gets the hold after this request gave up lets it go at once.
-      void held.then((late) => late.letGo(), () => {});
+      void held.then(
+        (late) => late.letGo(),
+        () => {},
+      );
       throw new ReleaseLoadingError(id);
     } catch (err) {
       throw err instanceof VintageUnavailableError ? new ReleaseUnavailableError(id) : err;

@@ -1,9 +1,9 @@
-import { watch, type FSWatcher } from 'node:fs';
+import { type FSWatcher, watch } from 'node:fs';
 import type { Logger } from 'pino';
-import { POINTER_FILE, currentRelease, readPointer, verifyRelease } from './on-disk.ts';
-import { ReleaseError } from './manifest.ts';
 import type { LoadQueue } from './load-queue.ts';
 import { loadRelease } from './load-release.ts';
+import { ReleaseError } from './manifest.ts';
+import { currentRelease, POINTER_FILE, readPointer, verifyRelease } from './on-disk.ts';
 import type { PublishedReleases } from './published.ts';
 import type { ResidentReleases } from './resident.ts';
 
@@ -56,19 +56,21 @@ export class ReleaseSwitcher {
   start(): void {
     const check = () => {
       if (this.options.queue.busy) return;
-      void this.options.queue.run(async () => {
-        let id: string | undefined;
-        try {
-          id = await readPointer(this.options.dataDir);
-        } catch (err) {
-          return this.failure(undefined, err as Error);
-        }
-        if (id !== undefined && id === this.options.current.get()?.id && this.lastFailure !== undefined) {
-          this.lastFailure = undefined;
-          this.options.log.info({ release: id }, 'the release pointer is served again');
-        }
-        if (id !== undefined && id !== this.options.current.get()?.id && id !== this.failed) await this.switchTo('pointer changed', false);
-      })
+      void this.options.queue
+        .run(async () => {
+          let id: string | undefined;
+          try {
+            id = await readPointer(this.options.dataDir);
+          } catch (err) {
+            return this.failure(undefined, err as Error);
+          }
+          if (id !== undefined && id === this.options.current.get()?.id && this.lastFailure !== undefined) {
+            this.lastFailure = undefined;
+            this.options.log.info({ release: id }, 'the release pointer is served again');
+          }
+          if (id !== undefined && id !== this.options.current.get()?.id && id !== this.failed)
+            await this.switchTo('pointer changed', false);
+        })
         .catch(() => {}) // switchTo has logged it
         .then(() => this.afterPoll());
     };
@@ -91,7 +93,9 @@ export class ReleaseSwitcher {
   }
 
   private afterPoll(): Promise<void> {
-    return (this.options.afterPoll?.() ?? Promise.resolve()).catch((err: Error) => this.options.log.error({ err }, `cannot list the published releases: ${err.message}`));
+    return (this.options.afterPoll?.() ?? Promise.resolve()).catch((err: Error) =>
+      this.options.log.error({ err }, `cannot list the published releases: ${err.message}`),
+    );
   }
 
   private async switchTo(reason: string, retry: boolean): Promise<SwitchResult> {
@@ -115,12 +119,17 @@ export class ReleaseSwitcher {
         await verifyRelease(onDisk);
         next = await this.options.queue.withConnection((connection) => loadRelease(connection, onDisk, log));
       }
-      await this.options.published.refresh(id).catch((err: Error) => log.error({ err }, `cannot list the published releases: ${err.message}`));
+      await this.options.published
+        .refresh(id)
+        .catch((err: Error) => log.error({ err }, `cannot list the published releases: ${err.message}`));
       current.set(next);
       this.failed = undefined;
       if (this.lastFailure !== undefined) log.info({ release: id }, 'the release pointer is served again');
       this.lastFailure = undefined;
-      log.info({ release: id, from: serving?.id, retained: current.otherIds(), ms: Math.round(performance.now() - started) }, 'serving release');
+      log.info(
+        { release: id, from: serving?.id, retained: current.otherIds(), ms: Math.round(performance.now() - started) },
+        'serving release',
+      );
       return { serving: id, changed: true };
     } catch (err) {
       this.failed = id;
@@ -141,6 +150,9 @@ export class ReleaseSwitcher {
     if (!asked && key === this.lastFailure) return;
     if (key !== this.lastFailure) this.options.onFailure?.();
     this.lastFailure = key;
-    log.error({ err, release: id, serving: serving?.id }, serving ? `cannot switch releases, still serving ${serving.id}: ${err.message}` : `cannot load the release: ${err.message}`);
+    log.error(
+      { err, release: id, serving: serving?.id },
+      serving ? `cannot switch releases, still serving ${serving.id}: ${err.message}` : `cannot load the release: ${err.message}`,
+    );
   }
 }

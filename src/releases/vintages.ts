@@ -1,9 +1,9 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../limits/limiter.ts';
+import type { LoadQueue } from './load-queue.ts';
+import { dropRelease, type LoadedRelease, loadRelease } from './load-release.ts';
 import { verifyRelease } from './on-disk.ts';
 import type { PublishedReleases } from './published.ts';
-import type { LoadQueue } from './load-queue.ts';
-import { dropRelease, loadRelease, type LoadedRelease } from './load-release.ts';
 import type { ReleaseHold, ResidentReleases } from './resident.ts';
 
 /** A published release that could not be loaded; the log has why. */
@@ -89,7 +89,10 @@ export class Vintages {
       this.failedAt.delete(id);
       const seconds = (performance.now() - started) / 1000;
       this.options.loaded?.(seconds);
-      log.info({ release: id, ms: Math.round(seconds * 1000), loaded: [resident.get()?.id, ...resident.otherIds()] }, 'release loaded on demand');
+      log.info(
+        { release: id, ms: Math.round(seconds * 1000), loaded: [resident.get()?.id, ...resident.otherIds()] },
+        'release loaded on demand',
+      );
     } catch (err) {
       this.failedAt.set(id, this.options.clock());
       log.error({ err, release: id }, `cannot load release ${id} on demand: ${(err as Error).message}`);

@@ -1,23 +1,23 @@
 import {
+  type Data,
+  type DataType,
   Dictionary,
   Field,
   Float64,
+  Int8,
   Int16,
   Int32,
-  Int8,
+  makeData,
   RecordBatch,
   RecordBatchStreamWriter,
   Schema,
   Struct,
   Utf8,
-  makeData,
-  vectorFromArray,
-  type Data,
-  type DataType,
   type Vector,
+  vectorFromArray,
 } from 'apache-arrow';
-import type { ColumnStore } from '../store/column-store.ts';
 import { INTEGER_DIMENSIONS } from '../registry.ts';
+import type { ColumnStore } from '../store/column-store.ts';
 
 type Typed = Int8Array | Int16Array | Int32Array | Float64Array;
 type TypedConstructor = new (buffer: ArrayBuffer, byteOffset: number, length: number) => Typed;
@@ -54,7 +54,10 @@ function scratch(): (length: number) => Int32Array {
 }
 
 /** The narrowest signed index type for a dictionary of `size` values (Arrow's indices are signed). */
-function indexType(size: number): { type: Int8 | Int16 | Int32; array: Int8ArrayConstructor | Int16ArrayConstructor | Int32ArrayConstructor } {
+function indexType(size: number): {
+  type: Int8 | Int16 | Int32;
+  array: Int8ArrayConstructor | Int16ArrayConstructor | Int32ArrayConstructor;
+} {
   if (size <= 0x80) return { type: new Int8(), array: Int8Array };
   if (size <= 0x8000) return { type: new Int16(), array: Int16Array };
   return { type: new Int32(), array: Int32Array };
@@ -206,7 +209,13 @@ export class ArrowRenderer {
   /** A batch of `rows` rows of zeros: what the writer needs to lay a page of that length out. */
   private emptyBatch(rows: number): RecordBatch {
     const children = this.columns.map(({ type, array, dictionary }) =>
-      makeData({ type, length: rows, nullCount: 0, data: new array(new ArrayBuffer(rows * array.prototype.BYTES_PER_ELEMENT), 0, rows), dictionary } as never),
+      makeData({
+        type,
+        length: rows,
+        nullCount: 0,
+        data: new array(new ArrayBuffer(rows * array.prototype.BYTES_PER_ELEMENT), 0, rows),
+        dictionary,
+      } as never),
     ) as Data<DataType>[];
     return new RecordBatch(this.schema, makeData({ type: new Struct(this.schema.fields), length: rows, nullCount: 0, children }));
   }

@@ -21,7 +21,9 @@ export function csvSyntax(store: ColumnStore): TextSyntax {
   const hasMetrics = store.metrics.length > 0;
   return {
     fragment: (s, values) =>
-      (s > 0 ? ',' : '') + values.map(([column, code]) => csvField(column.dictionary.values[code]!)).join(',') + (s === last && hasMetrics ? ',' : ''),
+      (s > 0 ? ',' : '') +
+      values.map(([column, code]) => csvField(column.dictionary.values[code]!)).join(',') +
+      (s === last && hasMetrics ? ',' : ''),
     metricGlue: store.metrics.slice(1).map(() => ','),
     tail: '\r\n',
     separator: '',

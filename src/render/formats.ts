@@ -17,9 +17,19 @@ export const FORMATS: Readonly<Record<FormatName, Format>> = {
   json: { name: 'json', mediaType: 'application/json', contentType: 'application/json; charset=utf-8', extension: 'json' },
   // RFC 4180's optional `header` parameter: the first line names the columns.
   csv: { name: 'csv', mediaType: 'text/csv', contentType: 'text/csv; charset=utf-8; header=present', extension: 'csv' },
-  arrow: { name: 'arrow', mediaType: 'application/vnd.apache.arrow.stream', contentType: 'application/vnd.apache.arrow.stream', extension: 'arrows' },
+  arrow: {
+    name: 'arrow',
+    mediaType: 'application/vnd.apache.arrow.stream',
+    contentType: 'application/vnd.apache.arrow.stream',
+    extension: 'arrows',
+  },
   ndjson: { name: 'ndjson', mediaType: 'application/x-ndjson', contentType: 'application/x-ndjson; charset=utf-8', extension: 'ndjson' },
-  parquet: { name: 'parquet', mediaType: 'application/vnd.apache.parquet', contentType: 'application/vnd.apache.parquet', extension: 'parquet' },
+  parquet: {
+    name: 'parquet',
+    mediaType: 'application/vnd.apache.parquet',
+    contentType: 'application/vnd.apache.parquet',
+    extension: 'parquet',
+  },
 };
 
 /** What a page's body says besides its rows; only JSON has room for it in the body. */

@@ -1,7 +1,6 @@
 import type { ColumnStore } from '../store/column-store.ts';
 import type { TextSyntax } from './text-renderer.ts';
 
-
 export type RowShape = 'financial' | 'reference';
 
 /**

@@ -1,11 +1,16 @@
-import { INTEGER_DIMENSIONS, type DatasetDef } from '../registry.ts';
+import { type DatasetDef, INTEGER_DIMENSIONS } from '../registry.ts';
 import { formatDouble } from './json-number.ts';
 import type { TableColumn, TablePage } from './table.ts';
 
 /** The rows of a revisions diff, as src/query/revisions.ts keeps them. */
 export interface RevisedRows {
   /** In the dataset's dimension order, each dictionary-coded. */
-  readonly dimensions: ReadonlyArray<{ readonly name: string; readonly values: readonly (string | number)[]; readonly json: readonly string[]; readonly codes: ArrayLike<number> }>;
+  readonly dimensions: ReadonlyArray<{
+    readonly name: string;
+    readonly values: readonly (string | number)[];
+    readonly json: readonly string[];
+    readonly codes: ArrayLike<number>;
+  }>;
   /** Each row's kind of change, an index into the page's `changes`. */
   readonly change: ArrayLike<number>;
   /** Per metric, the value before and after; NaN where the row is absent. */
@@ -31,16 +36,20 @@ export interface RevisionPage {
  */
 export function revisionTable({ def, result, changes, start, end }: RevisionPage): TablePage {
   const side = (prefix: string, columns: readonly Float64Array[]) =>
-    def.metrics.map((m, i): TableColumn => ({
-      name: `${prefix}_${m}`,
-      type: 'double',
-      value: (r) => (Number.isNaN(columns[i]![r]!) ? null : columns[i]![r]!),
-    }));
-  const dimensions = result.dimensions.map((dimension): TableColumn => ({
-    name: dimension.name,
-    type: INTEGER_DIMENSIONS.has(dimension.name) ? 'integer' : 'text',
-    value: (r) => dimension.values[dimension.codes[r]!]!,
-  }));
+    def.metrics.map(
+      (m, i): TableColumn => ({
+        name: `${prefix}_${m}`,
+        type: 'double',
+        value: (r) => (Number.isNaN(columns[i]![r]!) ? null : columns[i]![r]!),
+      }),
+    );
+  const dimensions = result.dimensions.map(
+    (dimension): TableColumn => ({
+      name: dimension.name,
+      type: INTEGER_DIMENSIONS.has(dimension.name) ? 'integer' : 'text',
+      value: (r) => dimension.values[dimension.codes[r]!]!,
+    }),
+  );
   const change: TableColumn = { name: 'change', type: 'text', value: (r) => changes[result.change[r]!]! };
   const dimensionKeys = def.dimensions.map((d) => `${JSON.stringify(d)}:`);
   const metricKeys = def.metrics.map((m) => `${JSON.stringify(m)}:`);

@@ -22,7 +22,12 @@ export class RowRenderers {
   private readonly csvHeader: string;
 
   static async create(store: ColumnStore, kind: DatasetKind): Promise<RowRenderers> {
-    return new RowRenderers(store, await TextRenderer.create(store, jsonSyntax(store, kind)), await TextRenderer.create(store, csvSyntax(store)), new ArrowRenderer(store));
+    return new RowRenderers(
+      store,
+      await TextRenderer.create(store, jsonSyntax(store, kind)),
+      await TextRenderer.create(store, csvSyntax(store)),
+      new ArrowRenderer(store),
+    );
   }
 
   private constructor(
@@ -53,7 +58,8 @@ export class RowRenderers {
   async *stream(format: StreamFormat, batches: AsyncIterable<readonly number[]>): AsyncGenerator<Buffer> {
     const { arrow } = this;
     const prefix = arrow.streamStart.length;
-    const ndjson = format === 'ndjson' ? await (this.ndjsonRenderer ??= TextRenderer.create(this.store, ndjsonSyntax(this.store))) : undefined;
+    const ndjson =
+      format === 'ndjson' ? await (this.ndjsonRenderer ??= TextRenderer.create(this.store, ndjsonSyntax(this.store))) : undefined;
     if (format === 'csv') yield Buffer.from(this.csvHeader);
     if (format === 'arrow') yield arrow.streamStart;
     for await (const rids of batches) {

@@ -1,4 +1,4 @@
-import { Float64, Int32, Table, Utf8, tableToIPC, vectorFromArray, type DataType, type Vector } from 'apache-arrow';
+import { type DataType, Float64, Int32, Table, tableToIPC, Utf8, type Vector, vectorFromArray } from 'apache-arrow';
 import { csvField } from './csv-syntax.ts';
 import { envelopeAfter, envelopeBefore, type PageEnvelope } from './formats.ts';
 import { formatDouble } from './json-number.ts';

@@ -23,7 +23,10 @@ export class JsonFile {
       throw err;
     }
     const result = v.safeParse(schema, JSON.parse(text));
-    if (!result.success) throw new Error(`${this.file}: field "${v.getDotPath(result.issues[0]) ?? '(root)'}": ${result.issues[0].message}; restore the file from a backup`);
+    if (!result.success)
+      throw new Error(
+        `${this.file}: field "${v.getDotPath(result.issues[0]) ?? '(root)'}": ${result.issues[0].message}; restore the file from a backup`,
+      );
     return result.output;
   }
 

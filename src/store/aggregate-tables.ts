@@ -1,6 +1,14 @@
 import type { DatasetDef } from '../registry.ts';
-import { group, rowSpan, type AggregateSource, type Leading, type MetricNeeds, type MetricTotals, type SourceSegment } from './aggregation.ts';
-import { codeArray, type ColumnStore, type Dictionary } from './column-store.ts';
+import {
+  type AggregateSource,
+  group,
+  type Leading,
+  type MetricNeeds,
+  type MetricTotals,
+  rowSpan,
+  type SourceSegment,
+} from './aggregation.ts';
+import { type ColumnStore, codeArray, type Dictionary } from './column-store.ts';
 import { inSlices } from './slices.ts';
 
 /** What aggregates read of a served dataset, built once when its release loads. */
@@ -19,9 +27,14 @@ export async function buildAggregateTables(def: DatasetDef, store: ColumnStore):
   const sizes = dictionaries.map((d) => d.values.length);
   const codes = new Map(store.dimensions.map((d) => [d.name, new Map(d.dictionary.values.map((value, code) => [String(value), code]))]));
   const sources = [await storeSource(store)];
-  const totals = def.totals && { index: def.dimensions.indexOf(def.totals.dimension), code: codes.get(def.totals.dimension)?.get(def.totals.value) };
+  const totals = def.totals && {
+    index: def.dimensions.indexOf(def.totals.dimension),
+    code: codes.get(def.totals.dimension)?.get(def.totals.value),
+  };
   // Largest first, each from the smallest table built so far that can answer it.
-  const rollups = [...(def.rollups ?? [])].map((keep) => keep.map((name) => def.dimensions.indexOf(name))).sort((a, b) => b.length - a.length);
+  const rollups = [...(def.rollups ?? [])]
+    .map((keep) => keep.map((name) => def.dimensions.indexOf(name)))
+    .sort((a, b) => b.length - a.length);
   for (const keep of rollups) {
     // A rollup without the totals dimension adds up the total rows alone, as aggregates do.
     const fixed = new Map<number, number>();
@@ -63,10 +76,14 @@ export function chooseSource(
 export function rollupBytes(tables: AggregateTables): number {
   let bytes = 0;
   for (const source of tables.sources.slice(1)) {
-    for (const segment of source.segments) bytes += segment.codes.byteLength + segment.codeOfCombination.reduce((sum, a) => sum + a.byteLength, 0);
+    for (const segment of source.segments)
+      bytes += segment.codes.byteLength + segment.codeOfCombination.reduce((sum, a) => sum + a.byteLength, 0);
     bytes += source.counts?.byteLength ?? 0;
     for (const totals of source.metrics) {
-      bytes += 'values' in totals ? totals.values.byteLength : totals.offsets.byteLength + totals.partials.byteLength + totals.min.byteLength + totals.max.byteLength;
+      bytes +=
+        'values' in totals
+          ? totals.values.byteLength
+          : totals.offsets.byteLength + totals.partials.byteLength + totals.min.byteLength + totals.max.byteLength;
     }
   }
   return bytes;
@@ -76,7 +93,11 @@ export function rollupBytes(tables: AggregateTables): number {
 async function storeSource(store: ColumnStore): Promise<AggregateSource> {
   const segments = store.segments.map((segment, s): SourceSegment => {
     const members = store.dimensions.map((column, index) => ({ column, index })).filter(({ column }) => column.segment === s);
-    return { dimensions: members.map((m) => m.index), codes: segment.codes, codeOfCombination: members.map((m) => m.column.codeOfCombination) };
+    return {
+      dimensions: members.map((m) => m.index),
+      codes: segment.codes,
+      codeOfCombination: members.map((m) => m.column.codeOfCombination),
+    };
   });
   const first = store.dimensions[0];
   return {
@@ -91,7 +112,12 @@ async function storeSource(store: ColumnStore): Promise<AggregateSource> {
 }
 
 /** Where each code of `dimension` starts in rows laid out as `segments`, if they ascend by it (checked, not assumed); else null. */
-export async function leadingOf(segments: readonly SourceSegment[], rows: number, dimension: number, size: number): Promise<Leading | null> {
+export async function leadingOf(
+  segments: readonly SourceSegment[],
+  rows: number,
+  dimension: number,
+  size: number,
+): Promise<Leading | null> {
   const segment = segments.find((s) => s.dimensions.includes(dimension));
   if (!segment) return null;
   const codeOf = segment.codeOfCombination[segment.dimensions.indexOf(dimension)]!;

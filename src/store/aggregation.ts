@@ -115,7 +115,6 @@ interface ActiveSegment {
 // Group keys below this index a dense table; a Map beyond it.
 const DENSE_KEYS = 1 << 20;
 
-
 /** How many group keys a grouping by dimensions of these dictionary sizes numbers: one number per group must stay an exact integer (below 2^53). */
 export const groupKeySpace = (sizes: readonly number[]) => sizes.reduce((product, size) => product * size, 1);
 
@@ -203,7 +202,8 @@ export async function group(source: AggregateSource, grouping: Grouping): Promis
 
   const codes = new Int32Array(count * width);
   await inSlices(count, (start, end) => {
-    for (let g = start; g < end; g++) for (let i = 0; i < width; i++) codes[g * width + i] = Math.floor(keys[g]! / radix[i]!) % sizes[groupBy[i]!]!;
+    for (let g = start; g < end; g++)
+      for (let i = 0; i < width; i++) codes[g * width + i] = Math.floor(keys[g]! / radix[i]!) % sizes[groupBy[i]!]!;
   });
   return { count, groupBy, codes, rows, sums, min, max, needs: metrics, aligned };
 }

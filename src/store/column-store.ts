@@ -69,13 +69,27 @@ export class ColumnStore {
    * a fused segment has at most `maxCombinations` (1 keeps every dimension apart).
    * Every pass over the rows takes turns with the event loop (src/store/slices.ts).
    */
-  static async build(rowCount: number, dimensions: readonly DimensionInput[], metrics: readonly MetricColumn[], maxCombinations: number): Promise<ColumnStore> {
+  static async build(
+    rowCount: number,
+    dimensions: readonly DimensionInput[],
+    metrics: readonly MetricColumn[],
+    maxCombinations: number,
+  ): Promise<ColumnStore> {
     const parts = await fuse(
-      dimensions.map((d, i): Part => ({ first: i, codes: d.codes, combinations: d.dictionary.values.length, members: [identity(d.dictionary.values.length)] })),
+      dimensions.map(
+        (d, i): Part => ({
+          first: i,
+          codes: d.codes,
+          combinations: d.dictionary.values.length,
+          members: [identity(d.dictionary.values.length)],
+        }),
+      ),
       rowCount,
       maxCombinations,
     );
-    const segments = parts.map((p): Segment => ({ dimensions: p.members.map((_, k) => p.first + k), combinations: p.combinations, codes: p.codes }));
+    const segments = parts.map(
+      (p): Segment => ({ dimensions: p.members.map((_, k) => p.first + k), combinations: p.combinations, codes: p.codes }),
+    );
     const columns = parts.flatMap((p, s) =>
       p.members.map((member, k): DimensionColumn => ({ ...pick(dimensions[p.first + k]!), segment: s, codeOfCombination: member })),
     );
@@ -95,7 +109,11 @@ export class ColumnStore {
 
   /** Bytes of the columns (codes, each combination's codes, metrics), what the store holds beside its dictionaries. */
   get bytes(): number {
-    const arrays = [...this.segments.map((s) => s.codes), ...this.dimensions.map((d) => d.codeOfCombination), ...this.metrics.map((m) => m.values)];
+    const arrays = [
+      ...this.segments.map((s) => s.codes),
+      ...this.dimensions.map((d) => d.codeOfCombination),
+      ...this.metrics.map((m) => m.values),
+    ];
     return arrays.reduce((sum, a) => sum + a.byteLength, 0);
   }
 }
@@ -147,7 +165,15 @@ async function fuse(parts: Part[], rows: number, max: number): Promise<Part[]> {
  * `a` and `b` as one part, or null when they have more than `max` combinations.
  * Without `build` only the count is wanted: the result has no codes of its own.
  */
-async function combinePair(a: Part, b: Part, rows: number, max: number, build: boolean, table: Int32Array, turns: Turns): Promise<Part | null> {
+async function combinePair(
+  a: Part,
+  b: Part,
+  rows: number,
+  max: number,
+  build: boolean,
+  table: Int32Array,
+  turns: Turns,
+): Promise<Part | null> {
   const keys = a.combinations * b.combinations;
   const dense = keys <= table.length ? table.fill(-1, 0, keys) : null;
   const sparse = dense ? null : new Map<number, number>();

@@ -1,6 +1,6 @@
 import type { DatasetDef } from '../registry.ts';
-import { group, type AggregateSource, type MetricTotals } from './aggregation.ts';
-import { chooseSource, type AggregateTables } from './aggregate-tables.ts';
+import { type AggregateTables, chooseSource } from './aggregate-tables.ts';
+import { type AggregateSource, group, type MetricTotals } from './aggregation.ts';
 import type { ExactSums } from './exact-sum.ts';
 
 // The other side of a ratio across datasets (`per=` on /v1/aggregate): a metric of
@@ -25,7 +25,12 @@ const tablesBuilt = new WeakMap<AggregateTables, Map<string, Promise<Denominator
  * Rows that total others (national rows) are read only where the key has their
  * dimension, where a key's value tells which rows it means.
  */
-export function denominatorTable(def: DatasetDef, tables: AggregateTables, keys: readonly string[], metric: string): Promise<DenominatorTable> {
+export function denominatorTable(
+  def: DatasetDef,
+  tables: AggregateTables,
+  keys: readonly string[],
+  metric: string,
+): Promise<DenominatorTable> {
   let built = tablesBuilt.get(tables);
   if (!built) tablesBuilt.set(tables, (built = new Map()));
   const id = JSON.stringify([keys, metric]);
@@ -43,10 +48,16 @@ async function buildTable(def: DatasetDef, tables: AggregateTables, keys: readon
   const allowed = new Map<number, Set<number>>();
   const totals = def.totals;
   const totalsCode = totals && tables.codes.get(totals.dimension)?.get(totals.value);
-  if (totals && !keys.includes(totals.dimension) && totalsCode !== undefined) allowed.set(def.dimensions.indexOf(totals.dimension), new Set([totalsCode]));
+  if (totals && !keys.includes(totals.dimension) && totalsCode !== undefined)
+    allowed.set(def.dimensions.indexOf(totals.dimension), new Set([totalsCode]));
   const { source, allowed: scanned } = chooseSource(tables.sources, dims, allowed);
   const m = def.metrics.indexOf(metric);
-  const groups = await group(source, { groupBy: dims, sizes: tables.sizes, allowed: scanned, metrics: [{ index: m, sum: true, min: false, max: false }] });
+  const groups = await group(source, {
+    groupBy: dims,
+    sizes: tables.sizes,
+    allowed: scanned,
+    metrics: [{ index: m, sum: true, min: false, max: false }],
+  });
   const radix = dims.map((_, i) => dims.slice(i + 1).reduce((product, d) => product * tables.sizes[d]!, 1));
   const index = new Map<number, number>();
   for (let g = 0; g < groups.count; g++) {
@@ -98,7 +109,11 @@ const alignments = new WeakMap<AggregateTables, WeakMap<AggregateTables, boolean
  * `den`'s metric `metric` in the table matching each of `num`'s; undefined otherwise.
  * Checked once per pair of releases' tables, by comparing their codes.
  */
-export function alignedTotals(num: AggregateTables, den: AggregateTables, metric: number): ((source: AggregateSource) => MetricTotals) | undefined {
+export function alignedTotals(
+  num: AggregateTables,
+  den: AggregateTables,
+  metric: number,
+): ((source: AggregateSource) => MetricTotals) | undefined {
   let known = alignments.get(num);
   if (!known) alignments.set(num, (known = new WeakMap()));
   let same = known.get(den);
@@ -109,7 +124,9 @@ export function alignedTotals(num: AggregateTables, den: AggregateTables, metric
 
 function sameRows(a: AggregateTables, b: AggregateTables): boolean {
   if (a.sources.length !== b.sources.length || a.dictionaries.length !== b.dictionaries.length) return false;
-  const sameValues = a.dictionaries.every((d, i) => d.values.length === b.dictionaries[i]!.values.length && d.values.every((v, k) => v === b.dictionaries[i]!.values[k]));
+  const sameValues = a.dictionaries.every(
+    (d, i) => d.values.length === b.dictionaries[i]!.values.length && d.values.every((v, k) => v === b.dictionaries[i]!.values[k]),
+  );
   return sameValues && a.sources.every((s, i) => sameSource(s, b.sources[i]!));
 }
 
@@ -123,7 +140,11 @@ function sameSource(a: AggregateSource, b: AggregateSource): boolean {
     a.segments.length === b.segments.length &&
     a.segments.every((s, i) => {
       const t = b.segments[i]!;
-      return sameSet(s.dimensions, t.dimensions) && sameBytes(s.codes, t.codes) && s.codeOfCombination.every((c, k) => sameBytes(c, t.codeOfCombination[k]!));
+      return (
+        sameSet(s.dimensions, t.dimensions) &&
+        sameBytes(s.codes, t.codes) &&
+        s.codeOfCombination.every((c, k) => sameBytes(c, t.codeOfCombination[k]!))
+      );
     })
   );
 }

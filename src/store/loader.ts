@@ -1,12 +1,12 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { Logger } from 'pino';
-import { ColumnStore, codeArray, type CodeArray, type DimensionInput, type Dictionary, type MetricColumn } from './column-store.ts';
 import { SERVING_CATALOG } from '../duckdb/database.ts';
-import { buildAggregateTables, type AggregateTables } from './aggregate-tables.ts';
-import { DatasetError } from './dataset-error.ts';
-import { INTEGER_DIMENSIONS, type DatasetDef } from '../registry.ts';
-import { columnProblems, describeParquet, refuseProblems, valueProblems } from './parquet-checks.ts';
 import { quoteIdent, quoteLiteral } from '../duckdb/sql-text.ts';
+import { type DatasetDef, INTEGER_DIMENSIONS } from '../registry.ts';
+import { type AggregateTables, buildAggregateTables } from './aggregate-tables.ts';
+import { type CodeArray, ColumnStore, codeArray, type Dictionary, type DimensionInput, type MetricColumn } from './column-store.ts';
+import { DatasetError } from './dataset-error.ts';
+import { columnProblems, describeParquet, refuseProblems, valueProblems } from './parquet-checks.ts';
 
 /** A dataset of a release as the store holds it: its DuckDB table and its columns. */
 export interface StoredDataset {
@@ -57,7 +57,12 @@ const releaseSchema = (id: string) => `${SERVING_CATALOG}.${quoteIdent(`r${id.re
  * connection's settings are left alone: DuckDB's are instance-wide, and serving
  * connections share them.
  */
-export async function loadTables(connection: DuckDBConnection, id: string, files: readonly DatasetFile[], log: Logger): Promise<ReadonlyMap<string, LoadedDataset>> {
+export async function loadTables(
+  connection: DuckDBConnection,
+  id: string,
+  files: readonly DatasetFile[],
+  log: Logger,
+): Promise<ReadonlyMap<string, LoadedDataset>> {
   const schema = releaseSchema(id);
   await connection.run(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
   await connection.run(`CREATE SCHEMA ${schema}`);
@@ -72,14 +77,20 @@ export async function loadTables(connection: DuckDBConnection, id: string, files
       await compress(connection, log);
       const { store } = loaded.dataset;
       log.info(
-        { dataset: def.name, rows: store.rowCount, segments: store.segments.map((s) => s.combinations), bytesPerRow: store.bytesPerRow, ms: Math.round(performance.now() - started) },
+        {
+          dataset: def.name,
+          rows: store.rowCount,
+          segments: store.segments.map((s) => s.combinations),
+          bytesPerRow: store.bytesPerRow,
+          ms: Math.round(performance.now() - started),
+        },
         'dataset loaded',
       );
     }
     return datasets;
   } catch (err) {
     // The load's own error is the one to report; a failed clean-up is logged beside it.
-    await dropTables(connection, id).catch((dropErr: Error) => log.error({ err: dropErr, schema }, 'cannot drop the failed load\'s schema'));
+    await dropTables(connection, id).catch((dropErr: Error) => log.error({ err: dropErr, schema }, "cannot drop the failed load's schema"));
     throw err;
   }
 }
@@ -107,7 +118,9 @@ async function loadDataset(
   refuseProblems(columnProblems(def, await describeParquet(connection, file), file));
   const { rows, problems } = await valueProblems(connection, def, file);
   if (rows !== expectedRows) {
-    throw new DatasetError(`${file}: has ${rows} rows but the manifest says ${expectedRows}; the file and manifest.json disagree, so regenerate the release`);
+    throw new DatasetError(
+      `${file}: has ${rows} rows but the manifest says ${expectedRows}; the file and manifest.json disagree, so regenerate the release`,
+    );
   }
   refuseProblems(problems);
 
@@ -123,14 +136,19 @@ async function loadDataset(
   // readColumns checks the order that results. A sample of rows keeps DuckDB's own
   // JSON for the self-check.
   const typed = def.dimensions.map((dim) =>
-    INTEGER_DIMENSIONS.has(dim) ? `${quoteIdent(dim)}::INTEGER AS ${quoteIdent(dim)}` : `${quoteIdent(dim)}::${enumType(dim)} AS ${quoteIdent(dim)}`,
+    INTEGER_DIMENSIONS.has(dim)
+      ? `${quoteIdent(dim)}::INTEGER AS ${quoteIdent(dim)}`
+      : `${quoteIdent(dim)}::${enumType(dim)} AS ${quoteIdent(dim)}`,
   );
   const stride = Math.max(1, Math.floor(expectedRows / SELF_CHECK_ROWS));
   await connection.run(`
     CREATE TABLE ${table} AS
     SELECT rid,
            ${def.dimensions.map((dim) => (INTEGER_DIMENSIONS.has(dim) ? quoteIdent(dim) : `enum_code(${quoteIdent(dim)}) AS ${quoteIdent(dim)}`)).join(', ')},
-           ${def.metrics.map(quoteIdent).map((m) => `${m}, `).join('')}
+           ${def.metrics
+             .map(quoteIdent)
+             .map((m) => `${m}, `)
+             .join('')}
            CASE WHEN rid % ${stride} = 0 OR rid = ${expectedRows - 1} THEN ${rowJson(def)} END AS self_check
     FROM (
       SELECT (row_number() OVER () - 1)::INTEGER AS rid, *
@@ -147,7 +165,10 @@ async function loadDataset(
       ? `SELECT DISTINCT ${quoteIdent(dim)} AS v, to_json(v)::VARCHAR FROM ${table} ORDER BY 1`
       : `SELECT v::VARCHAR, to_json(v::VARCHAR)::VARCHAR FROM unnest(enum_range(NULL::${enumType(dim)})) AS t(v)`;
     const rows = (await connection.runAndReadAll(sql)).getRows();
-    dictionaries.set(dim, { values: rows.map(([value]) => (INTEGER_DIMENSIONS.has(dim) ? Number(value) : String(value))), json: rows.map(([, json]) => String(json)) });
+    dictionaries.set(dim, {
+      values: rows.map(([value]) => (INTEGER_DIMENSIONS.has(dim) ? Number(value) : String(value))),
+      json: rows.map(([, json]) => String(json)),
+    });
   }
 
   // Fragments average ~100 B, so at most one combination per 16 rows keeps them
@@ -158,10 +179,12 @@ async function loadDataset(
   for (const metric of def.metrics) await connection.run(`ALTER TABLE ${table} DROP COLUMN ${quoteIdent(metric)}`);
 
   // Integer columns hold the value itself, text columns its code.
-  const codes = new Map(def.dimensions.map((dim) => [
-    dim,
-    new Map(dictionaries.get(dim)!.values.map((value, code) => [String(value), INTEGER_DIMENSIONS.has(dim) ? Number(value) : code])),
-  ]));
+  const codes = new Map(
+    def.dimensions.map((dim) => [
+      dim,
+      new Map(dictionaries.get(dim)!.values.map((value, code) => [String(value), INTEGER_DIMENSIONS.has(dim) ? Number(value) : code])),
+    ]),
+  );
   return { dataset: { def, table, store, codes, aggregates: await buildAggregateTables(def, store) }, samples };
 }
 
@@ -184,7 +207,9 @@ async function readColumns(
   const dims = def.dimensions;
   const codes: CodeArray[] = dims.map((dim) => codeArray(dictionaries.get(dim)!.values.length, rows));
   // Integer dimensions hold values, not codes: their dictionary gives the code.
-  const integerCodes = dims.map((dim) => (INTEGER_DIMENSIONS.has(dim) ? new Map(dictionaries.get(dim)!.values.map((v, code) => [v as number, code])) : null));
+  const integerCodes = dims.map((dim) =>
+    INTEGER_DIMENSIONS.has(dim) ? new Map(dictionaries.get(dim)!.values.map((v, code) => [v as number, code])) : null,
+  );
   const metrics: MetricColumn[] = def.metrics.map((name) => ({ name, values: new Float64Array(rows) }));
   const samples: Array<[number, string]> = [];
   let duplicates = 0;
@@ -205,7 +230,8 @@ async function readColumns(
         const item = rest[d]!.getItem(i) as number;
         const code = integerCodes[d] ? integerCodes[d]!.get(item)! : item;
         if (differs < 0 && codes[d]![row - 1] !== code) {
-          if (code < codes[d]![row - 1]!) throw new Error(`${table}: row ${row} sorts before row ${row - 1} on ${dims[d]}; rids are not in serving order`);
+          if (code < codes[d]![row - 1]!)
+            throw new Error(`${table}: row ${row} sorts before row ${row - 1} on ${dims[d]}; rids are not in serving order`);
           differs = d;
         }
         codes[d]![row] = code;

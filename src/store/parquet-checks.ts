@@ -1,6 +1,6 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { INTEGER_DIMENSIONS, type DatasetDef } from '../registry.ts';
 import { quoteIdent, quoteLiteral } from '../duckdb/sql-text.ts';
+import { type DatasetDef, INTEGER_DIMENSIONS } from '../registry.ts';
 import { DatasetError } from './dataset-error.ts';
 
 // The checks a dataset's Parquet file must pass, shared by the server's loader (which
@@ -31,9 +31,13 @@ export const parquetSource = (file: string) => `read_parquet(${quoteLiteral(file
 
 /** Column name → DuckDB type; a file that cannot be read as Parquet is a DatasetError. */
 export async function describeParquet(connection: DuckDBConnection, file: string): Promise<Map<string, string>> {
-  const reader = await connection.runAndReadAll(`SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM read_parquet(${quoteLiteral(file)}))`).catch((err: Error) => {
-    throw new DatasetError(`${file}: cannot read as Parquet (${err.message.split('\n')[0]}); the file is empty, truncated or not Parquet, so export it again`);
-  });
+  const reader = await connection
+    .runAndReadAll(`SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM read_parquet(${quoteLiteral(file)}))`)
+    .catch((err: Error) => {
+      throw new DatasetError(
+        `${file}: cannot read as Parquet (${err.message.split('\n')[0]}); the file is empty, truncated or not Parquet, so export it again`,
+      );
+    });
   return new Map(reader.getRows().map(([name, type]) => [String(name), String(type)]));
 }
 
@@ -44,10 +48,16 @@ export function columnProblems(def: DatasetDef, types: ReadonlyMap<string, strin
   const missing = expected.filter((c) => !types.has(c));
   const extra = [...types.keys()].filter((c) => !expected.includes(c));
   for (const column of missing) {
-    problems.push({ file, message: `column "${column}" is missing; the ${def.name} dataset needs ${expected.join(', ')}, so re-export the file with every one of them${extra.length ? ` (it has ${extra.map((c) => `"${c}"`).join(', ')} instead: misnamed?)` : ''}` });
+    problems.push({
+      file,
+      message: `column "${column}" is missing; the ${def.name} dataset needs ${expected.join(', ')}, so re-export the file with every one of them${extra.length ? ` (it has ${extra.map((c) => `"${c}"`).join(', ')} instead: misnamed?)` : ''}`,
+    });
   }
   for (const column of extra) {
-    problems.push({ file, message: `column "${column}" is not part of the ${def.name} dataset, which has exactly ${expected.join(', ')}; rename or drop it` });
+    problems.push({
+      file,
+      message: `column "${column}" is not part of the ${def.name} dataset, which has exactly ${expected.join(', ')}; rename or drop it`,
+    });
   }
   for (const column of expected) {
     const type = types.get(column);
@@ -67,14 +77,25 @@ export function columnProblems(def: DatasetDef, types: ReadonlyMap<string, strin
  * Row count and the values every row needs: no empty file, no null dimension, no
  * null, NaN or infinite metric. Call it only on a file whose columns passed.
  */
-export async function valueProblems(connection: DuckDBConnection, def: DatasetDef, file: string): Promise<{ rows: number; problems: Problem[] }> {
+export async function valueProblems(
+  connection: DuckDBConnection,
+  def: DatasetDef,
+  file: string,
+): Promise<{ rows: number; problems: Problem[] }> {
   const source = parquetSource(file);
   const columns = [...def.dimensions, ...def.metrics];
-  const badWhere = (c: string) => (def.metrics.includes(c) ? `${quoteIdent(c)} IS NULL OR NOT isfinite(${quoteIdent(c)}::DOUBLE)` : `${quoteIdent(c)} IS NULL`);
-  const reader = await connection.runAndReadAll(`SELECT count(*), ${columns.map((c) => `count(*) FILTER (WHERE ${badWhere(c)})`).join(', ')} FROM ${source}`);
+  const badWhere = (c: string) =>
+    def.metrics.includes(c) ? `${quoteIdent(c)} IS NULL OR NOT isfinite(${quoteIdent(c)}::DOUBLE)` : `${quoteIdent(c)} IS NULL`;
+  const reader = await connection.runAndReadAll(
+    `SELECT count(*), ${columns.map((c) => `count(*) FILTER (WHERE ${badWhere(c)})`).join(', ')} FROM ${source}`,
+  );
   const [rows, ...badCounts] = reader.getRows()[0]!.map(Number);
   const problems: Problem[] = [];
-  if (rows === 0) problems.push({ file, message: `has no rows; export the ${def.name} dataset again, or leave the file out to keep the current release's` });
+  if (rows === 0)
+    problems.push({
+      file,
+      message: `has no rows; export the ${def.name} dataset again, or leave the file out to keep the current release's`,
+    });
   for (const [i, count] of badCounts.entries()) {
     if (count === 0) continue;
     const column = columns[i]!;

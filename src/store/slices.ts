@@ -40,26 +40,34 @@ export async function inSlices(count: number, work: (start: number, end: number)
 export async function sortInSlices(count: number, compare: (a: number, b: number) => number, turns = new Turns()): Promise<Uint32Array> {
   let from = new Uint32Array(count);
   let to = new Uint32Array(count);
-  await inSlices(count, (start, end) => {
-    for (let i = start; i < end; i++) from[i] = i;
-  }, turns);
+  await inSlices(
+    count,
+    (start, end) => {
+      for (let i = start; i < end; i++) from[i] = i;
+    },
+    turns,
+  );
   for (let width = 1; width < count; width *= 2) {
     // Merges runs [lo, mid) and [mid, hi) of `from` into `to`, one output position at a time, so a slice may end mid-merge.
     let mid = 0;
     let hi = 0;
     let i = 0;
     let j = 0;
-    await inSlices(count, (start, end) => {
-      for (let k = start; k < end; k++) {
-        if (k === hi) {
-          mid = Math.min(k + width, count);
-          hi = Math.min(k + 2 * width, count);
-          i = k;
-          j = mid;
+    await inSlices(
+      count,
+      (start, end) => {
+        for (let k = start; k < end; k++) {
+          if (k === hi) {
+            mid = Math.min(k + width, count);
+            hi = Math.min(k + 2 * width, count);
+            i = k;
+            j = mid;
+          }
+          to[k] = i < mid && (j >= hi || compare(from[i]!, from[j]!) <= 0) ? from[i++]! : from[j++]!;
         }
-        to[k] = i < mid && (j >= hi || compare(from[i]!, from[j]!) <= 0) ? from[i++]! : from[j++]!;
-      }
-    }, turns);
+      },
+      turns,
+    );
     [from, to] = [to, from];
   }
   return from;

@@ -1,4 +1,4 @@
-import { send, type Response } from './service.ts';
+import { type Response, send } from './service.ts';
 
 // The claim flow as a browser without JavaScript runs it: open the invite link, keep
 // the cookie it sets, send the form back with its hidden field.

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { quoteIdent, quoteLiteral } from '../../src/duckdb/sql-text.ts';
-import { DATASETS, DENOMINATORS, denominatorKeys, type DenominatorName } from '../../src/registry.ts';
+import { DATASETS, DENOMINATORS, type DenominatorName, denominatorKeys } from '../../src/registry.ts';
 
 // What /v1/aggregate's derived measures must be, computed by DuckDB from a release's
 // Parquet files: sums as exact DECIMALs, the previous year by a window over the year's
@@ -33,7 +33,8 @@ const q = quoteIdent;
 
 export type Expected = Map<string, Record<string, number | null>>;
 
-export const groupKey = (dimensions: Record<string, unknown>, groupBy: readonly string[]) => JSON.stringify(groupBy.map((d) => dimensions[d] ?? null));
+export const groupKey = (dimensions: Record<string, unknown>, groupBy: readonly string[]) =>
+  JSON.stringify(groupBy.map((d) => dimensions[d] ?? null));
 
 /** Every group the answer must hold, by groupKey, with every value key and `rows`. */
 export async function expectedGroups(connection: DuckDBConnection, releaseDir: string, c: DerivedCase): Promise<Expected> {
@@ -42,10 +43,17 @@ export async function expectedGroups(connection: DuckDBConnection, releaseDir: s
   const by = (list: readonly string[]) => (list.length ? `GROUP BY ${list.join(', ')}` : '');
   const years = c.years ?? 'TRUE';
   const metrics = [...new Set(Object.values(c.measures).map(([m]) => m))];
-  const aggregates = metrics.flatMap((m) => [`sum(${q(m)}::${DECIMAL}) AS ${q(`s_${m}`)}`, `min(${q(m)}) AS ${q(`min_${m}`)}`, `max(${q(m)}) AS ${q(`max_${m}`)}`]);
+  const aggregates = metrics.flatMap((m) => [
+    `sum(${q(m)}::${DECIMAL}) AS ${q(`s_${m}`)}`,
+    `min(${q(m)}) AS ${q(`min_${m}`)}`,
+    `max(${q(m)}) AS ${q(`max_${m}`)}`,
+  ]);
   const others = c.groupBy.filter((d) => d !== 'year').map(q);
   const window = `(${others.length ? `PARTITION BY ${others.join(', ')} ` : ''}ORDER BY year RANGE BETWEEN 1 PRECEDING AND 1 PRECEDING)`;
-  const select: string[] = [...dims.map((d, i) => (c.groupBy[i] === 'year' ? `${d}::INTEGER AS ${d}` : `${d}::VARCHAR AS ${d}`)), 'n::INTEGER AS "rows"'];
+  const select: string[] = [
+    ...dims.map((d, i) => (c.groupBy[i] === 'year' ? `${d}::INTEGER AS ${d}` : `${d}::VARCHAR AS ${d}`)),
+    'n::INTEGER AS "rows"',
+  ];
   for (const [key, [m, fn]] of Object.entries(c.measures)) {
     const s = q(`s_${m}`);
     const value = fn === 'sum' ? `${s}::DOUBLE` : fn === 'avg' ? `${s}::DOUBLE / n` : `${q(`${fn}_${m}`)}`;
@@ -54,9 +62,14 @@ export async function expectedGroups(connection: DuckDBConnection, releaseDir: s
       const prevSum = `max(${s}) OVER ${window}`;
       const prev = fn === 'sum' ? `${prevSum}::DOUBLE` : `max(${value}) OVER ${window}`;
       const change = fn === 'sum' ? `(${s} - ${prevSum})::DOUBLE` : `(${value} - ${prev})`;
-      select.push(`${prev} AS ${q(`${key}_prev`)}`, `${change} AS ${q(`${key}_change`)}`, `CASE WHEN ${prev} = 0 THEN NULL ELSE ${change} / ${prev} * 100 END AS ${q(`${key}_pct_change`)}`);
+      select.push(
+        `${prev} AS ${q(`${key}_prev`)}`,
+        `${change} AS ${q(`${key}_change`)}`,
+        `CASE WHEN ${prev} = 0 THEN NULL ELSE ${change} / ${prev} * 100 END AS ${q(`${key}_pct_change`)}`,
+      );
     }
-    if (c.share && fn === 'sum') select.push(`CASE WHEN t.${q(`t_${m}`)} = 0 THEN NULL ELSE ${s}::DOUBLE / t.${q(`t_${m}`)}::DOUBLE END AS ${q(`${key}_share`)}`);
+    if (c.share && fn === 'sum')
+      select.push(`CASE WHEN t.${q(`t_${m}`)} = 0 THEN NULL ELSE ${s}::DOUBLE / t.${q(`t_${m}`)}::DOUBLE END AS ${q(`${key}_share`)}`);
     if (c.per && fn === 'sum') {
       select.push(`CASE WHEN p.missing > 0 OR p.d = 0 THEN NULL ELSE ${s}::DOUBLE / p.d::DOUBLE END AS ${q(`${key}_per_${c.per}`)}`);
     }
@@ -73,10 +86,14 @@ export async function expectedGroups(connection: DuckDBConnection, releaseDir: s
     // The total over every value of the share dimension, its own filter dropped, summed by a window over its groups.
     const shareOthers = c.share === 'all' ? [] : c.groupBy.filter((d) => d !== c.share).map(q);
     const national = c.share === 'state' || (c.share === 'all' && c.groupBy.includes('state')) ? "state = ''" : 'TRUE';
-    const sums = metrics.map((m) => `sum(sum(${q(m)}::${DECIMAL})) OVER (${shareOthers.length ? `PARTITION BY ${shareOthers.join(', ')}` : ''}) AS ${q(`t_${m}`)}`);
+    const sums = metrics.map(
+      (m) => `sum(sum(${q(m)}::${DECIMAL})) OVER (${shareOthers.length ? `PARTITION BY ${shareOthers.join(', ')}` : ''}) AS ${q(`t_${m}`)}`,
+    );
     const shareBy = c.share === 'all' ? [] : c.groupBy.filter((d) => d !== c.share).map(q);
     const shareYears = c.share === 'year' ? 'TRUE' : years;
-    ctes.push(`t AS (SELECT DISTINCT ${[...shareBy, ...sums].join(', ')} FROM src WHERE ${shareYears} AND ${national} ${by([...shareBy, ...(c.share === 'all' ? [] : [q(c.share)])])})`);
+    ctes.push(
+      `t AS (SELECT DISTINCT ${[...shareBy, ...sums].join(', ')} FROM src WHERE ${shareYears} AND ${national} ${by([...shareBy, ...(c.share === 'all' ? [] : [q(c.share)])])})`,
+    );
     joins.push(shareBy.length ? `LEFT JOIN t USING (${shareBy.join(', ')})` : 'CROSS JOIN t');
   }
   if (c.per) {
@@ -98,7 +115,8 @@ export async function expectedGroups(connection: DuckDBConnection, releaseDir: s
   for (const row of reader.getRowObjectsJS()) {
     const dimensions = Object.fromEntries(c.groupBy.map((d) => [d, row[d]]));
     const values: Record<string, number | null> = {};
-    for (const [name, value] of Object.entries(row)) if (!c.groupBy.includes(name) && name !== 'shown_year') values[name] = value === null ? null : Number(value);
+    for (const [name, value] of Object.entries(row))
+      if (!c.groupBy.includes(name) && name !== 'shown_year') values[name] = value === null ? null : Number(value);
     expected.set(groupKey(dimensions, c.groupBy), values);
   }
   return expected;
@@ -111,7 +129,11 @@ export function close(served: number | null, want: number | null): boolean {
 }
 
 /** The keys of the rows of a case's groups that have no denominator row, from DuckDB. */
-export async function expectedUnmatched(connection: DuckDBConnection, releaseDir: string, c: DerivedCase): Promise<Array<Record<string, unknown>>> {
+export async function expectedUnmatched(
+  connection: DuckDBConnection,
+  releaseDir: string,
+  c: DerivedCase,
+): Promise<Array<Record<string, unknown>>> {
   const def = DATASETS.find((d) => d.name === c.metric)!;
   const denominator = DENOMINATORS[c.per!];
   const keys = (denominator.keys === 'shared' ? denominatorKeys(denominator, def) : denominator.keys).map(q);
@@ -119,5 +141,7 @@ export async function expectedUnmatched(connection: DuckDBConnection, releaseDir
   const sql = `SELECT DISTINCT ${keys.map((k) => `n.${k}`).join(', ')} FROM read_parquet(${file(c.metric)}) n
     ANTI JOIN (SELECT DISTINCT ${keys.join(', ')} FROM read_parquet(${file(denominator.dataset)})) d USING (${keys.join(', ')})
     WHERE ${c.where} AND ${c.shareWhere ?? 'TRUE'} AND ${c.years ?? 'TRUE'} ORDER BY ALL`;
-  return (await connection.runAndReadAll(sql)).getRowObjectsJS().map((row) => Object.fromEntries(Object.entries(row).map(([k, v]) => [k, typeof v === 'bigint' ? Number(v) : v])));
+  return (await connection.runAndReadAll(sql))
+    .getRowObjectsJS()
+    .map((row) => Object.fromEntries(Object.entries(row).map(([k, v]) => [k, typeof v === 'bigint' ? Number(v) : v])));
 }

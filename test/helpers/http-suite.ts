@@ -6,5 +6,7 @@ import path from 'node:path';
 // DQS_TEST_BELOW_KOA=off (helpers/service.ts).
 
 const dir = path.resolve(import.meta.dirname, '..');
-const files = fs.readdirSync(dir).filter((f) => f.endsWith('.test.ts') && /startTestService\(/.test(fs.readFileSync(path.join(dir, f), 'utf8')));
+const files = fs
+  .readdirSync(dir)
+  .filter((f) => f.endsWith('.test.ts') && /startTestService\(/.test(fs.readFileSync(path.join(dir, f), 'utf8')));
 process.stdout.write(`^(${files.map((f) => f.replace(/\./g, '\\.')).join('|')})$`);

@@ -34,7 +34,8 @@ export interface Received {
 }
 
 function check(validate: ValidateFunction, value: unknown, what: string): void {
-  if (!validate(value)) throw new Error(`${what} does not match docs/openapi.json: ${ajv.errorsText(validate.errors, { separator: '; ' })}`);
+  if (!validate(value))
+    throw new Error(`${what} does not match docs/openapi.json: ${ajv.errorsText(validate.errors, { separator: '; ' })}`);
 }
 
 const resolve = (node: Json): Json => (node.$ref ? openApi.components.headers[node.$ref.split('/').pop()] : node);
@@ -69,8 +70,11 @@ export function validateResponse(method: string, pathAndQuery: string, res: Rece
     check(validator(`header ${name}`, header.schema), typed, `${what} header ${name}`);
   }
   if (res.status === 304 || method.toLowerCase() === 'head') return;
-  const type = String(res.headers['content-type'] ?? '').split(';')[0]!.trim();
+  const type = String(res.headers['content-type'] ?? '')
+    .split(';')[0]!
+    .trim();
   if (!response.content) return;
-  if (!response.content[type]) throw new Error(`${what}: Content-Type ${type} is not documented (${Object.keys(response.content).join(', ')})`);
+  if (!response.content[type])
+    throw new Error(`${what}: Content-Type ${type} is not documented (${Object.keys(response.content).join(', ')})`);
   if (type === 'application/json') check(validator(`${pointer}/content/${escape(type)}/schema`), res.json, `${what} body`);
 }

@@ -25,6 +25,10 @@ export async function descendants(pid: number): Promise<number[]> {
  * the suites) writes to dist/, without tsx. Spawn `process.execPath` with these arguments.
  */
 export const SERVER_ARGS: readonly string[] = [
-  ...(JSON.parse(fsSync.readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { config: { nodeFlags: string } }).config.nodeFlags.split(' ').filter(Boolean),
+  ...(
+    JSON.parse(fsSync.readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { config: { nodeFlags: string } }
+  ).config.nodeFlags
+    .split(' ')
+    .filter(Boolean),
   new URL('../../dist/main.js', import.meta.url).pathname,
 ];

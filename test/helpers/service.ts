@@ -9,7 +9,7 @@ import { loadDrop } from '../../etl/load.ts';
 import { loadConfig } from '../../src/config.ts';
 import type { Clock } from '../../src/limits/limiter.ts';
 import { createLogger } from '../../src/log.ts';
-import { startService, type RunningService } from '../../src/server.ts';
+import { type RunningService, startService } from '../../src/server.ts';
 import { validateResponse } from './openapi.ts';
 
 // Real servers on ephemeral ports over real DuckDB, for every HTTP test.
@@ -20,7 +20,10 @@ export const FIXTURE_RELEASE = '2026-11';
 /** Digest of the generator's and the registry's source, whose content decides what a seed and scale generate. */
 async function generatorDigest(): Promise<string> {
   const etl = path.resolve(import.meta.dirname, '../../etl');
-  const sources = (await fs.readdir(etl)).filter((f) => f.endsWith('.ts')).sort().map((f) => path.join(etl, f));
+  const sources = (await fs.readdir(etl))
+    .filter((f) => f.endsWith('.ts'))
+    .sort()
+    .map((f) => path.join(etl, f));
   sources.push(path.resolve(import.meta.dirname, '../../src/registry.ts'));
   const hash = createHash('sha256');
   for (const file of sources) hash.update(`${path.relative(etl, file)}\n`).update(await fs.readFile(file));
@@ -36,7 +39,12 @@ export async function fixtureDataDir(options: { seed?: number; scale?: number; r
   const name = `seed${seed}-scale${scale}-${release}`;
   const dataDir = path.join(ROOT, `${name}-${await generatorDigest()}`);
   const dir = path.join(dataDir, release);
-  if (!(await fs.stat(path.join(dir, 'manifest.json')).then(() => true, () => false))) {
+  if (
+    !(await fs.stat(path.join(dir, 'manifest.json')).then(
+      () => true,
+      () => false,
+    ))
+  ) {
     await generateRelease({ out: dir, seed, scale, release });
     // Copies made by an earlier generator are stale for good: drop them rather than pile them up.
     const stale = (entry: string) => (entry === name || entry.startsWith(`${name}-`)) && path.join(ROOT, entry) !== dataDir;
@@ -62,14 +70,27 @@ export async function twoReleaseDataDir(): Promise<{ dataDir: string; releases: 
   const fixture = await fixtureDataDir();
   const releases = [FIXTURE_RELEASE, nextMonth(FIXTURE_RELEASE)] as const;
   const dataDir = `${fixture}-and-${releases[1]}`;
-  if (!(await fs.stat(path.join(dataDir, releases[1], 'manifest.json')).then(() => true, () => false))) {
+  if (
+    !(await fs.stat(path.join(dataDir, releases[1], 'manifest.json')).then(
+      () => true,
+      () => false,
+    ))
+  ) {
     const work = `${dataDir}.${process.pid}.tmp`;
     await fs.rm(work, { recursive: true, force: true });
     await fs.cp(fixture, work, { recursive: true });
     const drop = await tempDir('dqs-drop-');
     try {
       await generateRelease({ out: path.join(drop, releases[1]), seed: 2, scale: 0.02, release: releases[1] });
-      await loadDrop({ drop: path.join(drop, releases[1]), dataDir: work, release: releases[1], force: false, minYear: 1990, maxYear: 2100, maxRowChange: 0.25 });
+      await loadDrop({
+        drop: path.join(drop, releases[1]),
+        dataDir: work,
+        release: releases[1],
+        force: false,
+        minYear: 1990,
+        maxYear: 2100,
+        maxRowChange: 0.25,
+      });
     } finally {
       await fs.rm(drop, { recursive: true, force: true });
     }
@@ -100,13 +121,19 @@ export interface TestService {
   /** Log lines the service wrote, parsed. */
   readonly logs: any[];
   /** A request to the public listener; its response is checked against docs/openapi.json (helpers/openapi.ts). */
-  get(pathAndQuery: string, options?: { key?: string | null; method?: string; headers?: Record<string, string | string[]> }): Promise<Response>;
+  get(
+    pathAndQuery: string,
+    options?: { key?: string | null; method?: string; headers?: Record<string, string | string[]> },
+  ): Promise<Response>;
   admin(method: string, pathName: string, body?: unknown, token?: string): Promise<Response>;
   adminToken(): Promise<string>;
   stop(): Promise<void>;
 }
 
-export async function send(url: string, init: { method?: string; headers?: Record<string, string | string[]>; body?: string } = {}): Promise<Response> {
+export async function send(
+  url: string,
+  init: { method?: string; headers?: Record<string, string | string[]>; body?: string } = {},
+): Promise<Response> {
   const res = await request(url, { method: (init.method ?? 'GET') as 'GET', headers: init.headers, body: init.body });
   const text = await res.body.text();
   let json: unknown;
@@ -138,7 +165,15 @@ export async function startTestService(
   const dataDir = options.dataDir ?? (await fixtureDataDir());
   const ownsStateDir = options.stateDir === undefined;
   const stateDir = options.stateDir ?? (await tempDir());
-  const config = loadConfig({ PORT: '0', ADMIN_PORT: '0', DATA_DIR: dataDir, STATE_DIR: stateDir, DUCKDB_CONNECTIONS: '2', ...GENEROUS_LIMITS, ...options.env });
+  const config = loadConfig({
+    PORT: '0',
+    ADMIN_PORT: '0',
+    DATA_DIR: dataDir,
+    STATE_DIR: stateDir,
+    DUCKDB_CONNECTIONS: '2',
+    ...GENEROUS_LIMITS,
+    ...options.env,
+  });
   const logs: any[] = [];
   const sink = new Writable({
     write(chunk, _encoding, done) {
@@ -161,7 +196,10 @@ export async function startTestService(
   const admin = async (method: string, pathName: string, body?: unknown, token?: string) =>
     send(`${running.adminUrl}${pathName}`, {
       method,
-      headers: { authorization: `Bearer ${token ?? (await adminToken())}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      headers: {
+        authorization: `Bearer ${token ?? (await adminToken())}`,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
   const created = await admin('POST', '/keys', { client: 'test-suite' });

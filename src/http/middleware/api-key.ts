@@ -1,11 +1,18 @@
 import type { Context } from 'koa';
-import { ApiError, DuplicateKeyHeaderError, InvalidKeyError, KeysUnavailableError, MissingKeyError, TooManyRequestsError } from '../../errors.ts';
+import {
+  ApiError,
+  DuplicateKeyHeaderError,
+  InvalidKeyError,
+  KeysUnavailableError,
+  MissingKeyError,
+  TooManyRequestsError,
+} from '../../errors.ts';
 import { looksLikeKey } from '../../keys/key-format.ts';
 import type { KeyRecord } from '../../keys/store.ts';
-import { decidesHere, type Decision } from '../../limits/limiter.ts';
+import { type Decision, decidesHere } from '../../limits/limiter.ts';
 import type { Services } from '../../services.ts';
-import { setLimitHeaders } from './limit-headers.ts';
 import { setRequestKey } from '../respond/request-key.ts';
+import { setLimitHeaders } from './limit-headers.ts';
 
 type KeyServices = Pick<Services, 'keys' | 'limits' | 'clock' | 'metrics'>;
 

@@ -12,7 +12,8 @@ const KEPT_ON_ERROR = /^(?:x-ratelimit-|ratelimit|retry-after$|x-request-id$)/i;
  */
 export function renderError(ctx: Context, err: unknown, log: Logger): void {
   const known = err instanceof ApiError ? err : new InternalError();
-  if (!(err instanceof ApiError)) log.error({ err, reqId: ctx.state.requestId, method: ctx.method, path: loggableUrl(ctx.path) }, 'unhandled error');
+  if (!(err instanceof ApiError))
+    log.error({ err, reqId: ctx.state.requestId, method: ctx.method, path: loggableUrl(ctx.path) }, 'unhandled error');
   ctx.state.errorCode = known.code;
   ctx.status = known.status;
   // Like koa's own error handler, drop what the failed handler had set (ETag,

@@ -22,11 +22,16 @@ export function limitHeaders(decision: Decision, prefix = ''): string[] {
     state += `${name};r=${w.remaining};t=${w.resetSeconds}`;
   }
   return [
-    'X-RateLimit-Limit', String(tightest.limit),
-    'X-RateLimit-Remaining', String(tightest.remaining),
-    'X-RateLimit-Reset', String(tightest.resetSeconds),
-    'RateLimit-Policy', policy,
-    'RateLimit', state,
+    'X-RateLimit-Limit',
+    String(tightest.limit),
+    'X-RateLimit-Remaining',
+    String(tightest.remaining),
+    'X-RateLimit-Reset',
+    String(tightest.resetSeconds),
+    'RateLimit-Policy',
+    policy,
+    'RateLimit',
+    state,
   ];
 }
 

@@ -19,7 +19,12 @@ export interface Recorded {
 const RECORD_OVERHEAD = 200;
 
 const recordBytes = (request: string, record: Recorded) =>
-  RECORD_OVERHEAD + request.length + record.answer.cacheKey.length + record.route.length + record.logUrl.length + record.headers.reduce((sum, [name, value]) => sum + name.length + String(value).length, 0);
+  RECORD_OVERHEAD +
+  request.length +
+  record.answer.cacheKey.length +
+  record.route.length +
+  record.logUrl.length +
+  record.headers.reduce((sum, [name, value]) => sum + name.length + String(value).length, 0);
 
 /** The raw request a record is found by: a cacheable 200 depends on nothing else while the epoch holds. */
 export const requestText = (url: string, accept: string, acceptEncoding: string) => `${url}\n${accept}\n${acceptEncoding}`;
@@ -37,8 +42,14 @@ export class ReplayTable {
   private readonly records: LRUCache<string, Recorded>;
   private current = 0;
 
-  constructor(private readonly releases: Releases, maxBytes: number) {
-    this.records = new LRUCache<string, Recorded>({ maxSize: Math.max(1, maxBytes), sizeCalculation: (record, request) => recordBytes(request, record) });
+  constructor(
+    private readonly releases: Releases,
+    maxBytes: number,
+  ) {
+    this.records = new LRUCache<string, Recorded>({
+      maxSize: Math.max(1, maxBytes),
+      sizeCalculation: (record, request) => recordBytes(request, record),
+    });
     releases.onChange(() => {
       this.current++;
       this.records.clear();

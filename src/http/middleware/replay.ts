@@ -1,7 +1,7 @@
 import type { Context, Next } from 'koa';
 import type { Services } from '../../services.ts';
-import { entryBody, noneMatch, type CacheableAnswer } from '../respond/cacheable.ts';
-import { requestText, type Recorded, type ReplayTable } from './replay-table.ts';
+import { type CacheableAnswer, entryBody, noneMatch } from '../respond/cacheable.ts';
+import { type Recorded, type ReplayTable, requestText } from './replay-table.ts';
 import { loggableUrl } from './request-log.ts';
 
 /** What RFC 9110 15.4.5 has a 304 repeat of the 200 it stands for (the limit headers are set before). */
@@ -25,7 +25,12 @@ const NOT_MODIFIED_HEADERS = new Set(['etag', 'cache-control', 'vary']);
  * Records and their epochs are src/http/middleware/replay-table.ts. A body the
  * response cache has evicted sends the request down the full path.
  */
-export async function replayOrRecord(ctx: Context, services: Pick<Services, 'cache' | 'metrics'>, table: ReplayTable, next: Next): Promise<void> {
+export async function replayOrRecord(
+  ctx: Context,
+  services: Pick<Services, 'cache' | 'metrics'>,
+  table: ReplayTable,
+  next: Next,
+): Promise<void> {
   if (ctx.method !== 'GET' || ctx.state.key === undefined) return next();
   const request = requestText(ctx.url, ctx.get('accept'), ctx.get('accept-encoding'));
   const record = table.find(request);
@@ -39,7 +44,13 @@ export async function replayOrRecord(ctx: Context, services: Pick<Services, 'cac
     const headers = Object.entries(ctx.response.headers)
       .filter(([name]) => !setBefore.has(name) && name !== 'content-length')
       .map(([name, value]) => [name, value as string | string[]] as const);
-    table.record(request, began, { answer, etag: ctx.response.get('etag'), headers, route: ctx._matchedRoute, logUrl: loggableUrl(ctx.url) });
+    table.record(request, began, {
+      answer,
+      etag: ctx.response.get('etag'),
+      headers,
+      route: ctx._matchedRoute,
+      logUrl: loggableUrl(ctx.url),
+    });
   }
 }
 
@@ -62,7 +73,8 @@ function replay(ctx: Context, services: Pick<Services, 'cache' | 'metrics'>, rec
 }
 
 /** The response cache's entry of a record's answer, if it still has it. */
-export const recordedEntry = (services: Pick<Services, 'cache'>, record: Recorded): Buffer | undefined => services.cache.get(record.answer.cacheKey);
+export const recordedEntry = (services: Pick<Services, 'cache'>, record: Recorded): Buffer | undefined =>
+  services.cache.get(record.answer.cacheKey);
 
 /** The body to replay from a recorded answer's entry, the hit counted; it goes out with `record.headers`. */
 export function replayedBody(services: Pick<Services, 'metrics'>, entry: Buffer): Buffer {

@@ -9,7 +9,10 @@ type Listener = 'public' | 'admin';
  * status and the error catalog's code (empty for a success). The labelled children
  * are made once per label set.
  */
-export function requestCounter(metrics: Metrics, listener: Listener): (route: string, status: number, code: string, seconds: number) => void {
+export function requestCounter(
+  metrics: Metrics,
+  listener: Listener,
+): (route: string, status: number, code: string, seconds: number) => void {
   const counts = new Map<string, { inc(): void }>();
   const durations = new Map<string, { observe(value: number): void }>();
   return (route, status, code, seconds) => {

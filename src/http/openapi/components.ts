@@ -1,4 +1,4 @@
-import { DATASETS, INTEGER_DIMENSIONS, type DatasetDef } from '../../registry.ts';
+import { DATASETS, type DatasetDef, INTEGER_DIMENSIONS } from '../../registry.ts';
 import type { Json } from './json.ts';
 import { ref } from './responses.ts';
 
@@ -14,7 +14,8 @@ export const rowName = (def: DatasetDef) => `${def.name}Row`;
 export const warnings: Json = {
   type: 'array',
   items: { type: 'string' },
-  description: 'Only on an answer without rows, and only when a filter names a value the release does not hold: one line per such value, with the values meant when they are near, e.g. `country "france" matches no value; did you mean "France"?`.',
+  description:
+    'Only on an answer without rows, and only when a filter names a value the release does not hold: one line per such value, with the values meant when they are near, e.g. `country "france" matches no value; did you mean "France"?`.',
 };
 
 function rowSchema(def: DatasetDef): Json {
@@ -32,7 +33,12 @@ function rowSchema(def: DatasetDef): Json {
     required: ['dimensions', 'values'],
     properties: {
       dimensions,
-      values: { type: 'object', additionalProperties: false, required: [...def.metrics], properties: Object.fromEntries(def.metrics.map((m) => [m, { type: 'number' }])) },
+      values: {
+        type: 'object',
+        additionalProperties: false,
+        required: [...def.metrics],
+        properties: Object.fromEntries(def.metrics.map((m) => [m, { type: 'number' }])),
+      },
     },
   };
 }

@@ -1,6 +1,6 @@
-import type { Documented, Json } from './json.ts';
 import { SHARED_SCHEMAS } from './components.ts';
 import { examplePath } from './examples.ts';
+import type { Documented, Json } from './json.ts';
 import { HEADERS } from './responses.ts';
 
 // The OpenAPI 3.1 description of the public API, collected from the routes: each
@@ -27,14 +27,24 @@ export function openApiDocument(routes: readonly Documented[], version: string):
     },
     servers: [{ url: '/' }],
     tags: [
-      { name: 'data', description: 'The datasets: rows, totals and the catalog. Every request needs `x-api-key` and counts against the limits.' },
+      {
+        name: 'data',
+        description: 'The datasets: rows, totals and the catalog. Every request needs `x-api-key` and counts against the limits.',
+      },
       { name: 'operations', description: 'For orchestrators; no key.' },
       { name: 'documentation', description: 'This document, its page and the changelog; no key.' },
     ],
     security: [{ apiKey: [] }],
     paths: Object.fromEntries(routes.flatMap((route) => (route.operation ? [[route.path, { get: withExample(route.operation) }]] : []))),
     components: {
-      securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'A key `sk_live_…` from the invite and claim flow (spec 5).' } },
+      securitySchemes: {
+        apiKey: {
+          type: 'apiKey',
+          in: 'header',
+          name: 'x-api-key',
+          description: 'A key `sk_live_…` from the invite and claim flow (spec 5).',
+        },
+      },
       headers: HEADERS,
       schemas: Object.assign({}, SHARED_SCHEMAS, ...routes.map((route) => route.schemas ?? {})),
     },

@@ -36,7 +36,14 @@ function aggregateExample(): { metric: string; measure: string; refused: string[
   const refused: string[] = [];
   for (const def of financialSets) {
     try {
-      const plan = planAggregate(def, { groupBy: [], filters: new Map(), measures: undefined, order: undefined, rollup: false, derived: { compare: undefined, share: undefined, per: undefined, having: [] } });
+      const plan = planAggregate(def, {
+        groupBy: [],
+        filters: new Map(),
+        measures: undefined,
+        order: undefined,
+        rollup: false,
+        derived: { compare: undefined, share: undefined, per: undefined, having: [] },
+      });
       const sum = plan.measures.find((m) => m.fn === 'sum');
       if (sum) return { metric: def.name, measure: `${sum.metric}:${sum.fn}`, refused };
     } catch {
@@ -54,20 +61,30 @@ export const SHARED_NOTES: Readonly<Record<string, ParameterNotes>> = {
     values: financialSets.map((d) => d.name),
     example: financialSets[0]!.name,
   },
-  dataset: { description: `Reference dataset: ${referenceSets.map((d) => d.name).join(', ')}. Given once.`, values: referenceSets.map((d) => d.name), example: referenceSets[0]!.name },
-  period: { description: 'Keeps rows whose calendar year overlaps `YYYY-MM-DD:YYYY-MM-DD` (rows are annual). Given once.', example: '2020-01-01:2024-12-31' },
+  dataset: {
+    description: `Reference dataset: ${referenceSets.map((d) => d.name).join(', ')}. Given once.`,
+    values: referenceSets.map((d) => d.name),
+    example: referenceSets[0]!.name,
+  },
+  period: {
+    description: 'Keeps rows whose calendar year overlaps `YYYY-MM-DD:YYYY-MM-DD` (rows are annual). Given once.',
+    example: '2020-01-01:2024-12-31',
+  },
   limit: { description: 'Rows per page. Given once.', example: 1000 },
   cursor: {
-    description: 'Opaque cursor of the next page: `pagination.cursor` of the previous JSON page, or its `X-Next-Cursor` header. Keep the other parameters the same; a refused cursor (400 `Invalid pagination cursor`) means: repeat the request without it.',
+    description:
+      'Opaque cursor of the next page: `pagination.cursor` of the previous JSON page, or its `X-Next-Cursor` header. Keep the other parameters the same; a refused cursor (400 `Invalid pagination cursor`) means: repeat the request without it.',
     example: '2n9c.64_LsnkjhRyQoPrnqKXl2A.4cc3.json',
   },
   release: {
-    description: 'A published release `YYYY-MM` to read instead of the current one (GET /v1/releases lists them). Its answers never change: they are cached as immutable. Given once.',
+    description:
+      'A published release `YYYY-MM` to read instead of the current one (GET /v1/releases lists them). Its answers never change: they are cached as immutable. Given once.',
     example: '2026-10',
   },
   year: { description: 'Filter by integer year; repeat for several values. Applies to every metric.', example: ['2024'] },
   format: {
-    description: "The body's format, by name: it wins over `Accept`, so a URL alone (pandas, R, Excel, a browser) picks it. A cursor pages only the format it was issued in. Given once.",
+    description:
+      "The body's format, by name: it wins over `Accept`, so a URL alone (pandas, R, Excel, a browser) picks it. A cursor pages only the format it was issued in. Given once.",
     example: 'csv',
   },
   from: { example: '2026-10' },

@@ -1,7 +1,7 @@
 import { toJsonSchema } from '@valibot/to-json-schema';
 import * as v from 'valibot';
 import { dimensionDef } from '../../registry.ts';
-import { financialSets, SHARED_NOTES, type ParameterNotes } from './examples.ts';
+import { financialSets, type ParameterNotes, SHARED_NOTES } from './examples.ts';
 import type { Json } from './json.ts';
 
 // A route's query parameters in the OpenAPI document, from its own valibot schema:
@@ -30,7 +30,11 @@ export function queryParameters(schema: Schema, notes: Notes = {}, more: Readonl
     const note: ParameterNotes = { ...SHARED_NOTES[name], ...more[name], ...(typeof own === 'string' ? { description: own } : own) };
     const repeats = Array.isArray(property.anyOf);
     const { anyOf: _anyOf, type: _type, items, default: fallback, ...rest } = property;
-    const itemSchema = { ...(repeats ? (items as Json) : { type: 'string', ...rest }), ...(note.values && { enum: note.values }), ...note.schema };
+    const itemSchema = {
+      ...(repeats ? (items as Json) : { type: 'string', ...rest }),
+      ...(note.values && { enum: note.values }),
+      ...note.schema,
+    };
     const parameter = {
       name,
       in: 'query',

@@ -1,4 +1,7 @@
+import * as v from 'valibot';
 import {
+  type ApiError,
+  BusyError,
   DuplicateKeyHeaderError,
   InternalError,
   InvalidKeyError,
@@ -7,17 +10,14 @@ import {
   MissingKeyError,
   NotReadyError,
   QueryTooLongError,
-  BusyError,
   ReleaseLoadingError,
   ReleaseUnavailableError,
   TooManyRequestsError,
   UnknownReleaseError,
-  type ApiError,
 } from '../../errors.ts';
-import * as v from 'valibot';
 import { FORMATS } from '../../render/formats.ts';
 import { QUERY_LIMITS } from '../middleware/query-guard.ts';
-import { unknownMetric, type MetricUse } from '../params/metric.ts';
+import { type MetricUse, unknownMetric } from '../params/metric.ts';
 import { invalidParameters } from '../params/params.ts';
 import { notAcceptable, PAGE_FORMATS } from '../respond/negotiate.ts';
 import type { Json } from './json.ts';
@@ -29,29 +29,78 @@ export const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 
 /** The response headers routes refer to (components.headers), saying whether each is required where it appears. */
 export const HEADERS: Readonly<Record<string, Json>> = {
-  'X-RateLimit-Limit': { required: true, description: 'Limit of the window with the least remaining (spec 8).', schema: { type: 'integer', minimum: 0 } },
-  'X-RateLimit-Remaining': { required: true, description: 'Requests left in that window after this one.', schema: { type: 'integer', minimum: 0 } },
-  'X-RateLimit-Reset': { required: true, description: 'Whole seconds until that window gives a request back (delta seconds).', schema: { type: 'integer', minimum: 0 } },
-  'RateLimit-Policy': { required: true, description: 'Every window (draft-ietf-httpapi-ratelimit-headers-10), e.g. `"minute";q=100;w=60, "day";q=10000;w=86400`.', schema: { type: 'string' } },
-  RateLimit: { required: true, description: 'Every window\'s remaining and reset, e.g. `"minute";r=99;t=60, "day";r=9999;t=40000`.', schema: { type: 'string' } },
+  'X-RateLimit-Limit': {
+    required: true,
+    description: 'Limit of the window with the least remaining (spec 8).',
+    schema: { type: 'integer', minimum: 0 },
+  },
+  'X-RateLimit-Remaining': {
+    required: true,
+    description: 'Requests left in that window after this one.',
+    schema: { type: 'integer', minimum: 0 },
+  },
+  'X-RateLimit-Reset': {
+    required: true,
+    description: 'Whole seconds until that window gives a request back (delta seconds).',
+    schema: { type: 'integer', minimum: 0 },
+  },
+  'RateLimit-Policy': {
+    required: true,
+    description: 'Every window (draft-ietf-httpapi-ratelimit-headers-10), e.g. `"minute";q=100;w=60, "day";q=10000;w=86400`.',
+    schema: { type: 'string' },
+  },
+  RateLimit: {
+    required: true,
+    description: 'Every window\'s remaining and reset, e.g. `"minute";r=99;t=60, "day";r=9999;t=40000`.',
+    schema: { type: 'string' },
+  },
   'Retry-After': { required: true, description: 'Seconds to wait before retrying.', schema: { type: 'integer', minimum: 1 } },
-  ETag: { required: true, description: 'Strong tag of this representation (release, request, format and coding).', schema: { type: 'string' } },
-  'Cache-Control': { required: true, description: '`private, max-age=…` on a 200 or 304 (`private, max-age=31536000, immutable` for a release other than the current one); `no-store` on an error.', schema: { type: 'string' } },
+  ETag: {
+    required: true,
+    description: 'Strong tag of this representation (release, request, format and coding).',
+    schema: { type: 'string' },
+  },
+  'Cache-Control': {
+    required: true,
+    description:
+      '`private, max-age=…` on a 200 or 304 (`private, max-age=31536000, immutable` for a release other than the current one); `no-store` on an error.',
+    schema: { type: 'string' },
+  },
   Vary: { required: true, description: 'Request headers that select the representation.', schema: { type: 'string' } },
-  Link: { description: 'While more pages follow: `<…&cursor=…>; rel="next"`, this request with the next cursor (root-relative).', schema: { type: 'string', pattern: '^<[^>]+>; rel="next"$' } },
-  'X-Export-Limit': { required: true, description: 'Bulk exports this key may take per UTC day (EXPORT_LIMIT_PER_DAY).', schema: { type: 'integer', minimum: 0 } },
+  Link: {
+    description: 'While more pages follow: `<…&cursor=…>; rel="next"`, this request with the next cursor (root-relative).',
+    schema: { type: 'string', pattern: '^<[^>]+>; rel="next"$' },
+  },
+  'X-Export-Limit': {
+    required: true,
+    description: 'Bulk exports this key may take per UTC day (EXPORT_LIMIT_PER_DAY).',
+    schema: { type: 'integer', minimum: 0 },
+  },
   'X-Export-Remaining': { required: true, description: 'Exports left today after this one.', schema: { type: 'integer', minimum: 0 } },
-  'X-Export-Reset': { required: true, description: 'Whole seconds until an export comes back (the UTC day ends).', schema: { type: 'integer', minimum: 0 } },
-  'Content-Disposition': { required: true, description: 'The file\'s name: `attachment; filename="ggr-2026-11.parquet"`.', schema: { type: 'string' } },
-  'Accept-Ranges': { required: true, description: '`bytes`: the whole-file answer takes one `Range` to resume a download.', schema: { type: 'string' } },
+  'X-Export-Reset': {
+    required: true,
+    description: 'Whole seconds until an export comes back (the UTC day ends).',
+    schema: { type: 'integer', minimum: 0 },
+  },
+  'Content-Disposition': {
+    required: true,
+    description: 'The file\'s name: `attachment; filename="ggr-2026-11.parquet"`.',
+    schema: { type: 'string' },
+  },
+  'Accept-Ranges': {
+    required: true,
+    description: '`bytes`: the whole-file answer takes one `Range` to resume a download.',
+    schema: { type: 'string' },
+  },
   'Content-Range': { required: true, description: 'The bytes sent, `bytes a-b/size`.', schema: { type: 'string' } },
-  'X-Next-Cursor': { description: 'CSV and Arrow only, while more pages follow: the next page\'s cursor.', schema: { type: 'string' } },
+  'X-Next-Cursor': { description: "CSV and Arrow only, while more pages follow: the next page's cursor.", schema: { type: 'string' } },
 };
 
 export const LIMIT_HEADERS = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'RateLimit-Policy', 'RateLimit'];
 
 /** References to the header components. */
-export const headerRefs = (names: readonly string[]) => Object.fromEntries(names.map((name) => [name, { $ref: `#/components/headers/${name}` }]));
+export const headerRefs = (names: readonly string[]) =>
+  Object.fromEntries(names.map((name) => [name, { $ref: `#/components/headers/${name}` }]));
 
 /** An error response with one example per catalog error that gives it. */
 export function errorResponse(description: string, errors: Record<string, ApiError>, headers: Json = {}): Json {
@@ -74,24 +123,36 @@ export function keyedErrors(extra400: Record<string, ApiError>): Json {
   const limits = headerRefs(LIMIT_HEADERS);
   return {
     400: errorResponse('Invalid request (spec 7.2).', { ...extra400, tooManyParameters: tooManyParameters() }, limits),
-    401: errorResponse('Missing, invalid or duplicated key (spec 5.3).', {
-      missing: new MissingKeyError(),
-      invalid: new InvalidKeyError(),
-      duplicated: new DuplicateKeyHeaderError(),
-    }, limits),
+    401: errorResponse(
+      'Missing, invalid or duplicated key (spec 5.3).',
+      {
+        missing: new MissingKeyError(),
+        invalid: new InvalidKeyError(),
+        duplicated: new DuplicateKeyHeaderError(),
+      },
+      limits,
+    ),
     414: errorResponse('Query string too long.', { tooLong: new QueryTooLongError(QUERY_LIMITS.maxBytes) }, limits),
-    429: errorResponse('A rate limit is exceeded (spec 8); retry after `Retry-After` seconds.', { limited: new TooManyRequestsError(42) }, {
-      ...limits,
-      ...headerRefs(['Retry-After']),
-    }),
+    429: errorResponse(
+      'A rate limit is exceeded (spec 8); retry after `Retry-After` seconds.',
+      { limited: new TooManyRequestsError(42) },
+      {
+        ...limits,
+        ...headerRefs(['Retry-After']),
+      },
+    ),
     500: errorResponse('Unexpected failure.', { internal: new InternalError() }),
-    503: errorResponse('Data is still loading, the key cannot be verified right now, a release asked for is still loading or cannot be served, or heavy work (an aggregate computed, a revisions diff, a filtered export, a release loaded) waited past ADMISSION_WAIT_MS for its turn; retry after `Retry-After` seconds.', {
-      busy: new BusyError(10),
-      loading: new NotReadyError(),
-      keys: new KeysUnavailableError(),
-      releaseLoading: new ReleaseLoadingError('2026-09'),
-      releaseUnavailable: new ReleaseUnavailableError('2026-09'),
-    }, headerRefs(['Retry-After'])),
+    503: errorResponse(
+      'Data is still loading, the key cannot be verified right now, a release asked for is still loading or cannot be served, or heavy work (an aggregate computed, a revisions diff, a filtered export, a release loaded) waited past ADMISSION_WAIT_MS for its turn; retry after `Retry-After` seconds.',
+      {
+        busy: new BusyError(10),
+        loading: new NotReadyError(),
+        keys: new KeysUnavailableError(),
+        releaseLoading: new ReleaseLoadingError('2026-09'),
+        releaseUnavailable: new ReleaseUnavailableError('2026-09'),
+      },
+      headerRefs(['Retry-After']),
+    ),
   };
 }
 
@@ -109,7 +170,13 @@ export const metricErrors = (schema: v.GenericSchema, use: MetricUse = 'rows'): 
 });
 
 /** For operations that take `release=`. */
-export const unknownRelease = () => ({ 404: errorResponse('`release` names no published release.', { unknownRelease: new UnknownReleaseError('1999-01') }, headerRefs(LIMIT_HEADERS)) });
+export const unknownRelease = () => ({
+  404: errorResponse(
+    '`release` names no published release.',
+    { unknownRelease: new UnknownReleaseError('1999-01') },
+    headerRefs(LIMIT_HEADERS),
+  ),
+});
 
 /** What the request edge answers on any path, keyed or not (src/http/middleware/query-guard.ts). */
 export function edgeErrors(): Json {
@@ -137,10 +204,19 @@ export function pageResponses(envelope: string, text: { csv: string; arrow: stri
   return {
     200: {
       description: 'One page, in the format `format` names, else the one `Accept` chose (JSON when there is neither).',
-      headers: { ...limits, ...caching, Link: { $ref: '#/components/headers/Link' }, 'X-Next-Cursor': { $ref: '#/components/headers/X-Next-Cursor' } },
+      headers: {
+        ...limits,
+        ...caching,
+        Link: { $ref: '#/components/headers/Link' },
+        'X-Next-Cursor': { $ref: '#/components/headers/X-Next-Cursor' },
+      },
       content: Object.fromEntries(PAGE_FORMATS.map((f) => [FORMATS[f].mediaType, bodies[f]])),
     },
-    304: { description: 'If-None-Match holds this representation\'s ETag.', headers: { ...limits, ETag: caching.ETag } },
-    406: errorResponse('`Accept` names no format served, and no `format` chose one.', { notAcceptable: notAcceptable(PAGE_FORMATS) }, limits),
+    304: { description: "If-None-Match holds this representation's ETag.", headers: { ...limits, ETag: caching.ETag } },
+    406: errorResponse(
+      '`Accept` names no format served, and no `format` chose one.',
+      { notAcceptable: notAcceptable(PAGE_FORMATS) },
+      limits,
+    ),
   };
 }

@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import { InvalidFilterDimensionError } from '../../errors.ts';
-import { INTEGER_DIMENSIONS, type DatasetDef } from '../../registry.ts';
-import { unknownKeys, repeatable } from './params.ts';
+import { type DatasetDef, INTEGER_DIMENSIONS } from '../../registry.ts';
+import { repeatable, unknownKeys } from './params.ts';
 
 // The dimension filters every financial endpoint takes (/v1/financials, /v1/aggregate),
 // with one set of rules and error texts.
@@ -33,16 +33,17 @@ export function dimensionFilters(
     if (values === undefined) continue;
     filters.set(
       dimension,
-      INTEGER_DIMENSIONS.has(dimension)
-        ? [...new Set(values.map(Number))].sort((a, b) => a - b).map(String)
-        : [...new Set(values)].sort(),
+      INTEGER_DIMENSIONS.has(dimension) ? [...new Set(values.map(Number))].sort((a, b) => a - b).map(String) : [...new Set(values)].sort(),
     );
   }
   return filters;
 }
 
 /** `meta.filters_applied`: each filter's values, and `period` as sent. */
-export function filtersApplied(filters: ReadonlyMap<string, readonly string[]>, period: { readonly text: string } | undefined): Record<string, readonly string[]> {
+export function filtersApplied(
+  filters: ReadonlyMap<string, readonly string[]>,
+  period: { readonly text: string } | undefined,
+): Record<string, readonly string[]> {
   const applied: Record<string, readonly string[]> = Object.fromEntries(filters);
   if (period) applied.period = [period.text];
   return applied;

@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import { UnknownDatasetError, UnknownMetricError } from '../../errors.ts';
 import { alternatives, closest } from '../../query/suggest.ts';
-import { DATASETS, findDataset, type DatasetDef, type DatasetKind } from '../../registry.ts';
+import { DATASETS, type DatasetDef, type DatasetKind, findDataset } from '../../registry.ts';
 import { single } from './params.ts';
 
 // The parameter naming the dataset (`metric` on the financial endpoints, `dataset` on
@@ -25,8 +25,13 @@ export type MetricUse = 'rows' | 'aggregate';
 /** The unknown-metric error for `metric`, its hint naming the dataset it belongs to, or the name meant. */
 export function unknownMetric(metric: string, use: MetricUse = 'rows'): UnknownMetricError {
   const holder = DATASETS.find((d) => d.kind === 'financial' && d.metrics.includes(metric));
-  if (holder) return new UnknownMetricError(metric, `${metric} is a metric of the dataset ${holder.name}: use metric=${holder.name}${use === 'aggregate' ? `&measure=${metric}` : ''}`);
-  if (findDataset(metric, 'reference')) return new UnknownMetricError(metric, `${metric} is a reference dataset: use GET /v1/reference?dataset=${metric}`);
+  if (holder)
+    return new UnknownMetricError(
+      metric,
+      `${metric} is a metric of the dataset ${holder.name}: use metric=${holder.name}${use === 'aggregate' ? `&measure=${metric}` : ''}`,
+    );
+  if (findDataset(metric, 'reference'))
+    return new UnknownMetricError(metric, `${metric} is a reference dataset: use GET /v1/reference?dataset=${metric}`);
   const near = closest(metric, namesOf('financial'));
   return new UnknownMetricError(metric, near.length > 0 ? `Did you mean ${alternatives(near)}?` : undefined);
 }
@@ -40,7 +45,8 @@ export function financialDataset(metric: string, use: MetricUse = 'rows'): Datas
 
 /** The unknown-dataset error of /v1/reference, its hint pointing a financial dataset to /v1/financials. */
 export function unknownDataset(dataset: string): UnknownDatasetError {
-  if (findDataset(dataset, 'financial')) return new UnknownDatasetError(dataset, `${dataset} is a financial dataset: use GET /v1/financials?metric=${dataset}`);
+  if (findDataset(dataset, 'financial'))
+    return new UnknownDatasetError(dataset, `${dataset} is a financial dataset: use GET /v1/financials?metric=${dataset}`);
   const near = closest(dataset, namesOf('reference'));
   return new UnknownDatasetError(dataset, near.length > 0 ? `Did you mean ${alternatives(near)}?` : undefined);
 }

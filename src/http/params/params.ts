@@ -1,8 +1,8 @@
 import * as v from 'valibot';
 import { InvalidParametersError } from '../../errors.ts';
 import type { YearRange } from '../../query/filters.ts';
-import type { FormatName } from '../../render/formats.ts';
 import { RELEASE_ID } from '../../releases/manifest.ts';
+import type { FormatName } from '../../render/formats.ts';
 
 // Building blocks for query-string schemas. Koa parses `a=1&a=2` into an array, so
 // every parameter arrives as a string, an array of strings, or not at all.
@@ -75,7 +75,7 @@ export const periodParam = v.optional(
         if (!isCalendarDate(y1!, m1!, d1!)) addIssue({ message: `Not a calendar date: ${start}` });
         if (!isCalendarDate(y2!, m2!, d2!)) addIssue({ message: `Not a calendar date: ${end}` });
         if (start > end) addIssue({ message: `The start ${start} is after the end ${end}` });
-        return dataset.issues ? NEVER : ({ text: dataset.value, years: { from: y1!, to: y2! } satisfies YearRange });
+        return dataset.issues ? NEVER : { text: dataset.value, years: { from: y1!, to: y2! } satisfies YearRange };
       }),
     ),
   ),

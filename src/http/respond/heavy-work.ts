@@ -1,5 +1,5 @@
 import type { Context } from 'koa';
-import { QueueFullError, type HeavyKind } from '../../admission/queue.ts';
+import { type HeavyKind, QueueFullError } from '../../admission/queue.ts';
 import { isOutOfMemory } from '../../duckdb/database.ts';
 import { BusyError } from '../../errors.ts';
 import type { ReleaseHold } from '../../releases/releases.ts';
@@ -26,6 +26,10 @@ export async function heavyWork<T>(ctx: Context, services: HeavyServices, kind: 
 }
 
 /** Holds the release the request reads (Releases.hold); loading one that is not in memory is heavy work. */
-export function holdRelease(ctx: Context, services: Pick<Services, 'releases'> & HeavyServices, asked: { readonly release?: string; readonly cursor?: string }): Promise<ReleaseHold> {
+export function holdRelease(
+  ctx: Context,
+  services: Pick<Services, 'releases'> & HeavyServices,
+  asked: { readonly release?: string; readonly cursor?: string },
+): Promise<ReleaseHold> {
   return services.releases.hold({ ...asked, admit: (load) => heavyWork(ctx, services, 'release_load', load) });
 }

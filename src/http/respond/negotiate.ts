@@ -36,7 +36,11 @@ export function negotiate<N extends FormatName>(accept: string, offered: readonl
  * route's schema), which wins over Accept, since a URL is what pandas, R, Excel and a
  * browser build; otherwise the one Accept asks for (`negotiate`).
  */
-export function responseFormat<N extends FormatName>(accept: string, named: N | undefined, offered: readonly N[]): Format & { readonly name: N } {
+export function responseFormat<N extends FormatName>(
+  accept: string,
+  named: N | undefined,
+  offered: readonly N[],
+): Format & { readonly name: N } {
   return named === undefined ? negotiate(accept, offered) : (FORMATS[named] as Format & { readonly name: N });
 }
 

@@ -23,17 +23,20 @@ export function openExport(ctx: Context, services: Pick<Services, 'exports' | 'm
   const res = ctx.res;
   let written = -1;
   let since = services.clock();
-  const watch = setInterval(() => {
-    const now = services.clock();
-    const bytes = res.socket?.bytesWritten ?? written;
-    if (bytes !== written) {
-      written = bytes;
-      since = now;
-    } else if (now - since >= idleMs) {
-      services.metrics.heavyRefusals.inc({ reason: 'export_idle' });
-      res.destroy();
-    }
-  }, Math.max(50, Math.min(idleMs / 4, 5_000)));
+  const watch = setInterval(
+    () => {
+      const now = services.clock();
+      const bytes = res.socket?.bytesWritten ?? written;
+      if (bytes !== written) {
+        written = bytes;
+        since = now;
+      } else if (now - since >= idleMs) {
+        services.metrics.heavyRefusals.inc({ reason: 'export_idle' });
+        res.destroy();
+      }
+    },
+    Math.max(50, Math.min(idleMs / 4, 5_000)),
+  );
   watch.unref();
   res.once('close', () => {
     clearInterval(watch);

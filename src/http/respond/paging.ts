@@ -1,12 +1,12 @@
 import type { Context } from 'koa';
-import { whereClauses, type Filters } from '../../query/filters.ts';
+import { type Filters, whereClauses } from '../../query/filters.ts';
 import { readPage } from '../../query/page.ts';
 import { canonicalScope, type QueryScope } from '../../query/scope.ts';
 import { unmatchedValues } from '../../query/unmatched.ts';
 import type { Services } from '../../services.ts';
 import { respondCacheable } from './cacheable.ts';
-import { PAGE_FORMATS, responseFormat } from './negotiate.ts';
 import { holdRelease } from './heavy-work.ts';
+import { PAGE_FORMATS, responseFormat } from './negotiate.ts';
 
 export interface PageRequest {
   readonly dataset: string;
@@ -35,7 +35,13 @@ export async function respondWithPage(ctx: Context, services: Services, request:
   try {
     const release = hold.release;
     const served = release.datasets.get(request.dataset)!;
-    const scope: QueryScope = { release: release.id, dataset: request.dataset, filters: request.filters, period: request.period?.text, format: format.name };
+    const scope: QueryScope = {
+      release: release.id,
+      dataset: request.dataset,
+      filters: request.filters,
+      period: request.period?.text,
+      format: format.name,
+    };
     const after = request.cursor === undefined ? -1 : services.cursors.decode(request.cursor, scope);
     const key = JSON.stringify([format.name, ...canonicalScope(scope), request.limit, after]);
     const render = async () => {

@@ -22,7 +22,7 @@ import { COMPARES, derivedMeta, HAVING_OPS, perRefusal } from '../../query/deriv
 import { checkGroupCount } from '../../query/group-count.ts';
 import { canonicalScope, type QueryScope } from '../../query/scope.ts';
 import { unmatchedValues } from '../../query/unmatched.ts';
-import { DENOMINATOR_NAMES, DENOMINATORS, findDataset, metricDef, type DenominatorDef } from '../../registry.ts';
+import { DENOMINATOR_NAMES, DENOMINATORS, type DenominatorDef, findDataset, metricDef } from '../../registry.ts';
 import { aggregateTable } from '../../render/aggregates.ts';
 import { renderTable } from '../../render/table.ts';
 import { releaseId, warnings } from '../openapi/components.ts';
@@ -34,10 +34,10 @@ import { HAVING_FORMAT, havingParam } from '../params/having.ts';
 import { datasetParam, financialDataset } from '../params/metric.ts';
 import { cursorParam, formatParam, limitParam, parseQuery, periodParam, releaseParam, repeatable, single } from '../params/params.ts';
 import { respondCacheable } from '../respond/cacheable.ts';
+import { heavyWork, holdRelease } from '../respond/heavy-work.ts';
 import { PAGE_FORMATS, responseFormat } from '../respond/negotiate.ts';
 import { setNextPage, slicePage } from '../respond/paging.ts';
 import type { Route } from './route.ts';
-import { heavyWork, holdRelease } from '../respond/heavy-work.ts';
 
 // GET /v1/aggregate: totals, averages, minima and maxima of a financial dataset's
 // metrics over any filter, grouped by up to six dimensions (docs/api.md "Aggregates").
@@ -65,7 +65,10 @@ export const schema = v.objectWithRest(
     group_by: groupByParam,
     measure: v.optional(repeatable(v.pipe(v.string(), v.minLength(1, 'Expected <metric> or <metric>:<fn>')))),
     order: v.optional(single(v.pipe(v.string(), v.minLength(1, 'Expected a group_by dimension or a measure key')))),
-    rollup: v.pipe(v.optional(single(v.picklist(['true', 'false'], 'Expected true or false')), 'false'), v.transform((text) => text === 'true')),
+    rollup: v.pipe(
+      v.optional(single(v.picklist(['true', 'false'], 'Expected true or false')), 'false'),
+      v.transform((text) => text === 'true'),
+    ),
     compare: v.optional(single(v.picklist(COMPARES, `Expected ${COMPARES.join(' or ')}`))),
     share: v.optional(single(v.pipe(v.string(), v.minLength(1, 'Expected all or a group_by dimension')))),
     per: v.optional(single(v.picklist(DENOMINATOR_NAMES, `Expected one of ${DENOMINATOR_NAMES.join(', ')}`))),
@@ -75,14 +78,31 @@ export const schema = v.objectWithRest(
   filterParams,
 );
 
-const CONTROL_PARAMS = new Set(['metric', 'period', 'limit', 'cursor', 'format', 'release', 'group_by', 'measure', 'order', 'rollup', 'compare', 'share', 'per', 'having']);
+const CONTROL_PARAMS = new Set([
+  'metric',
+  'period',
+  'limit',
+  'cursor',
+  'format',
+  'release',
+  'group_by',
+  'measure',
+  'order',
+  'rollup',
+  'compare',
+  'share',
+  'per',
+  'having',
+]);
 
 /** Each metric's kind, unit, default function and what combining it needs (the registry's METRICS); docs/api.md holds it too. */
 export function metricsTable(): string {
   const rows = financialSets.flatMap((d) =>
     d.metrics.map((m) => {
       const def = metricDef(m);
-      const needs = [def.kind === 'rate' ? 'no sum (a rate)' : '', def.unitFrom ? `one ${def.unitFrom.dimension}, filtered or grouped` : ''].filter(Boolean).join('; ');
+      const needs = [def.kind === 'rate' ? 'no sum (a rate)' : '', def.unitFrom ? `one ${def.unitFrom.dimension}, filtered or grouped` : '']
+        .filter(Boolean)
+        .join('; ');
       return `| ${m} | ${d.name} | ${def.kind} | ${def.unit} | ${defaultFunction(m)} | ${needs || '—'} |`;
     }),
   );
@@ -108,8 +128,10 @@ export function denominatorsTable(): string {
 }
 
 const DERIVED_DESCRIPTIONS = {
-  compare: '`previous_year` adds, for each measure key `k`, `k_prev`, `k_change` (this minus prev) and `k_pct_change` (`(this ÷ prev − 1) × 100`), set against the same group one year earlier, found by year and read even when `year` or `period` filters it out. Null where that group does not exist; `k_pct_change` null where `k_prev` is 0. Needs `year` in group_by. Given once.',
-  share: '`all` or a group_by dimension: adds `k_share` to each sum measure, its fraction of the total over every value of that dimension with the other group_by dimensions fixed (the dimension\'s own filter does not narrow the total), or of the grand total with `all`. Not with rollup. Given once.',
+  compare:
+    '`previous_year` adds, for each measure key `k`, `k_prev`, `k_change` (this minus prev) and `k_pct_change` (`(this ÷ prev − 1) × 100`), set against the same group one year earlier, found by year and read even when `year` or `period` filters it out. Null where that group does not exist; `k_pct_change` null where `k_prev` is 0. Needs `year` in group_by. Given once.',
+  share:
+    "`all` or a group_by dimension: adds `k_share` to each sum measure, its fraction of the total over every value of that dimension with the other group_by dimensions fixed (the dimension's own filter does not narrow the total), or of the grand total with `all`. Not with rollup. Given once.",
   per: `Divides each sum measure by another dataset's metric summed over exactly the keys of the group's rows, as \`k_per_<metric>\`; null where a key has no denominator row (counted in \`meta.unmatched\`). ${perList()}. Given once.`,
   having: `\`<key>.<op>.<number>\`, op one of ${HAVING_OPS.join(', ')}; repeat for several, all must hold. Keeps the groups whose value passes, after derived measures and before order and paging; null never passes. The key is a measure key of the answer, derived ones included, or \`rows\`. Not with rollup.`,
 };
@@ -141,8 +163,10 @@ const DESCRIPTIONS = {
   limit: 'Groups per page. Given once.',
   group_by: `Dimensions to group by, repeated or comma-separated, at most ${MAX_GROUP_BY}: their order is the column order and the default sort order.`,
   measure: `\`<metric>:<fn>\` with fn one of ${FUNCTIONS.join(', ')}, or \`<metric>\` for its default (sum, or avg for a rate); repeat for several. Without it: every metric of the dataset with its default, less those that cannot be combined here (named in \`meta.omitted\`).`,
-  order: 'A group_by dimension, a measure key (`ggr_sum`, derived ones included: `ggr_sum_share`) or `rows`; a leading `-` sorts descending; nulls come last either way. Ties, and the default, follow the group_by values in order. Given once.',
-  rollup: '`true` adds subtotal rows (GROUP BY ROLLUP over group_by, in order) and a grand total; a rolled-up dimension is null. Given once.',
+  order:
+    'A group_by dimension, a measure key (`ggr_sum`, derived ones included: `ggr_sum_share`) or `rows`; a leading `-` sorts descending; nulls come last either way. Ties, and the default, follow the group_by values in order. Given once.',
+  rollup:
+    '`true` adds subtotal rows (GROUP BY ROLLUP over group_by, in order) and a grand total; a rolled-up dimension is null. Given once.',
   ...DERIVED_DESCRIPTIONS,
 };
 
@@ -167,9 +191,13 @@ function operation() {
         invalidGroupBy: new InvalidGroupByError('product', 'fx', fx.dimensions),
         invalidMeasure: new InvalidMeasureError('ggr:median', 'ggr', ['ggr']),
         invalidOrder: new InvalidOrderError('-revenue', ['region', 'ggr_sum', 'rows']),
-        mixedCurrencies: new MixedUnitsError('Cannot combine ggr values in different currencies: filter fx to one currency or add fx to group_by'),
+        mixedCurrencies: new MixedUnitsError(
+          'Cannot combine ggr values in different currencies: filter fx to one currency or add fx to group_by',
+        ),
         rateSum: new RateSumError('Cannot sum inflation, a rate: use avg, min or max'),
-        mixedTotals: new MixedTotalsError('Cannot add national totals (state "") to the rows they total: filter state to "" alone or leave "" out, or add state to group_by'),
+        mixedTotals: new MixedTotalsError(
+          'Cannot add national totals (state "") to the rows they total: filter state to "" alone or leave "" out, or add state to group_by',
+        ),
         tooManyGroups: new TooManyGroupsError(250_000, 100_000),
         invalidCursor: new InvalidCursorError(),
       }),
@@ -181,10 +209,33 @@ function operation() {
 export const aggregate: Route = {
   path: '/v1/aggregate',
   async handle(ctx, services) {
-    const { metric, period, limit, cursor, format: named, release, group_by, measure, order, rollup, compare, share, per, having, ...params } = parseQuery(schema, ctx.query);
+    const {
+      metric,
+      period,
+      limit,
+      cursor,
+      format: named,
+      release,
+      group_by,
+      measure,
+      order,
+      rollup,
+      compare,
+      share,
+      per,
+      having,
+      ...params
+    } = parseQuery(schema, ctx.query);
     const def = financialDataset(metric, 'aggregate');
     const filters = dimensionFilters(ctx.query, def, CONTROL_PARAMS, params);
-    const plan = planAggregate(def, { groupBy: group_by, measures: measure, order, rollup, filters, derived: { compare, share, per, having } });
+    const plan = planAggregate(def, {
+      groupBy: group_by,
+      measures: measure,
+      order,
+      rollup,
+      filters,
+      derived: { compare, share, per, having },
+    });
     const format = responseFormat(ctx.get('accept'), named, PAGE_FORMATS);
     ctx.vary('Accept');
     // Held while answering: the kept result needs no tables, but the rows are read from this release's store.
@@ -192,7 +243,14 @@ export const aggregate: Route = {
     try {
       const { id, datasets } = hold.release;
       const served = datasets.get(def.name)!;
-      const scope: QueryScope = { release: id, dataset: def.name, filters: plan.filters, period: period?.text, shape: planShape(plan), format: format.name };
+      const scope: QueryScope = {
+        release: id,
+        dataset: def.name,
+        filters: plan.filters,
+        period: period?.text,
+        shape: planShape(plan),
+        format: format.name,
+      };
       const after = cursor === undefined ? -1 : services.cursors.decode(cursor, scope);
       const whole = JSON.stringify(['aggregate', ...canonicalScope(scope)]);
       // A miss is heavy work: it waits its key's turn, and is refused for its size before any row is grouped.
@@ -218,7 +276,10 @@ export const aggregate: Route = {
             ...(unmatched.length > 0 && { warnings: unmatched }),
           };
           const dictionaries = plan.groupBy.map((d) => served.aggregates.dictionaries[def.dimensions.indexOf(d)]!);
-          return { body: renderTable(format.name, aggregateTable({ plan, result, dictionaries, start, end }), { meta, pagination }), next: pagination.cursor || undefined };
+          return {
+            body: renderTable(format.name, aggregateTable({ plan, result, dictionaries, start, end }), { meta, pagination }),
+            next: pagination.cursor || undefined,
+          };
         });
       const key = JSON.stringify([format.name, whole, limit, after]);
       const next = await respondCacheable(ctx, services, { key, contentType: format.contentType, render, release: id });
@@ -236,12 +297,13 @@ export const aggregate: Route = {
       properties: {
         dimensions: {
           type: 'object',
-          description: 'The group: each group_by dimension\'s value; null where a rollup row totals that dimension.',
+          description: "The group: each group_by dimension's value; null where a rollup row totals that dimension.",
           additionalProperties: { type: ['string', 'integer', 'null'] },
         },
         values: {
           type: 'object',
-          description: 'Each measure as `<metric>_<fn>` and its derived keys (`_prev`, `_change`, `_pct_change`, `_share`, `_per_<metric>`), and `rows`: the rows added up. Null for a sum beyond the largest double, and for a derived value that has none.',
+          description:
+            'Each measure as `<metric>_<fn>` and its derived keys (`_prev`, `_change`, `_pct_change`, `_share`, `_per_<metric>`), and `rows`: the rows added up. Null for a sum beyond the largest double, and for a derived value that has none.',
           required: ['rows'],
           properties: { rows: { type: 'integer', minimum: 0 } },
           additionalProperties: { type: ['number', 'null'] },
@@ -261,12 +323,25 @@ export const aggregate: Route = {
             dataset: { enum: financialSets.map((d) => d.name) },
             metric: { enum: financialSets.map((d) => d.name) },
             group_by: { type: 'array', items: { type: 'string' } },
-            measures: { type: 'array', items: { type: 'string' }, description: 'Every key of `values` but `rows`, in column order: each measure, then its derived keys.' },
-            filters_applied: { type: 'object', additionalProperties: { type: 'array', items: { type: 'string' } }, description: 'The filters used, including `state: [""]` when only national rows were read.' },
+            measures: {
+              type: 'array',
+              items: { type: 'string' },
+              description: 'Every key of `values` but `rows`, in column order: each measure, then its derived keys.',
+            },
+            filters_applied: {
+              type: 'object',
+              additionalProperties: { type: 'array', items: { type: 'string' } },
+              description: 'The filters used, including `state: [""]` when only national rows were read.',
+            },
             omitted: {
               type: 'array',
               description: 'Without `measure`: default measures left out because they cannot be combined here, and why.',
-              items: { type: 'object', additionalProperties: false, required: ['measure', 'reason'], properties: { measure: { type: 'string' }, reason: { type: 'string' } } },
+              items: {
+                type: 'object',
+                additionalProperties: false,
+                required: ['measure', 'reason'],
+                properties: { measure: { type: 'string' }, reason: { type: 'string' } },
+              },
             },
             compare: { enum: [...COMPARES], description: 'The comparison applied.' },
             share: { type: 'string', description: 'The share applied: `all` or a group_by dimension.' },
@@ -275,14 +350,19 @@ export const aggregate: Route = {
               additionalProperties: false,
               required: ['metric', 'dataset', 'keys'],
               description: 'The denominator applied: its metric, the dataset holding it and the keys a row is matched on.',
-              properties: { metric: { enum: [...DENOMINATOR_NAMES] }, dataset: { type: 'string' }, keys: { type: 'array', items: { type: 'string' } } },
+              properties: {
+                metric: { enum: [...DENOMINATOR_NAMES] },
+                dataset: { type: 'string' },
+                keys: { type: 'array', items: { type: 'string' } },
+              },
             },
             having: { type: 'array', items: { type: 'string' }, description: 'The having conditions applied, as sent.' },
             unmatched: {
               type: 'object',
               additionalProperties: false,
               required: ['count', 'keys'],
-              description: 'With `per`: the keys of the groups\' rows that have no denominator row (those groups\' ratios are null), counted, and the first ten by value.',
+              description:
+                "With `per`: the keys of the groups' rows that have no denominator row (those groups' ratios are null), counted, and the first ten by value.",
               properties: {
                 count: { type: 'integer', minimum: 0 },
                 keys: { type: 'array', maxItems: 10, items: { type: 'object', additionalProperties: { type: ['string', 'integer'] } } },

@@ -12,8 +12,8 @@ import { queryParameters } from '../openapi/parameters.ts';
 import { headerRefs, keyedErrors, LIMIT_HEADERS, ref, unknownRelease } from '../openapi/responses.ts';
 import { parseQuery, releaseParam } from '../params/params.ts';
 import { respondCacheable } from '../respond/cacheable.ts';
-import type { Route } from './route.ts';
 import { holdRelease } from '../respond/heavy-work.ts';
+import type { Route } from './route.ts';
 
 // GET /v1/catalog. The catalog changes with the code and with the served release, so
 // its body is rendered once per release, and its cache key (hence ETag) is the body's
@@ -36,7 +36,10 @@ function render(release: LoadedRelease | undefined): Rendered {
     const years = store?.dimensions.find((d) => d.name === 'year')?.dictionary.values;
     const per = def.kind === 'financial' ? denominatorEntries(def) : [];
     return {
-      name, description, dimensions, metrics,
+      name,
+      description,
+      dimensions,
+      metrics,
       ...(per.length > 0 && { per }),
       ...(store && { row_count: store.rowCount }),
       ...(years && { first_year: years[0], last_year: years.at(-1) }),
@@ -60,7 +63,12 @@ async function respond(ctx: Context, services: Services, release: LoadedRelease 
   let catalog = release ? rendered.get(release) : loading;
   if (!catalog) rendered.set(release!, (catalog = render(release)));
   const { body, key } = catalog;
-  await respondCacheable(ctx, services, { key, contentType: 'application/json; charset=utf-8', render: async () => ({ body }), release: release?.id });
+  await respondCacheable(ctx, services, {
+    key,
+    contentType: 'application/json; charset=utf-8',
+    render: async () => ({ body }),
+    release: release?.id,
+  });
 }
 
 export const catalog: Route = {
@@ -79,7 +87,8 @@ export const catalog: Route = {
     operationId: 'getCatalog',
     tags: ['data'],
     summary: 'List every dataset',
-    description: 'Every dataset with its name, description, dimensions and metrics (spec 2.1), the denominators `per` on /v1/aggregate may divide its sums by, and, once a release is loaded, the release served (or the one `release` names) and each dataset\'s row count and first and last year. Other parameters are ignored.',
+    description:
+      "Every dataset with its name, description, dimensions and metrics (spec 2.1), the denominators `per` on /v1/aggregate may divide its sums by, and, once a release is loaded, the release served (or the one `release` names) and each dataset's row count and first and last year. Other parameters are ignored.",
     parameters: queryParameters(schema),
     'x-codeSamples': exampleRequest('/v1/catalog'),
     responses: {
@@ -119,7 +128,8 @@ export const catalog: Route = {
               metrics: { type: 'array', items: { type: 'string' } },
               per: {
                 type: 'array',
-                description: 'The denominators `per=` on /v1/aggregate divides this dataset\'s sums by: the metric, the dataset holding it, the keys a row is matched on, the unit the numerator must be in, and what the ratio means.',
+                description:
+                  "The denominators `per=` on /v1/aggregate divides this dataset's sums by: the metric, the dataset holding it, the keys a row is matched on, the unit the numerator must be in, and what the ratio means.",
                 items: {
                   type: 'object',
                   additionalProperties: false,

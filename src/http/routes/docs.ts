@@ -37,7 +37,15 @@ const PAGE = `<!doctype html>
 
 const INIT = `window.ui = SwaggerUIBundle({ url: '/openapi.json', dom_id: '#swagger-ui', deepLinking: true, validatorUrl: null, defaultModelsExpandDepth: 0 });\n`;
 
-const documentation = (path: string, operationId: string, summary: string, description: string, type: string, body: string, schema: Json = { type: 'string' }): Json => ({
+const documentation = (
+  path: string,
+  operationId: string,
+  summary: string,
+  description: string,
+  type: string,
+  body: string,
+  schema: Json = { type: 'string' },
+): Json => ({
   operationId,
   tags: ['documentation'],
   summary,
@@ -74,19 +82,41 @@ export function docRoutes(openApiText: () => string): Route[] {
       '/openapi.json',
       'application/json; charset=utf-8',
       () => Buffer.from(openApiText()),
-      documentation('/openapi.json', 'getOpenApi', 'This document (no key)', 'The OpenAPI 3.1 description of this API, built from the code that serves it.', 'application/json', 'OpenAPI 3.1', { type: 'object' }),
+      documentation(
+        '/openapi.json',
+        'getOpenApi',
+        'This document (no key)',
+        'The OpenAPI 3.1 description of this API, built from the code that serves it.',
+        'application/json',
+        'OpenAPI 3.1',
+        { type: 'object' },
+      ),
     ),
     file(
       '/docs/changelog',
       'text/markdown; charset=utf-8',
       () => fs.readFileSync(changelog),
-      documentation('/docs/changelog', 'getChangelog', 'CHANGELOG.md: dated changes, newest first (no key)', 'Dated entries, newest first; changes that can break a client start with `Breaking:` (spec 9.4).', 'text/markdown', 'Markdown'),
+      documentation(
+        '/docs/changelog',
+        'getChangelog',
+        'CHANGELOG.md: dated changes, newest first (no key)',
+        'Dated entries, newest first; changes that can break a client start with `Breaking:` (spec 9.4).',
+        'text/markdown',
+        'Markdown',
+      ),
     ),
     file(
       '/docs',
       'text/html; charset=utf-8',
       () => Buffer.from(PAGE),
-      documentation('/docs', 'getDocs', 'This document as a browsable page (no key)', 'Swagger UI rendering /openapi.json, served from this origin only.', 'text/html', 'HTML'),
+      documentation(
+        '/docs',
+        'getDocs',
+        'This document as a browsable page (no key)',
+        'Swagger UI rendering /openapi.json, served from this origin only.',
+        'text/html',
+        'HTML',
+      ),
     ),
     file('/docs/init.js', 'text/javascript; charset=utf-8', () => Buffer.from(INIT)),
     file('/docs/swagger-ui.css', 'text/css; charset=utf-8', () => asset('swagger-ui.css')),

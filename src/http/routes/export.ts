@@ -13,23 +13,23 @@ import {
 } from '../../errors.ts';
 import type { Decision, WindowState } from '../../limits/limiter.ts';
 import { copyParquet, matchingRids } from '../../query/export.ts';
-import { whereClauses, type Filters, type YearRange } from '../../query/filters.ts';
-import { findDataset, type DatasetDef } from '../../registry.ts';
+import { type Filters, whereClauses, type YearRange } from '../../query/filters.ts';
+import { type DatasetDef, findDataset } from '../../registry.ts';
 import type { ReleaseHold } from '../../releases/releases.ts';
 import { FORMATS } from '../../render/formats.ts';
 import type { Services } from '../../services.ts';
 import { exampleRequest } from '../openapi/examples.ts';
-import { requestKey } from '../respond/request-key.ts';
 import { financialParameters } from '../openapi/parameters.ts';
 import { errorResponse, headerRefs, keyedErrors, LIMIT_HEADERS, metricErrors, unknownRelease } from '../openapi/responses.ts';
 import { dimensionFilters, filterParams, yearParam } from '../params/dimension-filters.ts';
 import { datasetParam, financialDataset } from '../params/metric.ts';
 import { formatParam, parseQuery, periodParam, releaseParam } from '../params/params.ts';
+import { heavyWork, holdRelease } from '../respond/heavy-work.ts';
 import { EXPORT_FORMATS, notAcceptable, responseFormat } from '../respond/negotiate.ts';
 import { openExport } from '../respond/open-export.ts';
+import { requestKey } from '../respond/request-key.ts';
 import { replyWithFile } from '../respond/send-file.ts';
 import type { Route } from './route.ts';
-import { heavyWork, holdRelease } from '../respond/heavy-work.ts';
 
 // GET /v1/export: every row of a financial dataset that the filters match, in one
 // response, as Parquet, CSV, Arrow or NDJSON (docs/api.md "Bulk export").
@@ -160,7 +160,13 @@ async function* held(parts: AsyncGenerator<Buffer>, hold: ReleaseHold): AsyncGen
 }
 
 /** Parquet of the matching rows, written by DuckDB to a scratch file, then sent and removed. */
-async function* parquetFile(services: Services, def: DatasetDef, source: string, filters: Filters, period: YearRange | undefined): AsyncGenerator<Buffer> {
+async function* parquetFile(
+  services: Services,
+  def: DatasetDef,
+  source: string,
+  filters: Filters,
+  period: YearRange | undefined,
+): AsyncGenerator<Buffer> {
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'dqs-export-'));
   try {
     const out = path.join(dir, `${def.name}.parquet`);
@@ -191,26 +197,45 @@ export const exporter: Route = {
     responses: {
       200: {
         description: 'The whole export.',
-        headers: headerRefs([...LIMIT_HEADERS, 'X-Export-Limit', 'X-Export-Remaining', 'X-Export-Reset', 'Content-Disposition', 'Cache-Control']),
+        headers: headerRefs([
+          ...LIMIT_HEADERS,
+          'X-Export-Limit',
+          'X-Export-Remaining',
+          'X-Export-Reset',
+          'Content-Disposition',
+          'Cache-Control',
+        ]),
         content: Object.fromEntries(mediaTypes.map((t) => [t, { schema: { type: 'string', contentMediaType: t } }])),
       },
       206: {
-        description: 'The byte range asked for of the release\'s own Parquet file (unfiltered Parquet only).',
+        description: "The byte range asked for of the release's own Parquet file (unfiltered Parquet only).",
         headers: headerRefs([...LIMIT_HEADERS, 'Content-Range', 'Accept-Ranges', 'ETag', 'Content-Disposition']),
         content: { 'application/vnd.apache.parquet': { schema: { type: 'string', contentMediaType: 'application/vnd.apache.parquet' } } },
       },
-      304: { description: 'If-None-Match holds the whole file\'s ETag.', headers: headerRefs([...LIMIT_HEADERS, 'ETag']) },
-      406: errorResponse('`Accept` names no export format, and no `format` chose one.', { notAcceptable: notAcceptable(EXPORT_FORMATS) }, headerRefs(LIMIT_HEADERS)),
-      416: errorResponse('`Range` starts past the end of the file.', { rangeNotSatisfiable: new RangeNotSatisfiableError(1234) }, headerRefs(LIMIT_HEADERS)),
+      304: { description: "If-None-Match holds the whole file's ETag.", headers: headerRefs([...LIMIT_HEADERS, 'ETag']) },
+      406: errorResponse(
+        '`Accept` names no export format, and no `format` chose one.',
+        { notAcceptable: notAcceptable(EXPORT_FORMATS) },
+        headerRefs(LIMIT_HEADERS),
+      ),
+      416: errorResponse(
+        '`Range` starts past the end of the file.',
+        { rangeNotSatisfiable: new RangeNotSatisfiableError(1234) },
+        headerRefs(LIMIT_HEADERS),
+      ),
       ...keyedErrors({
         ...metricErrors(schema),
         invalidFilterDimension: new InvalidFilterDimensionError('product', 'fx', findDataset('fx', 'financial')!.dimensions),
       }),
-      429: errorResponse('A rate limit (spec 8) or the key\'s daily export budget is spent, or the key has EXPORTS_OPEN_PER_KEY exports still open; retry after `Retry-After` seconds.', {
-        limited: new TooManyRequestsError(42),
-        exportLimited: new ExportLimitError(50, 3600),
-        exportsOpen: new ExportsOpenError(2, 10),
-      }, headerRefs([...LIMIT_HEADERS, 'Retry-After'])),
+      429: errorResponse(
+        "A rate limit (spec 8) or the key's daily export budget is spent, or the key has EXPORTS_OPEN_PER_KEY exports still open; retry after `Retry-After` seconds.",
+        {
+          limited: new TooManyRequestsError(42),
+          exportLimited: new ExportLimitError(50, 3600),
+          exportsOpen: new ExportsOpenError(2, 10),
+        },
+        headerRefs([...LIMIT_HEADERS, 'Retry-After']),
+      ),
       ...unknownRelease(),
     },
   },

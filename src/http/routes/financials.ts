@@ -70,12 +70,16 @@ export const financials: Route = {
     },
   },
   schemas: {
-    FinancialResponse: envelope(financialSets, {
-      dataset: { enum: financialSets.map((d) => d.name) },
-      metric: { enum: financialSets.map((d) => d.name) },
-      filters_applied: { type: 'object', additionalProperties: { type: 'array', items: { type: 'string' } } },
-      row_count: { type: 'integer', minimum: 0 },
-      release: releaseId,
-    }, { warnings }),
+    FinancialResponse: envelope(
+      financialSets,
+      {
+        dataset: { enum: financialSets.map((d) => d.name) },
+        metric: { enum: financialSets.map((d) => d.name) },
+        filters_applied: { type: 'object', additionalProperties: { type: 'array', items: { type: 'string' } } },
+        row_count: { type: 'integer', minimum: 0 },
+        release: releaseId,
+      },
+      { warnings },
+    ),
   },
 };

@@ -19,10 +19,22 @@ export const healthz: Route = {
     'x-codeSamples': exampleRequest('/healthz', false),
     responses: {
       200: {
-        description: 'Serving a release; `retained` are the other releases loaded (the one a switch replaced, those asked for by `release=` or a cursor), most recently used first.',
-        content: { 'application/json': { schema: { type: 'object', required: ['status', 'release', 'retained'], properties: { status: { const: 'ok' }, release: { type: 'string' }, retained: { type: 'array', items: { type: 'string' } } } } } },
+        description:
+          'Serving a release; `retained` are the other releases loaded (the one a switch replaced, those asked for by `release=` or a cursor), most recently used first.',
+        content: {
+          'application/json': {
+            schema: {
+              type: 'object',
+              required: ['status', 'release', 'retained'],
+              properties: { status: { const: 'ok' }, release: { type: 'string' }, retained: { type: 'array', items: { type: 'string' } } },
+            },
+          },
+        },
       },
-      503: { description: 'The first release is still loading.', content: { 'application/json': { schema: { type: 'object', required: ['status'], properties: { status: { const: 'loading' } } } } } },
+      503: {
+        description: 'The first release is still loading.',
+        content: { 'application/json': { schema: { type: 'object', required: ['status'], properties: { status: { const: 'loading' } } } } },
+      },
       ...edgeErrors(),
     },
   },

@@ -61,6 +61,10 @@ export const reference: Route = {
     },
   },
   schemas: {
-    ReferenceResponse: envelope(referenceSets, { dataset: { enum: referenceSets.map((d) => d.name) }, row_count: { type: 'integer', minimum: 0 }, release: releaseId }),
+    ReferenceResponse: envelope(referenceSets, {
+      dataset: { enum: referenceSets.map((d) => d.name) },
+      row_count: { type: 'integer', minimum: 0 },
+      release: releaseId,
+    }),
   },
 };

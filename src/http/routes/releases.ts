@@ -20,7 +20,17 @@ function render(releases: Releases, current: string): { body: Buffer; key: strin
     const datasets = Object.fromEntries(
       DATASETS.flatMap(({ name }) => {
         const entry = manifest.datasets[name];
-        return entry ? [[name, { row_count: entry.rows, ...(entry.first_year !== undefined && { first_year: entry.first_year, last_year: entry.last_year }) }]] : [];
+        return entry
+          ? [
+              [
+                name,
+                {
+                  row_count: entry.rows,
+                  ...(entry.first_year !== undefined && { first_year: entry.first_year, last_year: entry.last_year }),
+                },
+              ],
+            ]
+          : [];
       }),
     );
     return {
@@ -57,7 +67,8 @@ export const releases: Route = {
     tags: ['data'],
     summary: 'The published releases, newest first',
     'x-codeSamples': exampleRequest('/v1/releases'),
-    description: 'Each release a request may name with `release=`: when it was published, whether it is current, each dataset\'s row count and years, and, against the release that was current when it was published (`changes_against`), the rows added, removed and changed per dataset (computed once by `etl load`).',
+    description:
+      "Each release a request may name with `release=`: when it was published, whether it is current, each dataset's row count and years, and, against the release that was current when it was published (`changes_against`), the rows added, removed and changed per dataset (computed once by `etl load`).",
     responses: {
       200: {
         description: 'The releases (JSON only).',
@@ -91,17 +102,26 @@ export const releases: Route = {
                   type: 'object',
                   additionalProperties: false,
                   required: ['row_count'],
-                  properties: { row_count: { type: 'integer', minimum: 0 }, first_year: { type: 'integer' }, last_year: { type: 'integer' } },
+                  properties: {
+                    row_count: { type: 'integer', minimum: 0 },
+                    first_year: { type: 'integer' },
+                    last_year: { type: 'integer' },
+                  },
                 },
               },
               changes: {
                 type: 'object',
-                description: 'Rows added, removed and changed per dataset against `changes_against`; absent for the first release and for generated ones.',
+                description:
+                  'Rows added, removed and changed per dataset against `changes_against`; absent for the first release and for generated ones.',
                 additionalProperties: {
                   type: 'object',
                   additionalProperties: false,
                   required: ['added', 'removed', 'changed'],
-                  properties: { added: { type: 'integer', minimum: 0 }, removed: { type: 'integer', minimum: 0 }, changed: { type: 'integer', minimum: 0 } },
+                  properties: {
+                    added: { type: 'integer', minimum: 0 },
+                    removed: { type: 'integer', minimum: 0 },
+                    changed: { type: 'integer', minimum: 0 },
+                  },
                 },
               },
               changes_against: releaseId,
