@@ -187,9 +187,9 @@ function geographies(random: () => number): Geo[] {
     const states = SUB_NATIONAL[country.name] ?? [];
     const weights = states.map(() => 0.2 + random() ** 2 * 3);
     const total = weights.reduce((a, b) => a + b, 0);
-    states.forEach((state, i) =>
-      geos.push({ country, state, share: weights[i]! / total, growth: growth + (random() - 0.5) * 0.02, onlineBias, random }),
-    );
+    for (const [i, state] of states.entries()) {
+      geos.push({ country, state, share: weights[i]! / total, growth: growth + (random() - 0.5) * 0.02, onlineBias, random });
+    }
   }
   return geos;
 }
@@ -213,7 +213,7 @@ function addMarkets(geos: Geo[], scale: number, random: () => number): Geo[] {
   // Largest remainder: each country's count is its quota rounded so the counts add up to `markets`.
   const quotas = weights.map((w) => (markets * w) / sum(weights));
   const counts = quotas.map(Math.floor);
-  const byRemainder = quotas.map((q, i) => i).sort((a, b) => quotas[b]! - counts[b]! - (quotas[a]! - counts[a]!) || a - b);
+  const byRemainder = quotas.map((_, i) => i).sort((a, b) => quotas[b]! - counts[b]! - (quotas[a]! - counts[a]!) || a - b);
   for (const i of byRemainder.slice(0, markets - sum(counts))) counts[i]!++;
 
   const provinces = new Map(
@@ -263,7 +263,7 @@ class ChunkWriter {
   }
 
   push(row: unknown[]): void {
-    row.forEach((value, i) => this.columns[i]!.push(value));
+    for (const [i, value] of row.entries()) this.columns[i]!.push(value);
     if (this.columns[0]!.length === 2048) this.flush();
   }
 
@@ -410,7 +410,6 @@ async function writeCountry(
   random: () => number,
   dataYear: number,
 ): Promise<number> {
-  const def = DATASETS.find((d) => d.name === 'country')!;
   const writer = await ChunkWriter.create(connection, 'country', columnsOf('country'));
   let rows = 0;
   const traits = new Map(

@@ -26,7 +26,11 @@ let stdout: LogBlocks | undefined;
  */
 export function createLogger(level: string, destination?: pino.DestinationStream): Logger {
   // sonic-boom writes each block as it comes (minLength 0): the blocks are already whole.
-  const stream = destination ?? (stdout ??= new LogBlocks(pino.destination({ dest: 1, sync: true, minLength: 0 }), BLOCK_CHARS, FLUSH_MS));
+  let stream = destination;
+  if (!stream) {
+    stdout ??= new LogBlocks(pino.destination({ dest: 1, sync: true, minLength: 0 }), BLOCK_CHARS, FLUSH_MS);
+    stream = stdout;
+  }
   const log = pino({ level, base: undefined, timestamp: pino.stdTimeFunctions.isoTime }, stream);
   destinations.set(log, stream);
   return log;

@@ -1,10 +1,10 @@
 import { loadConfigOrExit } from './config.ts';
 import { createLogger } from './log.ts';
-import { startService } from './server.ts';
+import { type RunningService, startService } from './server.ts';
 
 const config = loadConfigOrExit();
 const log = createLogger(config.LOG_LEVEL);
-let service;
+let service: RunningService;
 try {
   service = await startService(config, log);
 } catch (err) {

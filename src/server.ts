@@ -1,4 +1,4 @@
-import http from 'node:http';
+import type http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -24,7 +24,7 @@ import { Metrics } from './metrics.ts';
 import { resultBytes } from './query/aggregate.ts';
 import { CursorCodec } from './query/cursor.ts';
 import { KeptResults } from './query/kept-results.ts';
-import { RevisionDiff } from './query/revisions.ts';
+import type { RevisionDiff } from './query/revisions.ts';
 import { connectRedis } from './redis.ts';
 import { ReleaseError } from './releases/manifest.ts';
 import { currentRelease } from './releases/on-disk.ts';

@@ -8,16 +8,7 @@ import { loadDrop } from '../etl/load.ts';
 import { quoteIdent, quoteLiteral } from '../src/duckdb/sql-text.ts';
 import { DATASETS, metricDef } from '../src/registry.ts';
 import { exactSum } from './helpers/exact-sum.ts';
-import {
-  bodiesPerThreads,
-  FIXTURE_RELEASE,
-  fixtureDataDir,
-  send,
-  startTestService,
-  type TestService,
-  tempDir,
-  walkPages,
-} from './helpers/service.ts';
+import { bodiesPerThreads, FIXTURE_RELEASE, send, startTestService, type TestService, tempDir, walkPages } from './helpers/service.ts';
 
 // /v1/aggregate against DuckDB grouping the release's own Parquet files, with each
 // group's values added up exactly (as integers of 2^-1074) and rounded once: the

@@ -22,7 +22,7 @@ const queries = (service: TestService) => service.running.services.db.queriesRun
 function query(count: number, bytes?: number): string {
   const parts = ['metric=ggr', ...Array.from({ length: count - 1 }, () => 'country=France')];
   let qs = parts.join('&');
-  if (bytes !== undefined) qs += '&state=' + 'x'.repeat(bytes - qs.length - '&state='.length);
+  if (bytes !== undefined) qs += `&state=${'x'.repeat(bytes - qs.length - '&state='.length)}`;
   return qs;
 }
 
@@ -71,7 +71,7 @@ edge('200 parameters pass; 201 are a 400 in the spec shape and run no query', as
 });
 
 edge('the guard also covers paths that need no key and unknown paths', async ({ service }) => {
-  const long = 'a=' + 'x'.repeat(QUERY_LIMITS.maxBytes);
+  const long = `a=${'x'.repeat(QUERY_LIMITS.maxBytes)}`;
   assert.is((await service.get(`/healthz?${long}`, { key: null })).status, 414);
   assert.is((await service.get(`/nowhere?${long}`, { key: null })).status, 414);
 });

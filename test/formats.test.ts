@@ -58,13 +58,22 @@ function parseCsv(text: string): string[][] {
   for (let i = 0; i < text.length; i++) {
     const c = text[i]!;
     if (quoted) {
-      if (c === '"' && text[i + 1] === '"') (field += '"'), i++;
-      else if (c === '"') quoted = false;
+      if (c === '"' && text[i + 1] === '"') {
+        field += '"';
+        i++;
+      } else if (c === '"') quoted = false;
       else field += c;
     } else if (c === '"') quoted = true;
-    else if (c === ',') row.push(field), (field = '');
-    else if (c === '\r' && text[i + 1] === '\n') row.push(field), rows.push(row), (row = []), (field = ''), i++;
-    else field += c;
+    else if (c === ',') {
+      row.push(field);
+      field = '';
+    } else if (c === '\r' && text[i + 1] === '\n') {
+      row.push(field);
+      rows.push(row);
+      row = [];
+      field = '';
+      i++;
+    } else field += c;
   }
   assert.is(field + row.join(''), '', 'the body ends with CRLF');
   return rows;
@@ -357,7 +366,10 @@ Links('JSON: Link points at the next page while has_more; the walk equals the cu
   bodies.forEach((body, i) => {
     const link = pages[i]!.headers.link;
     assert.is(body.pagination.has_more, i < pages.length - 1);
-    if (!body.pagination.has_more) return assert.is(link, undefined, 'no Link on the last page');
+    if (!body.pagination.has_more) {
+      assert.is(link, undefined, 'no Link on the last page');
+      return;
+    }
     // The same query as sent, parameter order kept, with the new cursor.
     assert.is(
       link,

@@ -70,8 +70,8 @@ function inviteStoreContract(name: string, backend: Backend) {
     const store = await open();
     const { token } = await store.create({ client: 'Late', expiresAt: NOW + DAY, replaces: null }, NOW);
     assert.equal(await store.spend(token, NOW + DAY), { ok: false, status: 'expired' });
-    assert.equal(await store.spend('inv_' + 'a'.repeat(43), NOW), { ok: false, status: 'unknown' });
-    assert.is(await store.find('inv_' + 'a'.repeat(43)), undefined);
+    assert.equal(await store.spend(`inv_${'a'.repeat(43)}`, NOW), { ok: false, status: 'unknown' });
+    assert.is(await store.find(`inv_${'a'.repeat(43)}`), undefined);
     assert.ok((await store.spend(token, NOW + DAY - 1)).ok);
   });
 

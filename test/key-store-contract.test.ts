@@ -43,8 +43,8 @@ function keyStoreContract(name: string, backend: Backend) {
   test('unknown keys verify to undefined', async () => {
     const store = await open();
     await store.create('someone');
-    assert.is(await store.verify('sk_live_' + 'a'.repeat(40)), undefined);
-    assert.is(store.held('sk_live_' + 'a'.repeat(40)), undefined);
+    assert.is(await store.verify(`sk_live_${'a'.repeat(40)}`), undefined);
+    assert.is(store.held(`sk_live_${'a'.repeat(40)}`), undefined);
   });
 
   test('revoke by id or by key: verify refuses at once, list keeps the record; twice changes nothing', async () => {
@@ -62,7 +62,7 @@ function keyStoreContract(name: string, backend: Backend) {
       );
     }
     assert.is(await store.revoke('key_0000000000000000'), undefined);
-    assert.is(await store.revoke('sk_live_' + 'b'.repeat(40)), undefined);
+    assert.is(await store.revoke(`sk_live_${'b'.repeat(40)}`), undefined);
   });
 
   test('a create that fails returns no key and leaves none behind', async () => {

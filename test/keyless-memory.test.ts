@@ -31,7 +31,10 @@ test(`${REQUESTS} keyless requests, each a new URL with a ${ACCEPT_BYTES / 1000}
     const deadline = Date.now() + 60_000;
     while (
       (await request(`${origin}/healthz`).then(
-        (r) => (r.body.dump(), r.statusCode),
+        (r) => {
+          r.body.dump();
+          return r.statusCode;
+        },
         () => 0,
       )) !== 200
     ) {

@@ -43,7 +43,7 @@ limits('the 101st request in a minute is a 429 with the exact body, Retry-After 
   assert.is(res.headers['retry-after'], '45');
   assertHeaders(res, 100, 0, 45);
   assert.is(res.headers['ratelimit-policy'], '"minute";q=100;w=60, "day";q=10000;w=86400');
-  assert.is(res.headers['ratelimit'], `"minute";r=0;t=45, "day";r=9900;t=${12 * 3600 - 15}`);
+  assert.is(res.headers.ratelimit, `"minute";r=0;t=45, "day";r=9900;t=${12 * 3600 - 15}`);
   assert.match(String(res.headers['content-type']), /application\/json/);
 });
 
@@ -63,7 +63,7 @@ limits('refused requests consume nothing: the first unit is back exactly 60 s af
   const back = await service.get('/v1/catalog', { key });
   assert.is(back.status, 200);
   assertHeaders(back, 100, 0, 1);
-  assert.is(back.headers['ratelimit'], `"minute";r=0;t=1, "day";r=9899;t=${(86_400_000 - ((start + 60_000) % 86_400_000)) / 1000}`);
+  assert.is(back.headers.ratelimit, `"minute";r=0;t=1, "day";r=9899;t=${(86_400_000 - ((start + 60_000) % 86_400_000)) / 1000}`);
 });
 
 limits('headers on 200, 400, 404 and 405 under /v1, each counted', async () => {
@@ -80,7 +80,7 @@ limits('headers on 200, 400, 404 and 405 under /v1, each counted', async () => {
     const res = await service.get(path, { key, method });
     assert.is(res.status, status, path);
     assertHeaders(res, 100, --remaining, 60);
-    assert.ok(res.headers['ratelimit-policy'] && res.headers['ratelimit'], path);
+    assert.ok(res.headers['ratelimit-policy'] && res.headers.ratelimit, path);
   }
   // Outside /v1 nothing is counted; the headers say what is left (spec 8.2: every response).
   const health = await service.get('/healthz', { key });
@@ -146,7 +146,7 @@ limits('spec 8.2 on every answer: a valid key outside /v1 gets the limit headers
   }
   assertHeaders(await service.get('/v1/catalog', { key }), 100, 98, 60);
   // Without a key, or with one nobody issued, nothing changes outside /v1.
-  for (const res of [await service.get('/', { key: null }), await service.get('/', { key: 'sk_live_' + 'z'.repeat(40) })]) {
+  for (const res of [await service.get('/', { key: null }), await service.get('/', { key: `sk_live_${'z'.repeat(40)}` })]) {
     assert.is(res.status, 404);
     assert.is(res.headers['x-ratelimit-limit'], undefined);
   }
@@ -163,14 +163,14 @@ guard.after(() => guarded.stop());
 
 guard('30 missing or invalid keys a minute from one address, then 429 until the window passes; a valid key is untouched', async () => {
   const start = now;
-  const bad = [null, 'sk_live_' + 'x'.repeat(40), 'not-a-key', ''] as const;
+  const bad = [null, `sk_live_${'x'.repeat(40)}`, 'not-a-key', ''] as const;
   for (let i = 0; i < 30; i++) {
     const res = await guarded.get('/v1/catalog', { key: bad[i % bad.length] });
     assert.is(res.status, 401, `attempt ${i + 1}`);
     assertHeaders(res, 30, 29 - i, 60);
     assert.is(res.headers['ratelimit-policy'], '"bad-key-minute";q=30;w=60');
   }
-  const blocked = await guarded.get('/v1/catalog', { key: 'sk_live_' + 'y'.repeat(40) });
+  const blocked = await guarded.get('/v1/catalog', { key: `sk_live_${'y'.repeat(40)}` });
   assert.is(blocked.status, 429);
   assert.equal(blocked.json, { error: TOO_MANY, retryAfterSeconds: 60 });
   assert.is(blocked.headers['retry-after'], '60');
@@ -192,7 +192,7 @@ guard('unknown, revoked and malformed keys get the same 401 body', async () => {
   const created = (await guarded.admin('POST', '/keys', { client: 'to-revoke' })).json;
   await guarded.admin('POST', `/keys/${created.record.id}/revoke`);
   const bodies = new Set<string>();
-  for (const key of [created.key, 'sk_live_' + 'z'.repeat(40), 'sk_live_short', 'Bearer abc', 'sk_live_' + '!'.repeat(40)]) {
+  for (const key of [created.key, `sk_live_${'z'.repeat(40)}`, 'sk_live_short', 'Bearer abc', `sk_live_${'!'.repeat(40)}`]) {
     const res = await guarded.get('/v1/catalog', { key });
     assert.is(res.status, 401, key);
     bodies.add(res.text);

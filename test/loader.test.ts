@@ -33,7 +33,11 @@ async function copyRelease(dataDir: string, id = FIXTURE_RELEASE): Promise<strin
   const source = path.join(await fixtureDataDir(), FIXTURE_RELEASE);
   const dir = path.join(dataDir, id);
   await fs.cp(source, dir, { recursive: true });
-  if (id !== FIXTURE_RELEASE) await editManifest(dir, (m) => void (m.release = id));
+  if (id !== FIXTURE_RELEASE) {
+    await editManifest(dir, (m) => {
+      m.release = id;
+    });
+  }
   return dir;
 }
 
@@ -43,7 +47,7 @@ async function readManifestJson(dir: string): Promise<Manifest> {
 async function editManifest(dir: string, edit: (m: Manifest) => void): Promise<void> {
   const manifest = await readManifestJson(dir);
   edit(manifest);
-  await fs.writeFile(path.join(dir, MANIFEST_FILE), JSON.stringify(manifest, null, 2) + '\n');
+  await fs.writeFile(path.join(dir, MANIFEST_FILE), `${JSON.stringify(manifest, null, 2)}\n`);
 }
 
 /** Rewrites `<dataset>.parquet` through DuckDB with `select` (reading FROM src) and re-seals its checksum. */
@@ -60,7 +64,9 @@ async function rewriteParquet(dir: string, dataset: string, select: (src: string
   }
   await fs.rename(tmp, target);
   const sha256 = await sha256File(target);
-  await editManifest(dir, (m) => void (m.datasets[dataset]!.sha256 = sha256));
+  await editManifest(dir, (m) => {
+    m.datasets[dataset]!.sha256 = sha256;
+  });
 }
 
 interface BrokenCase {
@@ -101,7 +107,9 @@ const CASES: BrokenCase[] = [
   {
     name: 'manifest row count disagreeing with the file',
     async breakIt(dir) {
-      await editManifest(dir, (m) => void (m.datasets.turnover!.rows += 1));
+      await editManifest(dir, (m) => {
+        m.datasets.turnover!.rows += 1;
+      });
       return parquetPath(dir, 'turnover');
     },
     field: /has \d+ rows but the manifest says \d+/,
@@ -166,7 +174,9 @@ const CASES: BrokenCase[] = [
         (src) =>
           `SELECT * FROM ${src} UNION ALL SELECT r.* REPLACE (r.ggr + k AS ggr) FROM (SELECT * FROM ${src} LIMIT 1 OFFSET 5) AS r, range(1, 3) AS t(k)`,
       );
-      await editManifest(dir, (m) => void (m.datasets.ggr!.rows += 2));
+      await editManifest(dir, (m) => {
+        m.datasets.ggr!.rows += 2;
+      });
       return parquetPath(dir, 'ggr');
     },
     field:
@@ -338,7 +348,9 @@ catalog('a load that fails halfway leaves the catalog as it was, beside a loaded
   const dir = await copyRelease(dataDir, '2026-12');
   const last = DATASETS.at(-1)!.name;
   await rewriteParquet(dir, last, (src) => `SELECT * FROM ${src} UNION ALL (SELECT * FROM ${src} LIMIT 1)`);
-  await editManifest(dir, (m) => void (m.datasets[last]!.rows += 1));
+  await editManifest(dir, (m) => {
+    m.datasets[last]!.rows += 1;
+  });
   const broken = await release(dataDir);
 
   const db = await Database.open({ connections: 1, threads: 1 });

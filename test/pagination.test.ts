@@ -188,7 +188,7 @@ pages('concurrent requests of one SQL shape, with different filters and cursors,
     });
   }
   const responses = await Promise.all(requests.map((r) => service.get(r.path)));
-  responses.forEach((res, i) => assert.equal(res.json, requests[i]!.expected, requests[i]!.path));
+  for (const [i, res] of responses.entries()) assert.equal(res.json, requests[i]!.expected, requests[i]!.path);
   // The pages really differ, so a mix-up could not pass unnoticed.
   assert.is(new Set(requests.map((r) => JSON.stringify(r.expected))).size, requests.length);
 });

@@ -61,6 +61,7 @@ const TABLE: Array<[number, string]> = [
   [4148.57, '4148.57'],
   [21160607.59, '21160607.59'],
   [3220082649377.93, '3220082649377.93'],
+  // biome-ignore lint/correctness/noPrecisionLoss: a literal that rounds to the double printed
   [99999999999999.99, '99999999999999.98'],
   [1e15, '1000000000000000.0'],
   [1e20, '100000000000000000000.0'],
@@ -74,6 +75,7 @@ const TABLE: Array<[number, string]> = [
   [1.23e-18, '1.23e-18'],
   [Number.MIN_VALUE, '5e-324'],
   [-2.2250738585072014e-308, '-2.2250738585072014e-308'],
+  // biome-ignore lint/correctness/noPrecisionLoss: a literal that rounds to the double printed
   [9007199254740993, '9007199254740992.0'],
   [0.1 + 0.2, '0.30000000000000004'],
   [1 / 3, '0.3333333333333333'],
@@ -95,7 +97,10 @@ numbers('a table of awkward values: the text, DuckDB agrees, and it reads back a
 numbers('thousands of random doubles and cent amounts print as DuckDB prints them', async () => {
   // A fixed-seed generator, so a failure reproduces.
   let state = 0x2545f491;
-  const random = () => (state = (Math.imul(state, 1103515245) + 12345) >>> 0) / 2 ** 32;
+  const random = () => {
+    state = (Math.imul(state, 1103515245) + 12345) >>> 0;
+    return state / 2 ** 32;
+  };
   const bits = new DataView(new ArrayBuffer(8));
   const values: number[] = [];
   while (values.length < 3000) {
@@ -117,7 +122,10 @@ numbers('thousands of random doubles and cent amounts print as DuckDB prints the
 /** Doubles chosen to be long: 17 significant digits at every decimal exponent, both signs, and the edges. */
 function longDoubles(): number[] {
   let state = 0x9e3779b9;
-  const random = () => (state = (Math.imul(state, 1103515245) + 12345) >>> 0) / 2 ** 32;
+  const random = () => {
+    state = (Math.imul(state, 1103515245) + 12345) >>> 0;
+    return state / 2 ** 32;
+  };
   const digits = (n: number) => Array.from({ length: n }, () => Math.floor(random() * 10)).join('');
   const bits = new DataView(new ArrayBuffer(8));
   const neighbours = (x: number) => {
@@ -201,9 +209,9 @@ numbers('JSON, CSV and Arrow pages of the longest values: every byte, none cut s
       `CSV page of ${page.length} rows equals DuckDB's texts`,
     );
     const table = tableFromIPC(arrow.render(page));
-    page.forEach((r) =>
-      [0, 1, 2, 3].forEach((m) => assert.ok(Object.is(table.getChildAt(m + 1)!.get(r), values[r * 4 + m]), `Arrow row ${r} m${m}`)),
-    );
+    for (const r of page) {
+      for (const m of [0, 1, 2, 3]) assert.ok(Object.is(table.getChildAt(m + 1)!.get(r), values[r * 4 + m]), `Arrow row ${r} m${m}`);
+    }
   }
 });
 

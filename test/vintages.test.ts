@@ -11,7 +11,16 @@ import { quoteLiteral } from '../src/duckdb/sql-text.ts';
 import { DATASETS } from '../src/registry.ts';
 import { exactSum } from './helpers/exact-sum.ts';
 import { runQueryCli } from './helpers/query-cli.ts';
-import { FIXTURE_RELEASE, fixtureDataDir, send, startTestService, type TestService, tempDir, walkPages } from './helpers/service.ts';
+import {
+  FIXTURE_RELEASE,
+  fixtureDataDir,
+  type Response,
+  send,
+  startTestService,
+  type TestService,
+  tempDir,
+  walkPages,
+} from './helpers/service.ts';
 
 // Issue 16: every endpoint answers for any published month (`release=`), loaded on
 // demand; /v1/releases and /v1/revisions. Three releases are published with `etl
@@ -49,7 +58,8 @@ vintages.before(async () => {
   state.sql = await state.db.connect();
   const fixture = path.join(await fixtureDataDir(), FIXTURE_RELEASE);
   for (const release of RELEASES) {
-    const drop = (state.drops[release] = await tempDir('dqs-drop-'));
+    const drop = await tempDir('dqs-drop-');
+    state.drops[release] = drop;
     await state.sql.run(
       `COPY (${GGR_SQL[release](quoteLiteral(path.join(fixture, 'ggr.parquet')))}) TO ${quoteLiteral(path.join(drop, 'ggr.parquet'))} (FORMAT parquet)`,
     );
@@ -352,7 +362,7 @@ waiting('answers 503 with Retry-After while it loads, then 200', async () => {
       [res.status, res.json, res.headers['retry-after']],
       [503, { error: "Release '2026-09' is loading; try again shortly" }, '5'],
     );
-    let ok;
+    let ok: Response | undefined;
     for (let i = 0; i < 200 && ok?.status !== 200; i++) {
       await new Promise((resolve) => setTimeout(resolve, 100));
       ok = await service.get(q);

@@ -2,8 +2,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { AGGREGATE } from '../ceilings/duckdb-aggregate.ts';
 import { capture, PAGE } from '../scenarios/suite.ts';
-import { load, summarizeRuns } from './load.ts';
-import { formatTop, topFunctions } from './profile-top.ts';
+import { load, type Stats, summarizeRuns } from './load.ts';
+import { formatTop, topFunctions, type Window } from './profile-top.ts';
 import { line, progress } from './report.ts';
 import { commit } from './result.ts';
 import { startServer } from './server.ts';
@@ -51,8 +51,8 @@ export async function profileScenario(id: string, o: { dataDir: string; work: st
     ROOT,
     ['--cpu-prof', `--cpu-prof-dir=${written}`],
   );
-  let window;
-  let run;
+  let window: Window;
+  let run: Stats;
   try {
     const headers = { ...server.headers, ...setup.headers };
     const answer = await capture(server.url, setup.path, headers, 200);

@@ -189,7 +189,7 @@ async function main(): Promise<void> {
   await fs.mkdir(WORK, { recursive: true });
 
   const release = await ensureRelease(dataDir(1), 1);
-  const small = await ensureRelease(path.join(WORK, 'small'), 0.02);
+  await ensureRelease(path.join(WORK, 'small'), 0.02);
   const scaled = [];
   for (const scale of settings.scales) scaled.push({ scale, release: await ensureRelease(dataDir(scale), scale) });
 
@@ -328,7 +328,7 @@ async function main(): Promise<void> {
 
   // Cache off: every page queried and rendered, every aggregate grouped (no kept
   // results). The mixed workload's answers are captured here too.
-  let uncached = await serve('uncached', { CACHE_MAX_BYTES: '0', AGGREGATE_KEEP_BYTES: '0' });
+  const uncached = await serve('uncached', { CACHE_MAX_BYTES: '0', AGGREGATE_KEEP_BYTES: '0' });
   let mixed!: { one: Scenario; sixteen: Scenario };
   let uncachedPage!: Captured;
   let aggregate!: Captured;

@@ -81,7 +81,10 @@ export async function mixedWorkload(
   const pick = <T>(items: readonly T[]) => items[Math.floor(rand() * items.length)]!;
   const weighted = <T>(items: ReadonlyArray<[T, number]>) => {
     let r = rand();
-    for (const [item, weight] of items) if ((r -= weight) < 0) return item;
+    for (const [item, weight] of items) {
+      r -= weight;
+      if (r < 0) return item;
+    }
     return items.at(-1)![0];
   };
   const answers = new Map<string, Captured>();

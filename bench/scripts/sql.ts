@@ -186,13 +186,17 @@ async function renderBench(ggr: ServedDataset, rids: readonly number[]): Promise
     values.reduce((at, x) => at + out.write(formatDouble(x), at, 'latin1'), 0),
   );
   numbers('numbers: pre-rendered text copied, ~10 B text + 4 B offset/row', () =>
-    text.reduce((at, t) => (out.set(t, at), at + t.length), 0),
+    text.reduce((at, t) => {
+      out.set(t, at);
+      return at + t.length;
+    }, 0),
   );
 
   // What the previous commit served from: each row's finished JSON, one copy per row.
   const finished = rids.map((rid) => ggr.rows.json.render([rid], '', ''));
   const heap = Buffer.concat(finished);
-  const offsets = finished.reduce((o, f) => (o.push(o.at(-1)! + f.length), o), [0]);
+  const offsets = [0];
+  for (const f of finished) offsets.push(offsets.at(-1)! + f.length);
   check(`render: previous row store (finished JSON), 1 copy/row, ${(heap.length / finished.length + 8).toFixed(0)} B/row`, () => {
     const page = Buffer.allocUnsafe(heap.length + finished.length + 1);
     let at = page.write('[');

@@ -4,7 +4,7 @@
 export const SERVICE_NAME = 'Data Query Service';
 
 const ENTITIES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
-export const escape = (text: string) => text.replace(/[&<>"']/g, (c) => ENTITIES[c]!);
+export const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => ENTITIES[c]!);
 
 function layout(title: string, body: string, script = false): string {
   return `<!doctype html>
@@ -13,7 +13,7 @@ function layout(title: string, body: string, script = false): string {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="robots" content="noindex">
-<title>${escape(title)} · ${SERVICE_NAME}</title>
+<title>${escapeHtml(title)} · ${SERVICE_NAME}</title>
 <link rel="stylesheet" href="/claim/assets/claim.css">
 ${script ? '<script src="/claim/assets/copy.js" defer></script>\n' : ''}</head>
 <body>
@@ -33,10 +33,10 @@ export function claimPage(client: string, expiresAt: string, csrf: string): stri
   return layout(
     'Claim your API key',
     `<h1>Claim your API key</h1>
-<p>This invite is for <strong>${escape(client)}</strong>. It works once, until ${escape(date(expiresAt))}.</p>
+<p>This invite is for <strong>${escapeHtml(client)}</strong>. It works once, until ${escapeHtml(date(expiresAt))}.</p>
 <p class="muted">Your key is shown once, on the next page. Have a safe place ready to store it, such as a password manager.</p>
 <form method="post">
-<input type="hidden" name="csrf" value="${escape(csrf)}">
+<input type="hidden" name="csrf" value="${escapeHtml(csrf)}">
 <button type="submit">Claim Your API Key</button>
 </form>`,
   );
@@ -47,14 +47,14 @@ export function keyPage(client: string, key: string, baseUrl: string): string {
     'Your API key',
     `<h1>Your API key</h1>
 <p class="warning" role="alert"><strong>Copy this key now.</strong> It is shown only this once and cannot be shown again. If you lose it, ask the operator for a new invite.</p>
-<label for="key">API key for ${escape(client)}</label>
+<label for="key">API key for ${escapeHtml(client)}</label>
 <div class="key-row">
-<input id="key" name="key" type="text" value="${escape(key)}" readonly spellcheck="false" autocomplete="off" aria-describedby="key-status">
+<input id="key" name="key" type="text" value="${escapeHtml(key)}" readonly spellcheck="false" autocomplete="off" aria-describedby="key-status">
 <button type="button" class="secondary" data-copy="key" hidden>Copy</button>
 </div>
 <p id="key-status" role="status" aria-live="polite"></p>
 <p>Send it in the <code>x-api-key</code> header of every request:</p>
-<pre><code>curl -H "x-api-key: ${escape(key)}" ${escape(baseUrl)}/v1/catalog</code></pre>`,
+<pre><code>curl -H "x-api-key: ${escapeHtml(key)}" ${escapeHtml(baseUrl)}/v1/catalog</code></pre>`,
     true,
   );
 }
@@ -89,5 +89,5 @@ const REFUSALS: Record<Refusal, { title: string; text: string }> = {
 
 export function refusalPage(reason: Refusal): string {
   const { title, text } = REFUSALS[reason];
-  return layout(title, `<h1>${escape(title)}</h1>\n<p>${escape(text)}</p>`);
+  return layout(title, `<h1>${escapeHtml(title)}</h1>\n<p>${escapeHtml(text)}</p>`);
 }

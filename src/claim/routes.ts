@@ -4,6 +4,7 @@ import path from 'node:path';
 import { bodyParser } from '@koa/bodyparser';
 import type { Context, Middleware } from 'koa';
 import { inviteStatus, looksLikeToken } from '../invites/store.ts';
+import type { KeyRecord } from '../keys/store.ts';
 import type { Services } from '../services.ts';
 import { claimPage, keyPage, type Refusal, refusalPage } from './html.ts';
 
@@ -83,7 +84,7 @@ export function claimRoutes(services: Pick<Services, 'invites' | 'keys' | 'limit
     const spent = await services.invites.spend(token, services.clock());
     if (!spent.ok) return refuse(ctx, spent.status);
     const invite = spent.record;
-    let issued;
+    let issued: { key: string; record: KeyRecord };
     try {
       issued = await services.keys.create(invite.client, { inviteId: invite.id });
     } catch (err) {

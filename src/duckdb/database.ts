@@ -24,7 +24,7 @@ export class Lease {
     }
     // Bound as INTEGER, not inferred as DOUBLE: a DOUBLE parameter would cast the
     // integer columns it meets and keep DuckDB from skipping row groups on `rid`.
-    params.forEach((value, i) => statement.bindInteger(i + 1, value));
+    for (const [i, value] of params.entries()) statement.bindInteger(i + 1, value);
     // Materialized: its chunks are then read synchronously, without further trips
     // to the thread pool.
     return statement.run();
@@ -147,7 +147,8 @@ export class Database {
 
   /** DuckDB's own accounting of its memory, by tag (duckdb_memory()). */
   async memory(): Promise<Array<{ tag: string; bytes: number }>> {
-    const connection = (this.inspector ??= await this.instance.connect());
+    this.inspector ??= await this.instance.connect();
+    const connection = this.inspector;
     const rows = (await connection.runAndReadAll('SELECT tag, memory_usage_bytes FROM duckdb_memory()')).getRows();
     return rows.map(([tag, bytes]) => ({ tag: String(tag), bytes: Number(bytes) }));
   }

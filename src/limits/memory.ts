@@ -40,7 +40,10 @@ export class MemoryLimiter implements LocalLimiter {
     if (now - this.lastSweep >= MINUTE_MS) this.sweep(now);
     const today = Math.floor(now / DAY_MS);
     let entry = this.entries.get(id);
-    if (!entry) this.entries.set(id, (entry = { log: [], day: today, dayUsed: 0 }));
+    if (!entry) {
+      entry = { log: [], day: today, dayUsed: 0 };
+      this.entries.set(id, entry);
+    }
     prune(entry.log, now);
     if (entry.day !== today) {
       entry.day = today;

@@ -116,7 +116,10 @@ export function shareTotals(
     if (!detail.shown[g]) continue;
     const key = skip < 0 ? '' : codesKey(groups.codes, width, g, skip);
     let t = index.get(key);
-    if (t === undefined) index.set(key, (t = index.size));
+    if (t === undefined) {
+      t = index.size;
+      index.set(key, t);
+    }
     of[g] = t;
   }
   for (const p of positions) {
@@ -184,7 +187,8 @@ export function matchKeys(
     const text = codes.join(',');
     let n = missingIndex.get(text);
     if (n === undefined) {
-      missingIndex.set(text, (n = missing.length));
+      n = missing.length;
+      missingIndex.set(text, n);
       missing.push(codes);
     }
     key[f] = table.count + n;
@@ -222,7 +226,7 @@ export function unmatchedKeys(
   fine: FineKeys,
   tableCount: number,
   names: readonly string[],
-  valueOf: (i: number, code: number) => string | number,
+  codeValue: (i: number, code: number) => string | number,
 ): Unmatched {
   const lacking = new Set<number>();
   for (let f = 0; f < fine.key.length; f++)
@@ -234,6 +238,6 @@ export function unmatchedKeys(
   });
   return {
     count: codes.length,
-    keys: codes.slice(0, 10).map((key) => Object.fromEntries(names.map((name, i) => [name, valueOf(i, key[i]!)]))),
+    keys: codes.slice(0, 10).map((key) => Object.fromEntries(names.map((name, i) => [name, codeValue(i, key[i]!)]))),
   };
 }

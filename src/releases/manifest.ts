@@ -84,7 +84,7 @@ export async function readManifest(dir: string): Promise<Manifest> {
 
 export async function writeManifest(dir: string, manifest: Manifest): Promise<void> {
   const tmp = path.join(dir, `.${MANIFEST_FILE}.tmp`);
-  await fs.writeFile(tmp, JSON.stringify(manifest, null, 2) + '\n');
+  await fs.writeFile(tmp, `${JSON.stringify(manifest, null, 2)}\n`);
   await fs.rename(tmp, path.join(dir, MANIFEST_FILE));
 }
 

@@ -202,7 +202,10 @@ export class ArrowRenderer {
 
   private layout(rows: number): Layout {
     let layout = this.layouts.get(rows);
-    if (!layout) this.layouts.set(rows, (layout = this.writer.layout(this.emptyBatch(rows))));
+    if (!layout) {
+      layout = this.writer.layout(this.emptyBatch(rows));
+      this.layouts.set(rows, layout);
+    }
     return layout;
   }
 

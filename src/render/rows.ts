@@ -58,8 +58,8 @@ export class RowRenderers {
   async *stream(format: StreamFormat, batches: AsyncIterable<readonly number[]>): AsyncGenerator<Buffer> {
     const { arrow } = this;
     const prefix = arrow.streamStart.length;
-    const ndjson =
-      format === 'ndjson' ? await (this.ndjsonRenderer ??= TextRenderer.create(this.store, ndjsonSyntax(this.store))) : undefined;
+    if (format === 'ndjson') this.ndjsonRenderer ??= TextRenderer.create(this.store, ndjsonSyntax(this.store));
+    const ndjson = format === 'ndjson' ? await this.ndjsonRenderer : undefined;
     if (format === 'csv') yield Buffer.from(this.csvHeader);
     if (format === 'arrow') yield arrow.streamStart;
     for await (const rids of batches) {

@@ -35,7 +35,7 @@ export class JsonFile {
     const write = this.queue.then(async () => {
       const tmp = `${this.file}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
       try {
-        await fs.writeFile(tmp, JSON.stringify(snapshot(), null, 2) + '\n', { mode: 0o600 });
+        await fs.writeFile(tmp, `${JSON.stringify(snapshot(), null, 2)}\n`, { mode: 0o600 });
         await fs.rename(tmp, this.file);
       } catch (err) {
         await fs.rm(tmp, { force: true, recursive: true }).catch(() => {});

@@ -35,7 +35,7 @@ async function readIfPresent(file: string): Promise<string | undefined> {
 /** The file's content once one process has created it: this one's, or the one that won. */
 async function create(file: string, bytes: number): Promise<string> {
   const tmp = `${file}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
-  await fs.writeFile(tmp, randomBytes(bytes).toString('hex') + '\n', { flag: 'wx', mode: 0o600 });
+  await fs.writeFile(tmp, `${randomBytes(bytes).toString('hex')}\n`, { flag: 'wx', mode: 0o600 });
   try {
     await fs.link(tmp, file);
   } catch (err) {

@@ -208,7 +208,9 @@ async function combinePair(
     let count = 0;
     for (const code of member) count = Math.max(count, code + 1);
     const out = codeArray(count, combinations);
-    picks.forEach((code, id) => (out[id] = member[code]!));
+    picks.forEach((code, id) => {
+      out[id] = member[code]!;
+    });
     return out;
   };
   return {

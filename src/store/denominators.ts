@@ -32,7 +32,10 @@ export function denominatorTable(
   metric: string,
 ): Promise<DenominatorTable> {
   let built = tablesBuilt.get(tables);
-  if (!built) tablesBuilt.set(tables, (built = new Map()));
+  if (!built) {
+    built = new Map();
+    tablesBuilt.set(tables, built);
+  }
   const id = JSON.stringify([keys, metric]);
   let table = built.get(id);
   if (!table) {
@@ -89,14 +92,21 @@ const translations = new WeakMap<AggregateTables, WeakMap<AggregateTables, Map<s
  */
 export function translateCodes(from: AggregateTables, fromDef: DatasetDef, to: AggregateTables, dimension: string): Int32Array {
   let byTarget = translations.get(from);
-  if (!byTarget) translations.set(from, (byTarget = new WeakMap()));
+  if (!byTarget) {
+    byTarget = new WeakMap();
+    translations.set(from, byTarget);
+  }
   let byDimension = byTarget.get(to);
-  if (!byDimension) byTarget.set(to, (byDimension = new Map()));
+  if (!byDimension) {
+    byDimension = new Map();
+    byTarget.set(to, byDimension);
+  }
   let codes = byDimension.get(dimension);
   if (!codes) {
     const values = from.dictionaries[fromDef.dimensions.indexOf(dimension)]!.values;
     const target = to.codes.get(dimension)!;
-    byDimension.set(dimension, (codes = Int32Array.from(values, (value) => target.get(String(value)) ?? -1)));
+    codes = Int32Array.from(values, (value) => target.get(String(value)) ?? -1);
+    byDimension.set(dimension, codes);
   }
   return codes;
 }
@@ -115,9 +125,15 @@ export function alignedTotals(
   metric: number,
 ): ((source: AggregateSource) => MetricTotals) | undefined {
   let known = alignments.get(num);
-  if (!known) alignments.set(num, (known = new WeakMap()));
+  if (!known) {
+    known = new WeakMap();
+    alignments.set(num, known);
+  }
   let same = known.get(den);
-  if (same === undefined) known.set(den, (same = sameRows(num, den)));
+  if (same === undefined) {
+    same = sameRows(num, den);
+    known.set(den, same);
+  }
   if (!same) return undefined;
   return (source) => den.sources[num.sources.indexOf(source)]!.metrics[metric]!;
 }

@@ -90,7 +90,10 @@ export class ExactSums {
 
   add(g: number, x: number): void {
     const length = this.lengths[g]!;
-    if (length === SPILLED) return addExact(this.spilled.get(g)!, x);
+    if (length === SPILLED) {
+      addExact(this.spilled.get(g)!, x);
+      return;
+    }
     const base = g * INLINE;
     if (length === INLINE) {
       // Full: one more partial may be needed, which only an array has room for.

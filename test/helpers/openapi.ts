@@ -20,11 +20,14 @@ const compiled = new Map<string, ValidateFunction>();
 /** A validator for the schema at `pointer` in the document (a JSON pointer), or for `schema` itself. */
 function validator(pointer: string, schema?: Json): ValidateFunction {
   let validate = compiled.get(pointer);
-  if (!validate) compiled.set(pointer, (validate = ajv.compile(schema ?? { $ref: `openapi#${pointer}` })));
+  if (!validate) {
+    validate = ajv.compile(schema ?? { $ref: `openapi#${pointer}` });
+    compiled.set(pointer, validate);
+  }
   return validate;
 }
 
-const escape = (segment: string) => segment.replaceAll('~', '~0').replaceAll('/', '~1');
+const escapePointerSegment = (segment: string) => segment.replaceAll('~', '~0').replaceAll('/', '~1');
 
 export interface Received {
   status: number;
@@ -55,7 +58,7 @@ export function validateResponse(method: string, pathAndQuery: string, res: Rece
     if (method.toLowerCase() !== 'head') check(errorSchema, res.json, `${what} body`);
     return;
   }
-  const pointer = `/paths/${escape(path)}/${verb}/responses/${res.status}`;
+  const pointer = `/paths/${escapePointerSegment(path)}/${verb}/responses/${res.status}`;
   const response = operation.responses[String(res.status)];
   if (!response) throw new Error(`${what}: status ${res.status} is not documented for ${verb.toUpperCase()} ${path}`);
   for (const [name, declared] of Object.entries<Json>(response.headers ?? {})) {
@@ -76,5 +79,5 @@ export function validateResponse(method: string, pathAndQuery: string, res: Rece
   if (!response.content) return;
   if (!response.content[type])
     throw new Error(`${what}: Content-Type ${type} is not documented (${Object.keys(response.content).join(', ')})`);
-  if (type === 'application/json') check(validator(`${pointer}/content/${escape(type)}/schema`), res.json, `${what} body`);
+  if (type === 'application/json') check(validator(`${pointer}/content/${escapePointerSegment(type)}/schema`), res.json, `${what} body`);
 }

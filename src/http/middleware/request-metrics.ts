@@ -18,9 +18,15 @@ export function requestCounter(
   return (route, status, code, seconds) => {
     const key = `${route} ${status} ${code}`;
     let count = counts.get(key);
-    if (!count) counts.set(key, (count = metrics.requests.labels(listener, route, String(status), code)));
+    if (!count) {
+      count = metrics.requests.labels(listener, route, String(status), code);
+      counts.set(key, count);
+    }
     let duration = durations.get(route);
-    if (!duration) durations.set(route, (duration = metrics.requestSeconds.labels(listener, route)));
+    if (!duration) {
+      duration = metrics.requestSeconds.labels(listener, route);
+      durations.set(route, duration);
+    }
     count.inc();
     duration.observe(seconds);
   };

@@ -89,8 +89,10 @@ export function invalidParameters(issues: readonly v.BaseIssue<unknown>[]): Inva
   for (const issue of issues) {
     // Keyed by the parameter itself: a bad second `year` is reported under `year`, not `year.1`.
     const key = issue.path?.[0]?.key;
-    if (typeof key === 'string') (fieldErrors[key] ??= []).push(issue.message);
-    else formErrors.push(issue.message);
+    if (typeof key === 'string') {
+      fieldErrors[key] ??= [];
+      fieldErrors[key].push(issue.message);
+    } else formErrors.push(issue.message);
   }
   return new InvalidParametersError(fieldErrors, formErrors);
 }

@@ -62,7 +62,7 @@ export async function respondCacheable(
     return undefined;
   }
   const cacheKey = `${coding} ${key}`;
-  let entry = services.cache.get(cacheKey);
+  const entry = services.cache.get(cacheKey);
   (entry === undefined ? services.metrics.cacheMisses : services.metrics.cacheHits).inc();
   let sent: Rendered;
   if (entry === undefined) {

@@ -34,7 +34,13 @@ export async function replyWithFile(ctx: Context, file: FileAnswer): Promise<Fil
   ctx.set('Cache-Control', file.cacheControl);
   ctx.set('Accept-Ranges', 'bytes');
   if (noneMatch(ctx.get('if-none-match'), file.etag)) {
-    return { status: 304, send: () => void (ctx.status = 304), discard: async () => {} };
+    return {
+      status: 304,
+      send: () => {
+        ctx.status = 304;
+      },
+      discard: async () => {},
+    };
   }
   const handle = await fs.promises.open(file.path, 'r');
   try {

@@ -61,7 +61,10 @@ const loading = render(undefined);
 
 async function respond(ctx: Context, services: Services, release: LoadedRelease | undefined): Promise<void> {
   let catalog = release ? rendered.get(release) : loading;
-  if (!catalog) rendered.set(release!, (catalog = render(release)));
+  if (!catalog) {
+    catalog = render(release);
+    rendered.set(release!, catalog);
+  }
   const { body, key } = catalog;
   await respondCacheable(ctx, services, {
     key,

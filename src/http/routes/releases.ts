@@ -58,7 +58,10 @@ export const releases: Route = {
     if (!current) throw new NotReadyError();
     const of = `${current} ${services.releases.list().join()}`;
     let last = rendered.get(services.releases);
-    if (last?.of !== of) rendered.set(services.releases, (last = { of, answer: render(services.releases, current) }));
+    if (last?.of !== of) {
+      last = { of, answer: render(services.releases, current) };
+      rendered.set(services.releases, last);
+    }
     const { body, key } = last.answer;
     await respondCacheable(ctx, services, { key, contentType: 'application/json; charset=utf-8', render: async () => ({ body }) });
   },
