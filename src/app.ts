@@ -1,10 +1,14 @@
-import type http from 'node:http';
 import Router from '@koa/router';
 import Koa from 'koa';
 import { claimRoutes } from './claim/routes.ts';
-import { answerRepeatsBelowKoa } from './http/below-koa.ts';
-import { publicPipeline } from './http/middleware/pipeline.ts';
+import { admitKeys } from './http/middleware/api-key.ts';
+import { renderErrors } from './http/middleware/errors.ts';
+import { guardQueries } from './http/middleware/query-guard.ts';
+import { replayAnswers } from './http/middleware/replay.ts';
 import { ReplayTable } from './http/middleware/replay-table.ts';
+import { assignRequestId } from './http/middleware/request-id.ts';
+import { logRequests } from './http/middleware/request-log.ts';
+import { countRequests } from './http/middleware/request-metrics.ts';
 import { unmatched } from './http/middleware/unmatched.ts';
 import { ROUTES } from './http/routes/index.ts';
 import type { Services } from './services.ts';
@@ -19,29 +23,24 @@ export interface AppOptions {
 const REPLAY_MAX_BYTES = 8 * 1024 * 1024;
 
 /**
- * The public listener's request handler: repeats with a recorded answer are answered
- * below Koa (src/http/below-koa.ts) unless `belowKoa` is false, everything else by the app.
- */
-export function createPublicHandler(services: Services, options: AppOptions & { readonly belowKoa?: boolean } = {}): http.RequestListener {
-  const table = new ReplayTable(services.releases, options.replayMaxBytes ?? REPLAY_MAX_BYTES);
-  const app = createApp(services, options, table).callback();
-  return options.belowKoa === false ? app : answerRepeatsBelowKoa(services, table, app);
-}
-
-/**
  * The public API as a Koa app; it never listens (callers, tests included, do). Every
- * request takes one path (src/http/middleware/pipeline.ts), then the claim pages, then
- * its route (src/http/routes/index.ts).
+ * request takes the same steps, each a middleware of its own, in this order: it gets
+ * its id; it is counted and logged once answered, whatever the answer; an error
+ * becomes the spec's JSON; its key is checked and charged to its limits, first, so
+ * that a refused query string from a valid key still counts and carries limit
+ * headers; its query string is bounded; a repeat is answered from the record of its
+ * first answer; then the claim pages, then its route (src/http/routes/index.ts).
  */
-export function createApp(
-  services: Services,
-  options: AppOptions = {},
-  table = new ReplayTable(services.releases, options.replayMaxBytes ?? REPLAY_MAX_BYTES),
-): Koa {
+export function createApp(services: Services, options: AppOptions = {}): Koa {
   // maxIpsCount 1: only the hop our own balancer appended is trusted, not what the client wrote before it.
   const app = new Koa({ proxy: options.trustProxy ?? false, maxIpsCount: 1 });
   const router = new Router();
-  for (const route of ROUTES) router.get(route.path, (ctx) => route.handle(ctx, services));
+  for (const route of ROUTES) {
+    router.get(route.path, (ctx) => {
+      ctx.state.route = route.path;
+      return route.handle(ctx, services);
+    });
+  }
 
   // Errors after the answer started (a streamed export cut short) reach only this:
   // a body the client left, or the server ended idle (export_idle), is routine.
@@ -49,7 +48,13 @@ export function createApp(
     const routine = err.code === 'ERR_STREAM_PREMATURE_CLOSE' || err.code === 'ECONNRESET' || err.code === 'EPIPE';
     services.log[routine ? 'debug' : 'error']({ err, reqId: ctx?.state.requestId }, 'response stream ended early');
   });
-  app.use(publicPipeline(services, table, router));
+  app.use(assignRequestId());
+  app.use(countRequests(services.metrics, 'public', router));
+  app.use(logRequests(services.log));
+  app.use(renderErrors(services.log));
+  app.use(admitKeys(services));
+  app.use(guardQueries());
+  app.use(replayAnswers(services, new ReplayTable(services.releases, options.replayMaxBytes ?? REPLAY_MAX_BYTES)));
   app.use(claimRoutes(services));
   app.use(router.routes());
   app.use(unmatched(router));

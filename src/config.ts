@@ -42,9 +42,8 @@ const dir = (fallback: string) =>
 export const DEFAULT_DATA_DIR = './datasets';
 
 /**
- * `etl load`'s DuckDB memory bound by default: the process then peaks at ~0.5 GB at 1x,
- * under 1 GB at 4x and 0.9 GB at 16x, a 16x month in about a minute (docs/etl.md); 1GB
- * was no faster and peaked at 1.6 GB.
+ * `etl load`'s DuckDB memory bound by default: the lowest that loads every scale no
+ * slower than a larger one would (docs/etl.md "Steps, memory and time" has the figures).
  */
 export const ETL_MEMORY_DEFAULT = '512MB';
 

@@ -1,6 +1,6 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { ResponseCache } from './cache/store.ts';
-import type { Clock } from './limits/limiter.ts';
+import type { Clock } from './clock.ts';
 
 // Everything /metrics exposes (docs/deploy.md "Metrics"). One registry per running
 // service, not prom-client's global one, so two services in one process (tests)

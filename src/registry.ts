@@ -66,7 +66,7 @@ const geography = ['year', 'region', 'country', 'state'] as const;
 const nationalTotals = { dimension: 'state', value: '', means: 'national totals' } as const;
 
 // Without state and sub_channel (and, in turn, country or the product split), which
-// multiply the rows most: at scale 1 these keep 1-20% of ggr's rows. A rollup without
+// multiply the rows most, these keep a small share of ggr's rows. A rollup without
 // state holds the national rows only (see `totals`), so provinces added at larger
 // scales do not grow it.
 const marketRollups = [

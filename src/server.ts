@@ -6,9 +6,10 @@ import type { Logger } from 'pino';
 import { createAdminApp } from './admin/app.ts';
 import { OpenExports } from './admission/open-exports.ts';
 import { Admission } from './admission/queue.ts';
-import { createPublicHandler } from './app.ts';
+import { createApp } from './app.ts';
 import { LruResponseCache } from './cache/lru.ts';
 import { NoopResponseCache } from './cache/noop.ts';
+import type { Clock } from './clock.ts';
 import type { Config } from './config.ts';
 import { Database } from './duckdb/database.ts';
 import { createHttpServer } from './http/node-server.ts';
@@ -16,7 +17,7 @@ import { FileInviteStore } from './invites/file-store.ts';
 import { RedisInviteStore } from './invites/redis-store.ts';
 import { FileKeyStore } from './keys/file-store.ts';
 import { RedisKeyStore } from './keys/redis-store.ts';
-import type { Clock, Limiter, LimitPolicy } from './limits/limiter.ts';
+import type { Limiter, LimitPolicy } from './limits/limiter.ts';
 import { MemoryLimiter } from './limits/memory.ts';
 import { NoopLimiter } from './limits/noop.ts';
 import { RedisLimiter } from './limits/redis.ts';
@@ -54,8 +55,6 @@ export interface RunningService {
 export interface StartOptions {
   /** Time for the limiters, key uses and release residency (tests move it). */
   readonly clock?: Clock;
-  /** Whether repeats are answered below Koa (src/http/below-koa.ts); the test suite runs both ways. */
-  readonly belowKoa?: boolean;
 }
 
 export async function startService(config: Config, log: Logger, options: StartOptions = {}): Promise<RunningService> {
@@ -108,10 +107,8 @@ export async function startService(config: Config, log: Logger, options: StartOp
     metrics,
     graceMs: config.RELEASE_GRACE_SECONDS * 1000,
     capacity: config.RELEASES_IN_MEMORY,
-    loadWaitMs: config.RELEASE_LOAD_WAIT_MS,
     pollMs: config.RELEASE_POLL_MS,
     currentCacheControl: `private, max-age=${config.CACHE_MAX_AGE_SECONDS}`,
-    releaseOfCursor: (cursor) => cursors.releaseOf(cursor),
   });
   const cache = config.CACHE_MAX_BYTES > 0 ? new LruResponseCache(config.CACHE_MAX_BYTES) : new NoopResponseCache();
   const aggregates = new KeptResults({
@@ -145,6 +142,7 @@ export async function startService(config: Config, log: Logger, options: StartOp
   const services: Services = {
     db,
     releases,
+    releaseLoadWaitMs: config.RELEASE_LOAD_WAIT_MS,
     cursors,
     aggregates,
     aggregateMaxGroups: config.AGGREGATE_MAX_GROUPS,
@@ -166,7 +164,7 @@ export async function startService(config: Config, log: Logger, options: StartOp
     keepAliveMs: config.HTTP_KEEP_ALIVE_TIMEOUT_MS,
   };
   const server = createHttpServer(
-    createPublicHandler(services, { trustProxy: config.TRUST_PROXY, replayMaxBytes: config.REPLAY_MAX_BYTES, belowKoa: options.belowKoa }),
+    createApp(services, { trustProxy: config.TRUST_PROXY, replayMaxBytes: config.REPLAY_MAX_BYTES }).callback(),
     timeouts,
     log,
   );

@@ -2,10 +2,11 @@ import type { Logger } from 'pino';
 import type { OpenExports } from './admission/open-exports.ts';
 import type { Admission } from './admission/queue.ts';
 import type { ResponseCache } from './cache/store.ts';
+import type { Clock } from './clock.ts';
 import type { Database } from './duckdb/database.ts';
 import type { InviteStore } from './invites/store.ts';
 import type { KeyStore } from './keys/store.ts';
-import type { Clock, Limiter } from './limits/limiter.ts';
+import type { Limiter } from './limits/limiter.ts';
 import type { Metrics } from './metrics.ts';
 import type { AggregateResult } from './query/aggregate.ts';
 import type { CursorCodec } from './query/cursor.ts';
@@ -28,8 +29,10 @@ export interface Limits {
 /** What request handlers depend on, built once at start and passed down. */
 export interface Services {
   readonly db: Database;
-  /** Every release: the current one, the published ones a request may name, holding and loading them. */
+  /** Every release: the current one, the published ones a request may name, loading and pinning them. */
   readonly releases: Releases;
+  /** Longest a request waits for a release it names to load (RELEASE_LOAD_WAIT_MS). */
+  readonly releaseLoadWaitMs: number;
   readonly cursors: CursorCodec;
   /** Aggregate results kept whole for paging. */
   readonly aggregates: KeptResults<AggregateResult>;

@@ -4,6 +4,7 @@ import { type BrowserContext, chromium } from 'playwright-core';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startTestService, type TestService, tempDir } from './helpers/service.ts';
+import { skippedSuite } from './helpers/skip.ts';
 
 // The claim flow in a real browser: Debian's Chromium, headless, driven through
 // playwright-core. It also takes the screenshots README shows (docs/img/).
@@ -22,13 +23,10 @@ const ARGS = [
 // UPDATE_SCREENSHOTS=1, so an ordinary test run leaves the work tree clean.
 const UPDATE = process.env.UPDATE_SCREENSHOTS === '1';
 
-const test = suite('claim page in headless Chromium');
-
 if (!fs.existsSync(CHROMIUM)) {
-  const reason = `${CHROMIUM} is absent (Debian: apt-get install -y chromium)`;
-  console.log(`claim page in headless Chromium: skipped: ${reason}`);
-  test.skip(`skipped: ${reason}`, () => {});
+  skippedSuite('claim page in headless Chromium', `${CHROMIUM} is absent (Debian: apt-get install -y chromium)`);
 } else {
+  const test = suite('claim page in headless Chromium');
   let service: TestService;
   let profile: string;
   let browser: BrowserContext;
@@ -124,6 +122,5 @@ if (!fs.existsSync(CHROMIUM)) {
     assert.is(await overflow(), 0, 'key page');
     await page.close();
   });
+  test.run();
 }
-
-test.run();

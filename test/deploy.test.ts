@@ -1,14 +1,15 @@
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs/promises';
-import net from 'node:net';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createLogger } from '../src/log.ts';
 import { connectRedis } from '../src/redis.ts';
+import { freePort } from '../tools/free-port.ts';
 import { alive, descendants } from './helpers/processes.ts';
 import { fixtureDataDir, send, tempDir } from './helpers/service.ts';
+import { requiring } from './helpers/skip.ts';
 
 // deploy/local-cluster.sh end to end: two replicas behind haproxy sharing one
 // redis-server, driven through the balancer as clients use it.
@@ -17,17 +18,11 @@ const ROOT = path.resolve(import.meta.dirname, '..');
 const missing = ['redis-server', 'haproxy', 'curl'].filter((bin) => spawnSync('sh', ['-c', `command -v ${bin}`]).status !== 0);
 const PER_MINUTE = 30;
 
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
-const run = missing.length ? test.skip : test;
-if (missing.length)
-  console.log(`deploy.test.ts: skipped, ${missing.join(' and ')} not installed (apt-get install -y redis-server haproxy curl)`);
+const run = requiring(
+  test,
+  missing.length ? `${missing.join(' and ')} not installed (apt-get install -y redis-server haproxy curl)` : undefined,
+  'deploy.test.ts',
+);
 
 run('two replicas behind haproxy share keys, revocations and one rate-limit budget', async () => {
   const [balancer, a, b, adminA, adminB, redis] = (await Promise.all(Array.from({ length: 6 }, freePort))) as [

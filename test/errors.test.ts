@@ -316,14 +316,13 @@ loading('data routes answer 503 with Retry-After; catalog and key checks still w
     metrics,
     graceMs: 60_000,
     capacity: 3,
-    loadWaitMs: 1000,
     pollMs: 1000,
     currentCacheControl: 'private, max-age=60',
-    releaseOfCursor: (cursor) => cursors.releaseOf(cursor),
   });
   const services = {
     db,
     releases,
+    releaseLoadWaitMs: 1000,
     cursors,
     cache: new NoopResponseCache(),
     aggregates: new KeptResults<AggregateResult>({ maxBytes: 1 << 20, sizeOf: () => 1, counted: () => {} }),

@@ -11,6 +11,7 @@ import { type LoadOptions, loadDrop } from '../etl/load.ts';
 import { quoteLiteral } from '../src/duckdb/sql-text.ts';
 import { readPointer } from '../src/releases/on-disk.ts';
 import { FIXTURE_RELEASE, fixtureDataDir, startTestService, tempDir } from './helpers/service.ts';
+import { skippedSuite } from './helpers/skip.ts';
 
 // Publishing a month: what `etl load` accepts, every server can serve; and a load
 // killed at any point leaves DATA_DIR serving a whole release, with nothing left over
@@ -153,11 +154,10 @@ crashes('a release published but never switched to (a crash before CURRENT moved
 });
 
 if (!STRACE) {
-  const skipped = suite('etl load: durable publishing');
-  const reason = 'strace is not installed (Debian: apt-get install -y strace); the fsync order is not checked';
-  skipped.skip(`skipped: ${reason}`, () => {});
-  console.log(`etl load: durable publishing: skipped: ${reason}`);
-  skipped.run();
+  skippedSuite(
+    'etl load: durable publishing',
+    'strace is not installed (Debian: apt-get install -y strace); the fsync order is not checked',
+  );
 } else {
   const durable = suite('etl load: durable publishing');
   durable.after(async () => {

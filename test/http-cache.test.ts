@@ -9,7 +9,7 @@ import { request } from 'undici';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { Database } from '../src/duckdb/database.ts';
-import { InvalidParametersError } from '../src/errors.ts';
+import { InvalidParametersError } from '../src/errors/index.ts';
 import { renderErrors } from '../src/http/middleware/errors.ts';
 import { createLogger } from '../src/log.ts';
 import { writePointer } from '../src/releases/on-disk.ts';
@@ -124,10 +124,10 @@ const representation = (res: Raw) => Object.fromEntries(Object.entries(res.heade
 function countDecodes(): () => number {
   const { cursors } = service.running.services;
   let count = 0;
-  const decode = cursors.decode.bind(cursors);
-  cursors.decode = (...args) => {
+  const parse = cursors.parse.bind(cursors);
+  cursors.parse = (token) => {
     count++;
-    return decode(...args);
+    return parse(token);
   };
   return () => count;
 }

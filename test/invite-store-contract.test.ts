@@ -6,9 +6,11 @@ import { FileInviteStore } from '../src/invites/file-store.ts';
 import { RedisInviteStore } from '../src/invites/redis-store.ts';
 import { hashToken, type InviteStore, inviteStatus } from '../src/invites/store.ts';
 import { createLogger } from '../src/log.ts';
+import { REDIS_BINARY, REDIS_SKIP_REASON } from '../tools/redis-server.ts';
 import { type ContractBackend, contractSuite } from './helpers/contract.ts';
-import { REDIS_BINARY, reconnect, redisWithClients, skipRedisSuite, until } from './helpers/redis.ts';
+import { reconnect, redisWithClients, until } from './helpers/redis.ts';
 import { tempDir } from './helpers/service.ts';
+import { skippedSuite } from './helpers/skip.ts';
 
 // One contract for every InviteStore, like test/key-store-contract.test.ts.
 // `open` gives a store over the backend's current state; `views` two stores that
@@ -186,5 +188,5 @@ if (REDIS_BINARY) {
   });
   lost.run();
 } else {
-  skipRedisSuite('invite store contract: redis');
+  skippedSuite('invite store contract: redis', REDIS_SKIP_REASON);
 }

@@ -8,9 +8,11 @@ import { FileKeyStore } from '../src/keys/file-store.ts';
 import { RedisKeyStore } from '../src/keys/redis-store.ts';
 import type { KeyStore } from '../src/keys/store.ts';
 import { createLogger } from '../src/log.ts';
+import { REDIS_BINARY, REDIS_SKIP_REASON } from '../tools/redis-server.ts';
 import { type ContractBackend, contractSuite } from './helpers/contract.ts';
-import { REDIS_BINARY, reconnect, redisWithClients, skipRedisSuite, until } from './helpers/redis.ts';
+import { reconnect, redisWithClients, until } from './helpers/redis.ts';
 import { tempDir } from './helpers/service.ts';
+import { skippedSuite } from './helpers/skip.ts';
 
 // One contract for every KeyStore (undici's cacheStoreTests(Store) pattern).
 // `open` gives a store over the backend's current state; `reset` empties it.
@@ -34,7 +36,7 @@ function keyStoreContract(name: string, backend: Backend) {
     assert.is(record.client, 'Acme');
     assert.is(record.revoked_at, null);
     assert.equal(await store.verify(key), record);
-    assert.equal(store.held(key), record, 'held by the replica that made it');
+    assert.equal(await store.known(key), record, 'known to the replica that made it');
     const listed = await store.list();
     assert.equal(listed, [{ ...record, last_used_at: null }]);
     assert.not.ok(JSON.stringify(listed).includes(key.slice(8)));
@@ -44,7 +46,7 @@ function keyStoreContract(name: string, backend: Backend) {
     const store = await open();
     await store.create('someone');
     assert.is(await store.verify(`sk_live_${'a'.repeat(40)}`), undefined);
-    assert.is(store.held(`sk_live_${'a'.repeat(40)}`), undefined);
+    assert.is(await store.known(`sk_live_${'a'.repeat(40)}`), undefined);
   });
 
   test('revoke by id or by key: verify refuses at once, list keeps the record; twice changes nothing', async () => {
@@ -54,7 +56,7 @@ function keyStoreContract(name: string, backend: Backend) {
       const revoked = await store.revoke(by === 'id' ? record.id : key);
       assert.ok(revoked?.revoked_at);
       assert.is(await store.verify(key), undefined);
-      assert.is(store.held(key), undefined);
+      assert.is(await store.known(key), undefined);
       assert.equal(await store.revoke(record.id), revoked, 'revoking again returns the first revocation');
       assert.equal(
         (await store.list()).find((r) => r.id === record.id),
@@ -194,14 +196,14 @@ if (REDIS_BINARY) {
     }
   });
 
-  shared('held() answers from the replica’s copy only: a key made elsewhere is held once a lookup or a refresh brings it', async () => {
+  shared('known() answers from the replica’s copy only: a key made elsewhere is known once a lookup or a refresh brings it', async () => {
     // B refreshes its copy once a minute: only its own lookup can bring the key within this test.
     const [storeA, storeB] = [await RedisKeyStore.open(a, log), await RedisKeyStore.open(b, log, { refreshMs: 60_000 })];
     try {
       const { key, record } = await storeA.create('elsewhere');
-      assert.is(storeB.held(key), undefined, 'held() asked Redis');
+      assert.is(await storeB.known(key), undefined, 'known() asked Redis');
       assert.equal(await storeB.verify(key), record);
-      assert.equal(storeB.held(key), record, 'the lookup keeps the record in the copy');
+      assert.equal(await storeB.known(key), record, 'the lookup keeps the record in the copy');
     } finally {
       await Promise.all([storeA.close(), storeB.close()]);
     }
@@ -325,5 +327,5 @@ if (REDIS_BINARY) {
   });
   shared.run();
 } else {
-  skipRedisSuite('key store contract: redis');
+  skippedSuite('key store contract: redis', REDIS_SKIP_REASON);
 }

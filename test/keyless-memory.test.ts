@@ -4,8 +4,8 @@ import path from 'node:path';
 import { Pool, request } from 'undici';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { freePort } from '../tools/free-port.ts';
 import { alive, SERVER_ARGS } from './helpers/processes.ts';
-import { freePort } from './helpers/redis.ts';
 import { fixtureDataDir, tempDir } from './helpers/service.ts';
 
 // Keyless paths (/openapi.json, /docs, the claim pages) answer anyone: no request to

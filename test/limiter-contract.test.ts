@@ -1,12 +1,15 @@
 import { randomBytes } from 'node:crypto';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { type Clock, decidesHere, type Limiter, type LimitPolicy } from '../src/limits/limiter.ts';
+import type { Clock } from '../src/clock.ts';
+import type { Limiter, LimitPolicy } from '../src/limits/limiter.ts';
 import { MemoryLimiter } from '../src/limits/memory.ts';
 import { NoopLimiter } from '../src/limits/noop.ts';
 import { RedisLimiter } from '../src/limits/redis.ts';
 import { createLogger } from '../src/log.ts';
-import { REDIS_BINARY, redisWithClients, skipRedisSuite } from './helpers/redis.ts';
+import { REDIS_BINARY, REDIS_SKIP_REASON } from '../tools/redis-server.ts';
+import { redisWithClients } from './helpers/redis.ts';
+import { skippedSuite } from './helpers/skip.ts';
 
 // One contract for every limiter that counts (undici's cacheStoreTests(Store)
 // pattern): spec section 8 and issue 5 item 1, with the clock moved by hand.
@@ -16,11 +19,7 @@ type MakeLimiter = (policy: LimitPolicy, clock: Clock) => Limiter;
 const NOON = Date.UTC(2026, 10, 22, 12, 0, 0);
 const SPEC = { perMinute: 100, perDay: 10_000 };
 
-function limiterContract(
-  name: string,
-  make: () => MakeLimiter,
-  hooks: { local: boolean; before?: () => Promise<void>; after?: () => Promise<void> },
-) {
+function limiterContract(name: string, make: () => MakeLimiter, hooks: { before?: () => Promise<void>; after?: () => Promise<void> } = {}) {
   const test = suite(`limiter contract: ${name}`);
   let now = NOON;
   const clock = () => now;
@@ -51,20 +50,6 @@ function limiterContract(
       ],
     );
     assert.is(refused.windows[0]!.resetSeconds, 50);
-  });
-
-  test('consumeHere, where the limiter decides in this process, is consume without the promise: the same count, the same refusal', async () => {
-    const l = limiter({ perMinute: 3 });
-    assert.is(decidesHere(l), hooks.local, hooks.local ? 'an in-process limiter decides here' : 'a shared limiter must ask');
-    if (!decidesHere(l)) return;
-    assert.ok(l.consumeHere('a').allowed);
-    assert.ok((await l.consume('a')).allowed);
-    const third = l.consumeHere('a');
-    assert.ok(third.allowed);
-    assert.is(third.windows[0]!.remaining, 0, 'both kinds of call counted');
-    const refused = l.consumeHere('a');
-    assert.equal(refused, await l.consume('a'), 'refused alike, nothing counted');
-    assert.not.ok(refused.allowed);
   });
 
   test('each unit comes back exactly 60 s after it was spent (a sliding log, not a refilling bucket)', async () => {
@@ -181,7 +166,7 @@ function limiterContract(
   test.run();
 }
 
-limiterContract('memory', () => (policy, clock) => new MemoryLimiter(policy, clock), { local: true });
+limiterContract('memory', () => (policy, clock) => new MemoryLimiter(policy, clock));
 
 if (REDIS_BINARY) {
   let fixture: Awaited<ReturnType<typeof redisWithClients>>;
@@ -192,7 +177,6 @@ if (REDIS_BINARY) {
     () => (policy, clock) =>
       new RedisLimiter(policy, { redis: fixture.clients[0]!, prefix: `test:${randomBytes(4).toString('hex')}:`, log, clock }),
     {
-      local: false,
       before: async () => {
         fixture = await redisWithClients(1, 1000);
       },
@@ -200,7 +184,7 @@ if (REDIS_BINARY) {
     },
   );
 } else {
-  skipRedisSuite('limiter contract: redis');
+  skippedSuite('limiter contract: redis', REDIS_SKIP_REASON);
 }
 
 const noop = suite('noop limiter (BENCH_DISABLE_LIMITS)');

@@ -1,8 +1,9 @@
 import { Redis } from 'ioredis';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { REDIS_BINARY, skipRedisSuite, startRedis } from './helpers/redis.ts';
+import { REDIS_BINARY, REDIS_SKIP_REASON, startRedis } from '../tools/redis-server.ts';
 import { type Response, send, startTestService, type TestService } from './helpers/service.ts';
+import { skippedSuite } from './helpers/skip.ts';
 
 // Spec section 8 over real HTTP, with the spec's limits and the clock moved by hand
 // (the memory backend; test/replicas.test.ts runs Redis across processes).
@@ -211,7 +212,7 @@ guard.run();
 
 // Issue 14 item 11b: a key this replica does not hold is looked up in Redis only for an
 // address the bad-key guard still admits.
-if (!REDIS_BINARY) skipRedisSuite('bad-key guard with Redis');
+if (!REDIS_BINARY) skippedSuite('bad-key guard with Redis', REDIS_SKIP_REASON);
 else {
   const shared = suite('bad-key guard with Redis');
   shared('an address refused for bad keys costs no key lookup in Redis; a valid key from it still works', async () => {

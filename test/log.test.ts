@@ -1,11 +1,14 @@
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
 import { Writable } from 'node:stream';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { createLogger, infoWriter } from '../src/log.ts';
+import { createLogger } from '../src/log.ts';
 
-// The request log's writer (infoWriter) writes what pino writes for the same fields,
-// byte for byte but the time, honouring the level; a logger it did not make is written
-// through pino.
+// The log is pino's: its serializer, its redaction of the key header, its destination
+// on stdout, which writes in blocks yet loses no line when the process exits.
+
+const ROOT = path.resolve(import.meta.dirname, '..');
 
 function sink(): { stream: Writable; lines: string[] } {
   const lines: string[] = [];
@@ -18,39 +21,75 @@ function sink(): { stream: Writable; lines: string[] } {
   return { stream, lines };
 }
 
-const withoutTime = (line: string) => line.replace(/"time":"[^"]*"/, '"time":""');
+const settle = () => new Promise((resolve) => setImmediate(resolve));
 
-test('the same line as log.info(fields, msg), escaping included; undefined fields left out', async () => {
+test('a key header is redacted wherever a logged object carries one; nothing below the level is written', async () => {
   const { stream, lines } = sink();
   const log = createLogger('info', stream);
-  const write = infoWriter(log, 'request');
-  const fields = {
-    reqId: 'trace-"42"',
-    method: 'GET',
-    url: '/v1/x?a=b&c=\u2028"\\é',
-    status: 200,
-    ms: 0.42,
-    bytes: undefined,
-    key: 'key_1',
-    code: undefined,
-  };
-  write(fields);
-  log.info(fields, 'request');
-  await new Promise((resolve) => setImmediate(resolve));
+  const key = `sk_live_${'a'.repeat(40)}`;
+  log.info({ req: { method: 'GET', headers: { 'x-api-key': key, accept: 'text/csv' } } }, 'request');
+  log.error({ err: { message: 'boom', config: { headers: { 'x-api-key': key } } } }, 'failed');
+  log.debug({ status: 200 }, 'below the level');
+  await settle();
   assert.is(lines.length, 2);
-  assert.is(withoutTime(lines[0]!), withoutTime(lines[1]!));
-  assert.equal(JSON.parse(lines[0]!).url, fields.url);
+  assert.not.ok(lines.join('\n').includes(key), 'the key reached the log');
+  assert.equal(JSON.parse(lines[0]!).req.headers, { 'x-api-key': '[redacted]', accept: 'text/csv' });
+  assert.is(JSON.parse(lines[1]!).err.config.headers['x-api-key'], '[redacted]');
 });
 
-test("nothing below the logger's level; a child logger is written through pino, with its bindings", async () => {
-  const { stream, lines } = sink();
-  const quiet = createLogger('warn', stream);
-  infoWriter(quiet, 'request')({ status: 200 });
-  const child = createLogger('info', stream).child({ listener: 'admin' });
-  infoWriter(child, 'request')({ status: 200 });
-  await new Promise((resolve) => setImmediate(resolve));
-  assert.is(lines.length, 1);
-  assert.equal({ ...JSON.parse(lines[0]!), time: 0 }, { level: 30, time: 0, listener: 'admin', status: 200, msg: 'request' });
+/** Runs `body` in a node process whose stdout is a pipe, with `log` from createLogger('info'): each line's `n`, or its msg. */
+function loggingProcess(body: string): Array<number | string> {
+  const script = `import { createLogger } from './src/log.ts';
+const log = createLogger('info');
+${body}`;
+  const run = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    timeout: 30_000,
+  });
+  assert.is(run.status, 0, run.stderr);
+  return run.stdout
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as { n?: number; msg: string })
+    .map((line) => line.n ?? line.msg);
+}
+
+const URL = '/v1/financials?metric=ggr&region=Europe&channel=Online&limit=1000';
+
+test('every line reaches stdout, in order, when the process exits right after its last one', () => {
+  // 100 lines fill more than a block, which is written; the rest are pending at the exit.
+  const body = `for (let i = 0; i < 100; i++) log.info({ n: i, url: '${URL}' }, 'request');
+log.info('stopped');
+process.exit(0);`;
+  assert.equal(loggingProcess(body), [...Array.from({ length: 100 }, (_, i) => i), 'stopped']);
+});
+
+test('every line reaches stdout when the process runs out of work', () => {
+  const body = `for (let i = 0; i < 100; i++) log.info({ n: i, url: '${URL}' }, 'request');
+log.info('done');`;
+  assert.equal(loggingProcess(body), [...Array.from({ length: 100 }, (_, i) => i), 'done']);
+});
+
+test('a line written alone goes out within the flush interval, not at the next block', () => {
+  // The process stays alive 1 s after its one line and is then killed: only a flush on the interval writes it.
+  const script = `import { createLogger } from './src/log.ts';
+createLogger('info').info('alone');
+setInterval(() => {}, 1000);`;
+  const run = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    timeout: 5_000,
+    killSignal: 'SIGKILL',
+  });
+  assert.is(run.signal, 'SIGKILL');
+  assert.equal(
+    run.stdout
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line).msg),
+    ['alone'],
+  );
 });
 
 test.run();

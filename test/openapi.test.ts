@@ -5,7 +5,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import * as errors from '../src/errors.ts';
+import * as errors from '../src/errors/index.ts';
 import { openApiText } from '../src/http/routes/index.ts';
 import { DATASETS } from '../src/registry.ts';
 import { openApi, validateResponse } from './helpers/openapi.ts';

@@ -1,8 +1,9 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import * as errors from '../src/errors.ts';
-import { REDIS_BINARY, skipRedisSuite, startRedis } from './helpers/redis.ts';
+import * as errors from '../src/errors/index.ts';
+import { REDIS_BINARY, REDIS_SKIP_REASON, startRedis } from '../tools/redis-server.ts';
 import { send, startTestService, type TestService } from './helpers/service.ts';
+import { skippedSuite } from './helpers/skip.ts';
 
 /** One sample of Prometheus text exposition: name, labels, value. */
 interface Sample {
@@ -156,7 +157,7 @@ ops('a refused request counts as a limiter refusal and a rate_limited request', 
 
 ops.run();
 
-if (!REDIS_BINARY) skipRedisSuite('operations with Redis');
+if (!REDIS_BINARY) skippedSuite('operations with Redis', REDIS_SKIP_REASON);
 else {
   const withRedis = suite('operations with Redis');
   withRedis('a Redis that stops answering shows in dqs_redis_errors_total while requests are still served', async () => {

@@ -4,9 +4,11 @@ import * as assert from 'uvu/assert';
 import { hashKey } from '../src/keys/key-format.ts';
 import { createLogger } from '../src/log.ts';
 import { connectRedis } from '../src/redis.ts';
+import { REDIS_BINARY, REDIS_SKIP_REASON, type RedisServer, startRedis } from '../tools/redis-server.ts';
 import { claim, openInvite } from './helpers/claim.ts';
-import { REDIS_BINARY, type RedisServer, skipRedisSuite, startRedis, until } from './helpers/redis.ts';
+import { until } from './helpers/redis.ts';
 import { send, startTestService, type TestService } from './helpers/service.ts';
+import { skippedSuite } from './helpers/skip.ts';
 
 // Redis killed under traffic and started again on its port with nothing in it (no
 // persistence, or a failover to an empty replica), beneath two replicas.
@@ -17,7 +19,7 @@ const lostCount = async (service: TestService, store: string) => {
 };
 
 if (!REDIS_BINARY) {
-  skipRedisSuite('Redis restarted empty under traffic');
+  skippedSuite('Redis restarted empty under traffic', REDIS_SKIP_REASON);
 } else {
   const loss = suite('Redis restarted empty under traffic');
   let redis: RedisServer;

@@ -3,9 +3,9 @@ import path from 'node:path';
 import { request } from 'undici';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { releaseCopies } from '../bench/runner/copies.ts';
-import { type BenchServer, startServer } from '../bench/runner/server.ts';
 import { latestRelease, writePointer } from '../src/releases/on-disk.ts';
+import { releaseCopies } from '../tools/release-copies.ts';
+import { type ServiceProcess, startServer } from '../tools/service-process.ts';
 import { fixtureDataDir, tempDir } from './helpers/service.ts';
 
 // Issue 29: memory a release held is returned once it is unloaded after its grace
@@ -13,7 +13,7 @@ import { fixtureDataDir, tempDir } from './helpers/service.ts';
 // idle server would not run; this runs the server as `npm start` does (its compiled
 // entry point with package.json's node flags) and reads its own accounting.
 
-const metric = async (server: BenchServer, name: string): Promise<number> => {
+const metric = async (server: ServiceProcess, name: string): Promise<number> => {
   const text = await (await request(`${server.adminUrl}/metrics`)).body.text();
   return [...text.matchAll(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\d+)`, 'gm'))].reduce((sum, m) => sum + Number(m[1]), 0);
 };

@@ -5,10 +5,11 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { REDIS_BINARY, REDIS_SKIP_REASON, type RedisServer, startRedis } from '../tools/redis-server.ts';
 import { openInvite, postClaim, shownKey } from './helpers/claim.ts';
 import { SERVER_ARGS } from './helpers/processes.ts';
-import { REDIS_BINARY, type RedisServer, skipRedisSuite, startRedis } from './helpers/redis.ts';
 import { fixtureDataDir, send, tempDir } from './helpers/service.ts';
+import { skippedSuite } from './helpers/skip.ts';
 
 // Two replicas as deployed: separate `node dist/main.js` processes sharing one
 // redis-server and one STATE_DIR, with the spec's default limits.
@@ -89,7 +90,7 @@ start('a Redis that cannot be reached stops the start with one line naming REDIS
 start.run();
 
 if (!REDIS_BINARY) {
-  skipRedisSuite('replicas sharing Redis');
+  skippedSuite('replicas sharing Redis', REDIS_SKIP_REASON);
 } else {
   const replicas = suite('replicas sharing Redis');
   let redis: RedisServer;

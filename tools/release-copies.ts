@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { MANIFEST_FILE } from '../../src/releases/manifest.ts';
-import type { ReleaseOnDisk } from '../../src/releases/on-disk.ts';
+import { MANIFEST_FILE } from '../src/releases/manifest.ts';
+import type { ReleaseOnDisk } from '../src/releases/on-disk.ts';
 
 /**
  * Publishes `source` in `dataDir` once under each id: its Parquet files hard-linked

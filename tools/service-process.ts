@@ -3,11 +3,12 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { request } from 'undici';
 
-const ROOT = path.resolve(import.meta.dirname, '..', '..');
+const ROOT = path.resolve(import.meta.dirname, '..');
 /** A 16x release loads in one to three minutes on a busy 2-core machine. */
 const READY_TIMEOUT_MS = 600_000;
 
-export interface BenchServer {
+/** The service as `npm start` runs it, in a process of its own (the bench's servers, tests of memory and processes). */
+export interface ServiceProcess {
   readonly url: string;
   /** The admin listener (its /metrics needs no token). */
   readonly adminUrl: string;
@@ -52,7 +53,7 @@ export async function startServer(
   logFile: string,
   root = ROOT,
   nodeArgs: readonly string[] = [],
-): Promise<BenchServer> {
+): Promise<ServiceProcess> {
   fs.mkdirSync(path.dirname(logFile), { recursive: true });
   const entry = serverEntry(root);
   const out = fs.openSync(logFile, 'w');
@@ -115,7 +116,7 @@ export function processMemory(pid: number): { rss: number; peak: number } {
 }
 
 /** What the server's /metrics says each loaded release holds, in MB (dqs_release_memory_bytes, all parts). */
-export async function releaseMemory(server: BenchServer): Promise<Record<string, number>> {
+export async function releaseMemory(server: ServiceProcess): Promise<Record<string, number>> {
   const text = await (await request(`${server.adminUrl}/metrics`)).body.text();
   const held: Record<string, number> = {};
   for (const [, release, bytes] of text.matchAll(/^dqs_release_memory_bytes\{release="([^"]+)",part="[^"]+"\} (\d+)/gm))
@@ -135,7 +136,7 @@ function fileBackedMb(pid: number): number {
 }
 
 /** What the server's resident memory is made of, in MB, from its /metrics and /proc: the parts docs/performance.md names. */
-export async function memoryBreakdown(server: BenchServer): Promise<string> {
+export async function memoryBreakdown(server: ServiceProcess): Promise<string> {
   const text = await (await request(`${server.adminUrl}/metrics`)).body.text();
   const sum = (pattern: RegExp) => [...text.matchAll(pattern)].reduce((mb, m) => mb + Number(m[1]) / 1e6, 0);
   const release = sum(/^dqs_release_memory_bytes\{[^}]*\} (\d+)/gm);

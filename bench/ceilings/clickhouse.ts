@@ -9,7 +9,7 @@ import { Database } from '../../src/duckdb/database.ts';
 import { quoteIdent, quoteLiteral } from '../../src/duckdb/sql-text.ts';
 import { DATASETS, INTEGER_DIMENSIONS } from '../../src/registry.ts';
 import type { ReleaseOnDisk } from '../../src/releases/on-disk.ts';
-import { freePort } from '../../test/helpers/redis.ts';
+import { freePort } from '../../tools/free-port.ts';
 import type { Request } from '../runner/load.ts';
 
 // The peer: Debian's clickhouse-server (18.16; `apt-get install -y clickhouse-server`)

@@ -1,12 +1,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { startServer } from '../../tools/service-process.ts';
 import { AGGREGATE } from '../ceilings/duckdb-aggregate.ts';
 import { capture, PAGE } from '../scenarios/suite.ts';
 import { load, type Stats, summarizeRuns } from './load.ts';
 import { formatTop, topFunctions, type Window } from './profile-top.ts';
 import { line, progress } from './report.ts';
 import { commit } from './result.ts';
-import { startServer } from './server.ts';
 import { wrk } from './wrk.ts';
 
 // `npm run bench -- --profile SCENARIO`: the service under one scenario's load (wrk,

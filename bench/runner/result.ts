@@ -102,7 +102,7 @@ function cpuRatio(f: Figure | undefined, ceiling: string): number | undefined {
   return f.service.serverCpu / f.service.rps / (c.serverCpu / c.rps);
 }
 
-/** Each target of issues 5, 8, 9, 15, 18, 27 and 30, met or missed, from this run's figures. */
+/** Each target the bench judges (docs/performance.md "Targets"), met or missed, from this run's figures. */
 export function evaluateTargets(
   figures: readonly Figure[],
   sweep: Result['sweep'],
@@ -167,10 +167,11 @@ export function evaluateTargets(
     0.75,
   );
   atLeast('cached-br-vs-bare', 'cached hit, br, 16 connections: ≥ 0.45× bare req/s (issue 18)', get('cached-br@16')?.ratios.bare, 0.45);
-  // Issue 27's: what the service spends a request beyond its own ceiling's process, in server CPU (req/s is wrk's as much as the server's).
-  // At 16 connections a slower server also pays more of the client's wake-ups (a client that runs
-  // out of answers sleeps, and each answer then wakes it), so the ratio grows faster than the
-  // work; at 1 client every request wakes both sides alike. Both are judged (docs/performance.md).
+  // What the service spends a request beyond its own ceiling's process, in server CPU (req/s is
+  // wrk's as much as the server's). A cached hit takes every step of the pipeline (key, limit,
+  // replay, count, log) and the Koa floor none, so its bound leaves room for them. At 16
+  // connections a slower server also pays more of the client's wake-ups, so the ratio grows
+  // faster than the work there; both loads are judged (docs/performance.md).
   for (const [scenario, title] of [
     ['cached-br', 'br'],
     ['cached-json', 'JSON identity'],
@@ -181,17 +182,17 @@ export function evaluateTargets(
     ] as const) {
       atMost(
         `${scenario}-cpu-vs-koa${suffix}`,
-        `cached hit, ${title}, ${load}: server CPU a request ≤ 1.2× the Koa floor's (issue 27)`,
+        `cached hit, ${title}, ${load}: server CPU a request ≤ 2× the Koa floor's`,
         cpuRatio(get(`${scenario}@${connections}`), 'koa'),
-        1.2,
+        2,
       );
     }
   }
   atMost(
     'uncached-cpu-vs-duckdb',
-    "uncached page, 16 connections: server CPU a request ≤ 1.6× DuckDB alone's (issue 27)",
+    "uncached page, 16 connections: server CPU a request ≤ 1.3× DuckDB alone's",
     cpuRatio(get('uncached-page@16'), 'duckdb'),
-    1.6,
+    1.3,
   );
   const aggregate = get('uncached-aggregate@1');
   const aggregate16 = get('x16-aggregate@1');

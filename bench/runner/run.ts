@@ -5,6 +5,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { latestRelease, type ReleaseOnDisk } from '../../src/releases/on-disk.ts';
+import { type ServiceProcess, startServer } from '../../tools/service-process.ts';
 import { type Captured, startBare } from '../ceilings/bare.ts';
 import { CLICKHOUSE_BINARY, CLICKHOUSE_SKIP_REASON, startClickHouse } from '../ceilings/clickhouse.ts';
 import { AGGREGATE, AGGREGATE_SQL, aggregateAlone, checkGroups, ourGroups } from '../ceilings/duckdb-aggregate.ts';
@@ -29,7 +30,6 @@ import { type Figure, figure, rounds, type ServerSide, type Timing } from './mea
 import { PROFILE_SCENARIOS, profileScenario } from './profile.ts';
 import { figureRow, line, progress, summary, sweepRow, TABLE_HEADER } from './report.ts';
 import { commit, evaluateTargets, machine, machineKind, NOISE_FLOOR, type Result, resultName, SCHEMA, type SelfCheck } from './result.ts';
-import { type BenchServer, startServer } from './server.ts';
 import { type Sweep, sweep } from './sweep.ts';
 import { plainWrk, WRK_BINARY, WRK_SKIP_REASON, wrk } from './wrk.ts';
 
@@ -224,7 +224,7 @@ async function main(): Promise<void> {
    */
   const measureAll = async (
     scenarios: ReadonlyArray<Scenario | { one: Scenario; sixteen: Scenario }>,
-    server: BenchServer,
+    server: ServiceProcess,
     floor = false,
   ) => {
     const at = (entry: Scenario | { one: Scenario; sixteen: Scenario }, connections: number) =>

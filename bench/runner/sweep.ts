@@ -1,7 +1,7 @@
 import path from 'node:path';
+import { processMemory, type ServiceProcess, startServer } from '../../tools/service-process.ts';
 import { capture, PAGE, withKey } from '../scenarios/suite.ts';
 import { load, type Run, type Stats, spread, summarizeRuns } from './load.ts';
-import { type BenchServer, processMemory, startServer } from './server.ts';
 
 // How cost grows with data: one server per release scale (cache off), loaded one after
 // another, each timed while it loads and read for its peak memory (VmHWM) once ready;
@@ -25,7 +25,7 @@ export interface SweepEntry {
 export interface Sweep {
   readonly entries: SweepEntry[];
   /** Still running, for scenarios on a scale's release; the caller stops them. */
-  readonly servers: ReadonlyMap<number, BenchServer>;
+  readonly servers: ReadonlyMap<number, ServiceProcess>;
 }
 
 export async function sweep(
@@ -34,7 +34,7 @@ export async function sweep(
   blocks: { count: number; size: number },
   progress: (text: string, step?: boolean) => void,
 ): Promise<Sweep> {
-  const servers = new Map<number, BenchServer>();
+  const servers = new Map<number, ServiceProcess>();
   const loaded: Array<{ scale: number; dataDir: string; rows: number; loadSeconds: number; loadPeakMB: number; runs: Run[] }> = [];
   try {
     for (const release of releases) {

@@ -9,7 +9,7 @@ import { loadDrop } from '../../etl/load.ts';
 import { quoteLiteral } from '../../src/duckdb/sql-text.ts';
 import { DATASETS } from '../../src/registry.ts';
 import { currentRelease, latestRelease } from '../../src/releases/on-disk.ts';
-import { type BenchServer, processMemory, startServer } from '../runner/server.ts';
+import { processMemory, type ServiceProcess, startServer } from '../../tools/service-process.ts';
 
 // `npx tsx bench/scripts/export.ts DATA_DIR_1X [DATA_DIR_16X]`: issue 17's figures. The 1x release is
 // published with `etl load` into a scratch DATA_DIR (so its ggr file is the normalized
@@ -48,7 +48,7 @@ async function rate(url: string, headers: Record<string, string>, expectBytes: n
 }
 
 /** The server's RSS, sampled every 50 ms, before and during an unfiltered CSV export of ggr. */
-async function exportMemory(server: BenchServer, label: string): Promise<void> {
+async function exportMemory(server: ServiceProcess, label: string): Promise<void> {
   const before = processMemory(server.pid).rss;
   let peak = before;
   const sampler = setInterval(() => (peak = Math.max(peak, processMemory(server.pid).rss)), 50);

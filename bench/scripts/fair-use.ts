@@ -5,7 +5,7 @@ import { parseArgs } from 'node:util';
 import { Agent, request } from 'undici';
 import { generateRelease } from '../../etl/generate.ts';
 import { loadDrop } from '../../etl/load.ts';
-import { type BenchServer, processMemory, startServer } from '../runner/server.ts';
+import { processMemory, type ServiceProcess, startServer } from '../../tools/service-process.ts';
 
 // Issue 28's attacks, each on a fresh server over five published 1x releases in which
 // every row differs (seeds 1-5), with a second key as the victim asking for a small
@@ -44,7 +44,7 @@ async function publishReleases(): Promise<void> {
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const agent = new Agent({ connections: 32, headersTimeout: 600_000, bodyTimeout: 600_000 });
 
-async function get(server: BenchServer, pathAndQuery: string, key: string, headers: Record<string, string> = {}) {
+async function get(server: ServiceProcess, pathAndQuery: string, key: string, headers: Record<string, string> = {}) {
   try {
     const res = await request(`${server.url}${pathAndQuery}`, { headers: { 'x-api-key': key, ...headers }, dispatcher: agent });
     const bytes = (await res.body.arrayBuffer()).byteLength;
@@ -54,7 +54,7 @@ async function get(server: BenchServer, pathAndQuery: string, key: string, heade
   }
 }
 
-async function newKey(server: BenchServer, stateDir: string, client: string): Promise<string> {
+async function newKey(server: ServiceProcess, stateDir: string, client: string): Promise<string> {
   const token = (await fs.readFile(path.join(stateDir, 'admin-token'), 'utf8')).trim();
   const res = await request(`${server.adminUrl}/keys`, {
     method: 'POST',
@@ -64,7 +64,7 @@ async function newKey(server: BenchServer, stateDir: string, client: string): Pr
   return ((await res.body.json()) as { key: string }).key;
 }
 
-async function metric(server: BenchServer, name: string): Promise<number | undefined> {
+async function metric(server: ServiceProcess, name: string): Promise<number | undefined> {
   const text = await (await request(`${server.adminUrl}/metrics`)).body.text();
   const found = new RegExp(`^${name} (\\S+)$`, 'm').exec(text);
   return found ? Number(found[1]) : undefined;
@@ -78,7 +78,7 @@ interface Outcome {
   readonly note: string;
 }
 
-type Attack = (server: BenchServer, attacker: string, stateDir: string) => Promise<{ statuses: number[]; note?: string }>;
+type Attack = (server: ServiceProcess, attacker: string, stateDir: string) => Promise<{ statuses: number[]; note?: string }>;
 
 const count = (statuses: readonly number[]) => statuses.reduce((m, s) => m.set(s, (m.get(s) ?? 0) + 1), new Map<number, number>());
 
@@ -136,7 +136,7 @@ async function run(name: string, attack: Attack): Promise<Outcome> {
 }
 
 /** `connections` loops, each sending the next of `paths` until ATTACK_SECONDS pass or `max` requests were sent in all. */
-async function flood(server: BenchServer, key: string, paths: readonly string[], connections: number, max: number): Promise<number[]> {
+async function flood(server: ServiceProcess, key: string, paths: readonly string[], connections: number, max: number): Promise<number[]> {
   const statuses: number[] = [];
   const until = performance.now() + ATTACK_SECONDS * 1000;
   let next = 0;

@@ -7,8 +7,8 @@ import { readPage } from '../../src/query/page.ts';
 import { loadRelease } from '../../src/releases/load-release.ts';
 import { latestRelease } from '../../src/releases/on-disk.ts';
 import { FORMATS as ALL_FORMATS } from '../../src/render/formats.ts';
+import { startServer } from '../../tools/service-process.ts';
 import { load, type Run, type Stats, summarize, summarizeRuns } from '../runner/load.ts';
-import { startServer } from '../runner/server.ts';
 
 // `npx tsx bench/scripts/formats.ts [DATA_DIR]`: what each output format costs the server for
 // an uncached 1000-row ggr page (the HTTP bench's page): in this process, the keyset

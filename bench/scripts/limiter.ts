@@ -5,7 +5,7 @@ import { NoopLimiter } from '../../src/limits/noop.ts';
 import { RedisLimiter } from '../../src/limits/redis.ts';
 import { createLogger } from '../../src/log.ts';
 import { connectRedis } from '../../src/redis.ts';
-import { REDIS_BINARY, startRedis } from '../../test/helpers/redis.ts';
+import { REDIS_BINARY, startRedis } from '../../tools/redis-server.ts';
 
 // `npm run bench:limits`: what a limiter adds to one request, next to the noop
 // limiter (the ceiling: the same code path counting nothing) in the same run.

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { latestRelease } from '../../src/releases/on-disk.ts';
+import { memoryBreakdown, processMemory, startServer } from '../../tools/service-process.ts';
 import { load } from '../runner/load.ts';
-import { memoryBreakdown, processMemory, startServer } from '../runner/server.ts';
 
 // Resident memory of `npm start` on a release, as an operator sees it: the peak while
 // loading (VmHWM), RSS after 30 s idle and after serving pages, and what it is made

@@ -2,8 +2,8 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { Agent, request } from 'undici';
 import { latestRelease, writePointer } from '../../src/releases/on-disk.ts';
-import { releaseCopies } from '../runner/copies.ts';
-import { memoryBreakdown, processMemory, releaseMemory, startServer } from '../runner/server.ts';
+import { releaseCopies } from '../../tools/release-copies.ts';
+import { memoryBreakdown, processMemory, releaseMemory, startServer } from '../../tools/service-process.ts';
 
 // What a live release switch costs the requests served meanwhile: a probe asks for
 // /v1/catalog every 10 ms over keep-alive connections, first for 5 s with nothing

@@ -3,9 +3,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { request } from 'undici';
 import { currentRelease, latestRelease } from '../../src/releases/on-disk.ts';
-import { releaseCopies } from '../runner/copies.ts';
+import { releaseCopies } from '../../tools/release-copies.ts';
+import { processMemory, startServer } from '../../tools/service-process.ts';
 import { load, type Request, type Stats, summarize } from '../runner/load.ts';
-import { processMemory, startServer } from '../runner/server.ts';
 
 // `npx tsx bench/scripts/vintages.ts DATA_DIR_1X`: issue 16's figures. The 1x release is
 // published three times (2026-09, 2026-10, 2026-11 current) in a scratch DATA_DIR;

@@ -4,7 +4,8 @@ import Router from '@koa/router';
 import Koa from 'koa';
 import type { Logger } from 'pino';
 import * as v from 'valibot';
-import { AdminUnauthorizedError, InvalidParametersError, NotFoundError, ReleaseLoadError } from '../errors.ts';
+import type { Clock } from '../clock.ts';
+import { AdminUnauthorizedError, InvalidParametersError, NotFoundError, ReleaseLoadError } from '../errors/index.ts';
 import { renderErrors } from '../http/middleware/errors.ts';
 import { assignRequestId } from '../http/middleware/request-id.ts';
 import { logRequests } from '../http/middleware/request-log.ts';
@@ -13,7 +14,6 @@ import { unmatched } from '../http/middleware/unmatched.ts';
 import { invalidParameters } from '../http/params/params.ts';
 import type { InviteStore } from '../invites/store.ts';
 import type { KeyRecord, KeyStore } from '../keys/store.ts';
-import type { Clock } from '../limits/limiter.ts';
 import type { Metrics } from '../metrics.ts';
 import * as invites from './invites.ts';
 
@@ -67,7 +67,7 @@ export function createAdminApp(options: {
   // the listener is bound to 127.0.0.1. Nothing in the metrics names a key or a client.
   app.use(async (ctx, next) => {
     if (ctx.path !== '/metrics' || ctx.method !== 'GET') return next();
-    ctx._matchedRoute = '/metrics';
+    ctx.state.route = '/metrics';
     ctx.type = options.metrics.contentType;
     ctx.body = await options.metrics.text();
   });

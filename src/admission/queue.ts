@@ -1,4 +1,4 @@
-import type { Clock } from '../limits/limiter.ts';
+import type { Clock } from '../clock.ts';
 
 /** What a queued job is, for its metrics' label. */
 export type HeavyKind = 'aggregate' | 'revisions' | 'export' | 'release_load';

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { Command } from 'commander';
 import { request } from 'undici';
 import { ConfigError, loadConfig } from '../config.ts';
-import type { ErrorBody } from '../errors.ts';
+import type { ErrorBody } from '../errors/index.ts';
 import { SECRET_FILES } from '../state/secrets.ts';
 
 // Operators' CLI. It talks to the running server's admin listener (127.0.0.1:ADMIN_PORT),

@@ -84,8 +84,8 @@ export class Database {
       // a LIMIT stops at the first matching rows instead of sorting all of them.
       preserve_insertion_order: 'true',
       // DuckDB's allocator keeps what a task freed for the next one: after a release
-      // loads, ~90 MB at 1x that serving never asks for again. Returned to the system
-      // after any task that peaked above 1 MB, by DuckDB's own background threads.
+      // loads, memory that serving never asks for again. Returned to the system after
+      // any task that peaked above 1 MB, by DuckDB's own background threads.
       allocator_flush_threshold: '1MB',
       allocator_background_threads: 'true',
     });
@@ -93,8 +93,7 @@ export class Database {
     // Served tables live in their own in-memory catalog with small row groups: a
     // keyset page skips whole row groups before the cursor, so the smaller they
     // are, the less a late page scans that an early one does not. COMPRESS lets a
-    // checkpoint compress them (the loader runs one): the full sample's served tables
-    // take 4 MB instead of 113 MB.
+    // checkpoint compress them (the loader runs one), to a small part of their size.
     await setup.run(`ATTACH ':memory:' AS ${SERVING_CATALOG} (ROW_GROUP_SIZE ${ROW_GROUP_SIZE}, COMPRESS)`);
     setup.closeSync();
     const leases: Lease[] = [];
@@ -126,8 +125,7 @@ export class Database {
    * statements that may need all of DUCKDB_MEMORY_LIMIT and spill past it (a release
    * loaded, a revisions diff built, a filtered Parquet file sorted). DuckDB spills one
    * of them within the limit, but two or three at once ran out of memory before any
-   * spilled (a diff at 1x: alone within 64MB; three at once failed at 256MB). Queries
-   * on the pool go on meanwhile.
+   * spilled. Queries on the pool go on meanwhile.
    */
   exclusive<T>(work: (connection: DuckDBConnection) => Promise<T>): Promise<T> {
     const run = this.exclusiveTail.then(async () => {

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
-import { type ApiError, HeadersTooLargeError, MalformedRequestError, RequestTimeoutError } from '../errors.ts';
+import { type ApiError, HeadersTooLargeError, MalformedRequestError, RequestTimeoutError } from '../errors/index.ts';
 import { newRequestId } from './middleware/request-id.ts';
 
 export interface ConnectionTimeouts {
@@ -29,6 +29,13 @@ export function createHttpServer(handler: http.RequestListener, timeouts: Connec
   server.headersTimeout = timeouts.headersMs;
   server.requestTimeout = timeouts.requestMs;
   server.keepAliveTimeout = timeouts.keepAliveMs;
+  // Responses under way per connection: a refusal written on one of those would land inside an answer.
+  const answering = new WeakMap<Duplex, number>();
+  server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
+    const socket = req.socket;
+    answering.set(socket, (answering.get(socket) ?? 0) + 1);
+    res.once('close', () => answering.set(socket, (answering.get(socket) ?? 1) - 1));
+  });
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
     const refusal = refusalFor(err.code);
     const reqId = newRequestId();
@@ -37,7 +44,7 @@ export function createHttpServer(handler: http.RequestListener, timeouts: Connec
       'client error',
     );
     // A reset connection, or one whose response already started, cannot take an answer.
-    if (!refusal || !socket.writable || (socket as { _httpMessage?: unknown })._httpMessage) {
+    if (!refusal || !socket.writable || (answering.get(socket) ?? 0) > 0) {
       socket.destroy();
       return;
     }

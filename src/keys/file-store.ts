@@ -49,10 +49,10 @@ export class FileKeyStore implements KeyStore {
   }
 
   async verify(key: string): Promise<KeyRecord | undefined> {
-    return this.held(key);
+    return this.known(key);
   }
 
-  held(key: string): KeyRecord | undefined {
+  async known(key: string): Promise<KeyRecord | undefined> {
     return activeRecord(this.byHash.get(hashKey(key)));
   }
 

@@ -75,7 +75,7 @@ export class RedisKeyStore implements KeyStore {
     return activeRecord(record);
   }
 
-  held(key: string): KeyRecord | undefined {
+  async known(key: string): Promise<KeyRecord | undefined> {
     return activeRecord(this.byHash.get(hashKey(key)));
   }
 

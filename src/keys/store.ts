@@ -20,11 +20,11 @@ export interface KeyStore {
   /** The active record for a presented key, or undefined when unknown or revoked; may ask a shared store. */
   verify(key: string): Promise<KeyRecord | undefined>;
   /**
-   * The active record of a key this replica already holds, without asking a shared
-   * store: for a client address already refused for bad keys, for paths that need no
-   * key, and for the answer below Koa, which takes no promise turn for it.
+   * The active record of a key this replica already knows, without asking a shared
+   * store: for a client address already refused for bad keys, and for paths that need
+   * no key, neither of which may cost a shared-store lookup.
    */
-  held(key: string): KeyRecord | undefined;
+  known(key: string): Promise<KeyRecord | undefined>;
   /** Issues a key; the plain key is returned here once and never stored. */
   create(client: string, origin?: { inviteId: string }): Promise<{ key: string; record: KeyRecord }>;
   /** Every record, with last_used_at. */

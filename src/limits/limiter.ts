@@ -1,6 +1,3 @@
-/** Milliseconds since the epoch; injected so tests can move time. */
-export type Clock = () => number;
-
 export const MINUTE_MS = 60_000;
 export const DAY_MS = 86_400_000;
 
@@ -39,17 +36,6 @@ export interface Limiter {
   peek(id: string): Promise<Decision>;
   close(): Promise<void>;
 }
-
-/**
- * A limiter that decides in this process (memory, noop): `consumeHere` is `consume`
- * without its promise turn, for the answer below Koa, which costs a cached hit less
- * than a turn does. A shared limiter (Redis) has no such method: it must ask.
- */
-export interface LocalLimiter extends Limiter {
-  consumeHere(id: string): Decision;
-}
-
-export const decidesHere = (limiter: Limiter): limiter is LocalLimiter => 'consumeHere' in limiter;
 
 /** What a backend knows after its check-and-consume, turned into the shared Decision. */
 export interface Usage {

@@ -1,4 +1,5 @@
-import { type Clock, DAY_MS, type Decision, decide, type LimitPolicy, type LocalLimiter, MINUTE_MS } from './limiter.ts';
+import type { Clock } from '../clock.ts';
+import { DAY_MS, type Decision, decide, type Limiter, type LimitPolicy, MINUTE_MS } from './limiter.ts';
 
 interface Entry {
   /** Admission times within the last 60 s, oldest first. */
@@ -12,7 +13,7 @@ interface Entry {
  * of clock time, so memory follows the ids active in the last minute (and, with a
  * day window, today).
  */
-export class MemoryLimiter implements LocalLimiter {
+export class MemoryLimiter implements Limiter {
   private readonly entries = new Map<string, Entry>();
   private lastSweep: number;
 
@@ -24,10 +25,6 @@ export class MemoryLimiter implements LocalLimiter {
   }
 
   async consume(id: string): Promise<Decision> {
-    return this.consumeHere(id);
-  }
-
-  consumeHere(id: string): Decision {
     return this.check(id, true);
   }
 

@@ -1,20 +1,17 @@
-import { type Clock, type Decision, type LimitPolicy, type LocalLimiter, uncounted } from './limiter.ts';
+import type { Clock } from '../clock.ts';
+import { type Decision, type Limiter, type LimitPolicy, uncounted } from './limiter.ts';
 
 /**
  * Admits everything and counts nothing, for benchmarks only (BENCH_DISABLE_LIMITS):
  * the headers are still rendered, so a bench pays for them as users do.
  */
-export class NoopLimiter implements LocalLimiter {
+export class NoopLimiter implements Limiter {
   constructor(
     readonly policy: LimitPolicy,
     private readonly clock: Clock,
   ) {}
 
-  async consume(id: string): Promise<Decision> {
-    return this.consumeHere(id);
-  }
-
-  consumeHere(_id: string): Decision {
+  async consume(_id: string): Promise<Decision> {
     return uncounted(this.policy, this.clock());
   }
 

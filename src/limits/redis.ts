@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { type Clock, DAY_MS, type Decision, decide, type Limiter, type LimitPolicy, MINUTE_MS, uncounted } from './limiter.ts';
+import type { Clock } from '../clock.ts';
+import { DAY_MS, type Decision, decide, type Limiter, type LimitPolicy, MINUTE_MS, uncounted } from './limiter.ts';
 
 // One script checks and consumes both windows atomically, so every replica sharing
 // this Redis shares one budget per id. KEYS[1]: sorted set of admission times (the

@@ -6,7 +6,7 @@ import {
   MixedTotalsError,
   MixedUnitsError,
   RateSumError,
-} from '../errors.ts';
+} from '../errors/index.ts';
 import { type DatasetDef, findDataset, metricDef } from '../registry.ts';
 import type { AggregateTables } from '../store/aggregate-tables.ts';
 import { type MetricNeeds, mergeGroups } from '../store/aggregation.ts';

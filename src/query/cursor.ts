@@ -1,5 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { InvalidCursorError } from '../errors.ts';
+import { InvalidCursorError } from '../errors/index.ts';
 import { canonicalScope, type QueryScope } from './scope.ts';
 
 // The release tag is optional: tokens issued before it existed name no release and
@@ -14,6 +14,17 @@ function releaseOfTag(tag: string): string | undefined {
   return /^\d{6}$/.test(digits) ? `${digits.slice(0, 4)}-${digits.slice(4)}` : undefined;
 }
 
+/** A cursor as the client sent it, parsed but not yet checked against the request it came with. */
+export interface Cursor {
+  /** The last row's position, base 36. */
+  readonly position: string;
+  readonly mac: string;
+  /** The release it was issued on; undefined for a token from before releases were named. */
+  readonly release: string | undefined;
+  /** The format of the page it was issued with; undefined for a token from before formats were named. */
+  readonly format: string | undefined;
+}
+
 /**
  * Opaque keyset cursors: the last row's `rid`, the release it was issued on, the
  * format of its page, and an HMAC over them and the canonical scope, so a cursor is
@@ -21,6 +32,9 @@ function releaseOfTag(tag: string): string | undefined {
  * parameter order. The release travels in the token so that, after a switch, the
  * server knows which retained release a cursor pages through; the MAC covers it and
  * the format, so neither can be changed.
+ *
+ * A request's cursor is parsed once (`parse`: the release it names chooses what the
+ * request reads) and checked once, against the scope of that release (`after`).
  */
 export class CursorCodec {
   constructor(private readonly secret: Buffer) {}
@@ -31,18 +45,20 @@ export class CursorCodec {
     return scope.format === undefined ? token : `${token}.${scope.format}`;
   }
 
-  /** The release a token names, unverified (`decode` checks it); undefined when it names none. */
-  releaseOf(token: string): string | undefined {
-    const tag = TOKEN.exec(token)?.[3];
-    return tag === undefined ? undefined : (releaseOfTag(tag) ?? '');
-  }
-
-  /** The `rid` after which the next page starts; throws InvalidCursorError on any mismatch. */
-  decode(token: string, scope: QueryScope): number {
+  /** The parts of a token; throws InvalidCursorError when it is not one of ours. */
+  parse(token: string): Cursor {
     const match = TOKEN.exec(token);
     if (!match) throw new InvalidCursorError();
     const [, position, mac, tag, format] = match as unknown as [string, string, string, string | undefined, string | undefined];
-    if (tag !== undefined && releaseOfTag(tag) !== scope.release) throw new InvalidCursorError();
+    const release = tag === undefined ? undefined : releaseOfTag(tag);
+    if (tag !== undefined && release === undefined) throw new InvalidCursorError();
+    return { position, mac, release, format };
+  }
+
+  /** The `rid` after which the next page starts; throws InvalidCursorError unless `cursor` was issued for `scope`. */
+  after(cursor: Cursor, scope: QueryScope): number {
+    const { position, mac, release, format } = cursor;
+    if (release !== undefined && release !== scope.release) throw new InvalidCursorError();
     if (format !== undefined && format !== scope.format) throw new InvalidCursorError();
     // Compared as text, not decoded bytes: base64 ignores the low bits of the last
     // character, so decoding would accept a cursor with that character changed.

@@ -7,7 +7,7 @@ import {
   InvalidShareError,
   MixedUnitsError,
   RollupConflictError,
-} from '../errors.ts';
+} from '../errors/index.ts';
 import {
   type DatasetDef,
   DENOMINATOR_NAMES,

@@ -1,6 +1,6 @@
 import type { Database } from '../duckdb/database.ts';
 import { quoteIdent } from '../duckdb/sql-text.ts';
-import { TooManyGroupsError } from '../errors.ts';
+import { TooManyGroupsError } from '../errors/index.ts';
 import type { StoredDataset } from '../store/loader.ts';
 import type { AggregatePlan } from './aggregate.ts';
 import { levelShapes } from './aggregate-groups.ts';

@@ -68,8 +68,8 @@ export class RevisionDiff {
   /**
    * Runs the FULL JOIN into a table, then sorts that into the diff's own table, whose
    * row ids are then the page order. Two statements, each spilling on its own: the
-   * join and the sort in one ran out of memory where each alone fits (at 1x, within
-   * 64MB). One diff at a time (Database.exclusive).
+   * join and the sort in one ran out of memory where each alone fits. One diff at a
+   * time (Database.exclusive).
    */
   static async compute(db: Database, query: RevisionQuery): Promise<RevisionDiff> {
     const id = ++tables;

@@ -1,26 +1,55 @@
 import path from 'node:path';
+import type { DuckDBConnection } from '@duckdb/node-api';
 import type { Logger } from 'pino';
+import type { Clock } from '../clock.ts';
 import type { Database } from '../duckdb/database.ts';
-import { InvalidCursorError, NotReadyError, ReleaseLoadingError, ReleaseUnavailableError, UnknownReleaseError } from '../errors.ts';
-import type { Clock } from '../limits/limiter.ts';
 import type { Metrics } from '../metrics.ts';
-import { LoadQueue } from './load-queue.ts';
-import { type LoadedRelease, releaseMemory } from './load-release.ts';
+import { dropRelease, type LoadedRelease, loadRelease, releaseMemory } from './load-release.ts';
 import type { Manifest } from './manifest.ts';
+import { type ReleaseOnDisk, verifyRelease } from './on-disk.ts';
 import { PublishedReleases } from './published.ts';
-import { type ReleaseHold, ResidentReleases } from './resident.ts';
 import { ReleaseSwitcher, type SwitchResult } from './switcher.ts';
-import { Vintages, VintageUnavailableError } from './vintages.ts';
 
 export type { LoadedRelease, ServedDataset } from './load-release.ts';
-export type { ReleaseHold } from './resident.ts';
-
-/** Runs a load in the caller's turn (the HTTP layer's admission for heavy work). */
-export type Admit = (load: () => Promise<ReleaseHold>) => Promise<ReleaseHold>;
 export type { SwitchResult } from './switcher.ts';
 
 /** A release other than the current one never changes while it is published (docs/api.md "Releases"). */
 export const IMMUTABLE = 'private, max-age=31536000, immutable';
+
+/** A caller's claim on a loaded release: its tables are not dropped until it lets go. */
+export interface ReleaseHandle {
+  readonly release: LoadedRelease;
+  /** Ends the claim; later calls do nothing. */
+  letGo(): void;
+}
+
+/** Nothing is served yet: the first release is still loading. */
+export class NoReleaseYetError extends Error {
+  constructor() {
+    super('no release is loaded yet');
+  }
+}
+
+/** A release that is not published: never was, withdrawn by `etl rollback`, or removed by `etl prune`. */
+export class NotPublishedError extends Error {
+  constructor(readonly release: string) {
+    super(`release ${release} is not published`);
+  }
+}
+
+/** A published release whose files could not be loaded; its message says why. */
+export class LoadFailedError extends Error {
+  constructor(
+    readonly release: string,
+    message: string,
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+  }
+}
+
+/** How long a failed load is remembered before a request may try again. */
+const RETRY_FAILED_MS = 60_000;
 
 export interface ReleasesOptions {
   readonly dataDir: string;
@@ -32,71 +61,75 @@ export interface ReleasesOptions {
   readonly graceMs: number;
   /** Most releases loaded at once, the current one included (RELEASES_IN_MEMORY). */
   readonly capacity: number;
-  /** Longest a request waits for a release to load (RELEASE_LOAD_WAIT_MS). */
-  readonly loadWaitMs: number;
   /** How often DATA_DIR's pointer is read besides file-watch events (RELEASE_POLL_MS). */
   readonly pollMs: number;
   /** Cache-Control of an answer read from the current release (`private, max-age=<CACHE_MAX_AGE_SECONDS>`). */
   readonly currentCacheControl: string;
-  /** The release a cursor names, unverified (the cursor's MAC is checked where it is decoded). */
-  readonly releaseOfCursor: (cursor: string) => string | undefined;
+}
+
+/** A loaded release, its claims and when one was last let go. */
+interface Resident {
+  readonly release: LoadedRelease;
+  pins: number;
+  usedAt: number;
+}
+
+/** A caller waiting for a load: granted its claim the moment the release is added. */
+interface Waiter {
+  granted(resident: Resident): void;
+  failed(err: Error): void;
 }
 
 /**
- * The one owner of releases: which are published in DATA_DIR, which are loaded (the
- * current one and those kept beside it), loading one on demand through one queue,
- * following DATA_DIR's pointer to switch, and unloading what is idle, over capacity
- * or removed by `etl prune`. A request reaches a release's data with `hold`, and
- * whatever keeps answers derived from releases listens to `onChange`.
+ * The one owner of releases: which are published in DATA_DIR, which are loaded in
+ * DuckDB (the current one and up to RELEASES_IN_MEMORY - 1 others), loading one when
+ * it is asked for, following DATA_DIR's pointer to switch (src/releases/switcher.ts),
+ * and unloading what is idle, over capacity or removed by `etl prune`.
+ *
+ * A caller reads a release through `acquire`, which pins it until the caller lets go,
+ * so a switch never mixes two releases in one answer and no release is dropped under a
+ * reader. Loads and drops take turns in DuckDB's queue for memory-heavy work
+ * (Database.exclusive) and nowhere else. Whatever keeps answers derived from releases
+ * listens to `onChange`.
  */
 export class Releases {
-  private readonly resident: ResidentReleases;
+  private currentId: string | undefined;
+  private readonly resident = new Map<string, Resident>();
+  /** Loads under way, each with the callers waiting for it. */
+  private readonly loading = new Map<string, Set<Waiter>>();
+  private readonly failedAt = new Map<string, number>();
+  /** Loads and drops under way, which close() waits for. */
+  private readonly work = new Set<Promise<unknown>>();
   private readonly published: PublishedReleases;
-  private readonly queue: LoadQueue;
-  private readonly vintages: Vintages;
   private readonly switcher: ReleaseSwitcher;
   private readonly listeners: Array<() => void> = [];
 
   constructor(private readonly options: ReleasesOptions) {
-    const { dataDir, db, log, clock, metrics } = options;
-    this.resident = new ResidentReleases(clock, { idleMs: options.graceMs, capacity: options.capacity });
-    this.published = new PublishedReleases(dataDir);
-    this.queue = new LoadQueue(db);
-    this.vintages = new Vintages({
-      queue: this.queue,
-      resident: this.resident,
-      published: this.published,
-      log,
-      clock,
-      loaded: (s) => metrics.releaseLoadSeconds.observe(s),
-    });
+    this.published = new PublishedReleases(options.dataDir);
+    this.published.onChange(() => this.changed());
     this.switcher = new ReleaseSwitcher({
-      dataDir,
-      queue: this.queue,
-      current: this.resident,
-      published: this.published,
-      log,
+      dataDir: options.dataDir,
+      log: options.log,
       pollMs: options.pollMs,
-      onFailure: () => metrics.releaseSwitchFailures.inc(),
+      onFailure: () => options.metrics.releaseSwitchFailures.inc(),
+      serving: {
+        servedId: () => this.currentId,
+        isLoaded: (id) => this.isLoaded(id),
+        retained: () => this.retained(),
+        serve: (onDisk) => this.serve(onDisk),
+      },
       // Every poll lists DATA_DIR again (a release published, withdrawn or pruned) and unloads what is idle.
       afterPoll: async () => {
-        const current = this.resident.get();
-        if (current) await this.published.refresh(current.id);
-        await this.vintages.trim();
+        if (this.currentId !== undefined) await this.published.refresh(this.currentId);
+        this.trim();
       },
     });
-    const changed = () => {
-      for (const listener of this.listeners) listener();
-    };
-    this.resident.onChange(changed);
-    this.published.onChange(changed);
   }
 
   /**
    * Calls `listener` whenever what a request may read changes: another release became
    * current, or one was published, withdrawn or removed. Whatever keeps answers or
-   * results derived from releases (the response cache, kept results, replay records)
-   * drops them then.
+   * results derived from releases (the response cache, kept results) drops them then.
    */
   onChange(listener: () => void): void {
     this.listeners.push(listener);
@@ -104,12 +137,14 @@ export class Releases {
 
   /** The current release; undefined while the first one loads. */
   current(): LoadedRelease | undefined {
-    return this.resident.get();
+    return this.currentId === undefined ? undefined : this.resident.get(this.currentId)?.release;
   }
 
   /** The loaded releases besides the current one, most recently used first. */
   retained(): string[] {
-    return this.resident.otherIds();
+    return this.others()
+      .sort((a, b) => b.usedAt - a.usedAt)
+      .map(({ release }) => release.id);
   }
 
   /** Releases loaded, the current one included. */
@@ -117,27 +152,43 @@ export class Releases {
     return this.resident.size;
   }
 
+  isLoaded(id: string): boolean {
+    return this.resident.has(id);
+  }
+
   /** Each loaded release's memory by part (columns, rollups, renderers), the current one first. */
   memory(): Array<{ release: string; parts: ReturnType<typeof releaseMemory> }> {
-    const loaded = [this.resident.get(), ...this.retained().map((id) => this.resident.find(id))];
+    const loaded = [this.current(), ...this.retained().map((id) => this.resident.get(id)?.release)];
     return loaded.flatMap((release) => (release ? [{ release: release.id, parts: releaseMemory(release) }] : []));
   }
 
   /**
-   * Holds the release a request reads, for the caller to let go when it has answered:
-   * the one `release` names, else the one `cursor` was issued on, else the current
-   * one. A published release that is not loaded is loaded first, waiting at most
-   * RELEASE_LOAD_WAIT_MS, through `admit` (the caller's turn for heavy work) when
-   * given. A cursor whose release is no longer published is invalid.
+   * Pins release `id`, or the current one, until the caller lets go of the handle. A
+   * published release that is not loaded is loaded first: the callers asking for it
+   * meanwhile share that one load, and each holds its pin from the moment the release
+   * is added, so nothing can unload it before they read it. `signal` gives up the
+   * wait; the load goes on for whoever asks next.
+   *
+   * Rejects with NoReleaseYetError, NotPublishedError (a release withdrawn by a
+   * rollback is refused even while it is still loaded), or LoadFailedError, which a
+   * failed load keeps giving for a minute rather than loading again at every request.
    */
-  async hold(asked: { readonly release?: string; readonly cursor?: string; readonly admit?: Admit }): Promise<ReleaseHold> {
-    const current = this.resident.get();
-    if (!current) throw new NotReadyError();
-    const id = asked.release ?? (asked.cursor === undefined ? undefined : this.options.releaseOfCursor(asked.cursor));
-    if (id === undefined || id === current.id) return this.resident.hold()!;
-    // Before the loaded ones: a release withdrawn by a rollback may still be loaded.
-    if (!this.published.has(id)) throw asked.release === undefined ? new InvalidCursorError() : new UnknownReleaseError(id);
-    return this.resident.hold(id) ?? (asked.admit ? asked.admit(() => this.loadAndHold(id)) : this.loadAndHold(id));
+  async acquire(id?: string, signal?: AbortSignal): Promise<ReleaseHandle> {
+    const wanted = id ?? this.currentId;
+    if (wanted === undefined) throw new NoReleaseYetError();
+    if (wanted !== this.currentId && !this.published.has(wanted)) throw new NotPublishedError(wanted);
+    const resident = this.resident.get(wanted);
+    if (resident) return this.pin(resident);
+    const failed = this.failedAt.get(wanted);
+    if (failed !== undefined && this.options.clock() - failed < RETRY_FAILED_MS) {
+      throw new LoadFailedError(wanted, `release ${wanted} failed to load within the last minute; the log has why`);
+    }
+    const onDisk = this.published.get(wanted)!;
+    this.options.log.info({ release: wanted, dir: onDisk.dir }, 'loading a release on demand');
+    return this.claimLoad(onDisk, true, signal).catch((err: Error) => {
+      if (signal?.aborted && err === signal.reason) throw err;
+      throw new LoadFailedError(wanted, err.message, { cause: err });
+    });
   }
 
   /** Published release ids, newest first. */
@@ -159,17 +210,16 @@ export class Releases {
     return this.published.previous(id);
   }
 
-  /** The Parquet file of `dataset` in release `id`, published or loaded; UnknownReleaseError when it is neither. */
-  fileOf(id: string, dataset: string): string {
-    const release = this.published.get(id) ?? this.resident.find(id);
+  /** The Parquet file of `dataset` in release `id`, published or loaded; undefined when it is neither. */
+  fileOf(id: string, dataset: string): string | undefined {
+    const release = this.published.get(id) ?? this.resident.get(id)?.release;
     const entry = release?.manifest.datasets[dataset];
-    if (!release || !entry) throw new UnknownReleaseError(id);
-    return path.join(release.dir, entry.file);
+    return release && entry ? path.join(release.dir, entry.file) : undefined;
   }
 
   /** Cache-Control of an answer read from release `id`: immutable unless it is the current one (or none). */
   cacheControlFor(id: string | undefined): string {
-    return id !== undefined && id !== this.resident.get()?.id ? IMMUTABLE : this.options.currentCacheControl;
+    return id !== undefined && id !== this.currentId ? IMMUTABLE : this.options.currentCacheControl;
   }
 
   /** Serves the release DATA_DIR's pointer names now (start, SIGHUP, admin); rejects, logged, when it cannot be loaded. */
@@ -182,28 +232,185 @@ export class Releases {
     this.switcher.start();
   }
 
-  /** Stops following the pointer and waits for loads and drops under way. */
-  close(): Promise<void> {
-    return this.switcher.close();
+  /** Stops following the pointer and waits for the loads and drops under way. */
+  async close(): Promise<void> {
+    await this.switcher.close();
+    while (this.work.size > 0) await Promise.allSettled([...this.work]);
   }
 
-  private async loadAndHold(id: string): Promise<ReleaseHold> {
-    const held = this.vintages.hold(id);
-    let timer: NodeJS.Timeout | undefined;
-    const waited = new Promise<'late'>((resolve) => (timer = setTimeout(resolve, this.options.loadWaitMs, 'late')));
+  /** The switcher's: loads `onDisk` unless it is loaded, lists DATA_DIR again, and makes it current. */
+  private async serve(onDisk: ReleaseOnDisk): Promise<void> {
+    const id = onDisk.manifest.release;
+    const loaded = this.resident.get(id);
+    const handle = loaded ? this.pin(loaded) : await this.claimLoad(onDisk, false);
     try {
-      const hold = await Promise.race([held, waited]);
-      if (hold !== 'late') return hold;
-      // Whoever gets the hold after this request gave up lets it go at once.
-      void held.then(
-        (late) => late.letGo(),
-        () => {},
-      );
-      throw new ReleaseLoadingError(id);
-    } catch (err) {
-      throw err instanceof VintageUnavailableError ? new ReleaseUnavailableError(id) : err;
+      // Listed first, so the releases the new one makes readable are published with it.
+      await this.published
+        .refresh(id)
+        .catch((err: Error) => this.options.log.error({ err }, `cannot list the published releases: ${err.message}`));
+      const previous = this.currentId === undefined ? undefined : this.resident.get(this.currentId);
+      this.currentId = id;
+      if (previous?.release.id === id) return;
+      // Replaced now: its grace before it is unloaded as idle starts now.
+      if (previous) previous.usedAt = this.options.clock();
+      this.changed();
     } finally {
-      clearTimeout(timer);
+      handle.letGo();
     }
   }
+
+  /** Waits for release `onDisk`'s load, starting it when none is under way; the caller's pin is taken as the release is added. */
+  private claimLoad(onDisk: ReleaseOnDisk, onDemand: boolean, signal?: AbortSignal): Promise<ReleaseHandle> {
+    const id = onDisk.manifest.release;
+    let waiters = this.loading.get(id);
+    if (!waiters) {
+      waiters = new Set();
+      this.loading.set(id, waiters);
+      this.track(this.load(onDisk, waiters, onDemand));
+    }
+    const waiting = waiters;
+    return new Promise((resolve, reject) => {
+      if (signal?.aborted) return reject(signal.reason);
+      const giveUp = () => {
+        if (waiting.delete(waiter)) reject(signal?.reason);
+      };
+      const waiter: Waiter = {
+        granted: (resident) => {
+          signal?.removeEventListener('abort', giveUp);
+          resolve(this.handle(resident));
+        },
+        failed: (err) => {
+          signal?.removeEventListener('abort', giveUp);
+          reject(err);
+        },
+      };
+      waiting.add(waiter);
+      signal?.addEventListener('abort', giveUp, { once: true });
+    });
+  }
+
+  /** Loads `onDisk` (checksums first, then its tables in DuckDB's turn, after dropping what is evicted to make room), and grants it to `waiters`. */
+  private async load(onDisk: ReleaseOnDisk, waiters: Set<Waiter>, onDemand: boolean): Promise<void> {
+    const { db, log, clock } = this.options;
+    const id = onDisk.manifest.release;
+    const started = performance.now();
+    try {
+      await verifyRelease(onDisk);
+      const release = await db.exclusive(async (connection) => {
+        await this.dropEvicted(connection, 1);
+        return loadRelease(connection, onDisk, log);
+      });
+      // Every waiter's pin counted as the release is added: no eviction can come between.
+      const resident: Resident = { release, pins: waiters.size, usedAt: clock() };
+      this.loading.delete(id);
+      this.failedAt.delete(id);
+      this.resident.set(id, resident);
+      for (const waiter of waiters) waiter.granted(resident);
+      if (onDemand) {
+        const seconds = (performance.now() - started) / 1000;
+        this.options.metrics.releaseLoadSeconds.observe(seconds);
+        log.info({ release: id, ms: Math.round(seconds * 1000), loaded: [this.currentId, ...this.retained()] }, 'release loaded on demand');
+      }
+    } catch (err) {
+      this.loading.delete(id);
+      this.failedAt.set(id, clock());
+      if (onDemand) log.error({ err, release: id }, `cannot load release ${id} on demand: ${(err as Error).message}`);
+      for (const waiter of waiters) waiter.failed(err as Error);
+    }
+    // Every waiter may have given up: a release nobody holds may be one too many.
+    this.trimIfOver();
+  }
+
+  private pin(resident: Resident): ReleaseHandle {
+    resident.pins++;
+    return this.handle(resident);
+  }
+
+  /** A handle on a pin already counted. */
+  private handle(resident: Resident): ReleaseHandle {
+    let held = true;
+    return {
+      release: resident.release,
+      letGo: () => {
+        if (!held) return;
+        held = false;
+        resident.pins--;
+        resident.usedAt = this.options.clock();
+        // An eviction that waited for this pin can happen now.
+        if (resident.pins === 0) this.trimIfOver();
+      },
+    };
+  }
+
+  private others(): Resident[] {
+    return [...this.resident.values()].filter(({ release }) => release.id !== this.currentId);
+  }
+
+  private trimIfOver(): void {
+    if (this.resident.size > this.options.capacity) this.trim();
+  }
+
+  /** Drops what is evicted now (idle, withdrawn, over the capacity), in DuckDB's turn. */
+  private trim(): void {
+    if (this.evictable(0).length > 0) this.track(this.options.db.exclusive((connection) => this.dropEvicted(connection, 0)));
+  }
+
+  /**
+   * The loaded releases that may be dropped, least recently used first: those whose
+   * folder is gone from DATA_DIR, those idle for RELEASE_GRACE_SECONDS, then the least
+   * recently used until `room` more fit under the capacity. The current release and
+   * pinned ones stay.
+   */
+  private evictable(room: number): Resident[] {
+    const now = this.options.clock();
+    const free = this.others()
+      .filter((r) => r.pins === 0)
+      .sort((a, b) => a.usedAt - b.usedAt);
+    let size = this.resident.size;
+    return free.filter(({ release, usedAt }) => {
+      const evict = !this.published.kept(release.id) || now - usedAt >= this.options.graceMs || size + room > this.options.capacity;
+      if (evict) size--;
+      return evict;
+    });
+  }
+
+  /** Inside DuckDB's turn: forgets the evicted releases, leaving `room` more under the capacity, and drops their tables. */
+  private async dropEvicted(connection: DuckDBConnection, room: number): Promise<void> {
+    const { log } = this.options;
+    // Forgotten at once, before the first drop waits: a request can then only load them again, behind these drops.
+    const evicted = this.evictable(room);
+    for (const { release } of evicted) this.resident.delete(release.id);
+    for (const { release } of evicted) {
+      try {
+        await dropRelease(connection, release.id);
+        log.info({ release: release.id }, 'unloaded a release');
+        collectGarbage();
+      } catch (err) {
+        log.error({ err, release: release.id }, 'cannot drop an unloaded release');
+      }
+    }
+  }
+
+  private track(work: Promise<unknown>): void {
+    const settled = work.catch(() => {});
+    this.work.add(settled);
+    void settled.then(() => this.work.delete(settled));
+  }
+
+  private changed(): void {
+    for (const listener of this.listeners) listener();
+  }
+}
+
+/**
+ * Returns an unloaded release's memory to the system now, not at the next collection
+ * V8 happens to run: its columns are typed arrays whose memory is freed only by a
+ * collection, and an idle server allocates nothing that would start one. One full
+ * collection per unload, once this call stack has let go of the release; `gc` exists
+ * when node runs with --expose-gc (package.json config.nodeFlags), else the memory
+ * returns at V8's next collection.
+ */
+function collectGarbage(): void {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  if (gc) setImmediate(gc);
 }

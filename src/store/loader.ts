@@ -100,7 +100,7 @@ export async function dropTables(connection: DuckDBConnection, id: string): Prom
   await connection.run(`DROP SCHEMA IF EXISTS ${releaseSchema(id)} CASCADE`);
 }
 
-/** Compresses the new tables; without it they stay as written, about 25x larger, but serve the same. */
+/** Compresses the new tables; without it they stay as written, many times larger, but serve the same. */
 async function compress(connection: DuckDBConnection, log: Logger): Promise<void> {
   await connection.run(`CHECKPOINT ${SERVING_CATALOG}`).catch((err: Error) => {
     log.warn({ err }, 'checkpoint failed: the served tables stay uncompressed and take more memory');

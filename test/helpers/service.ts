@@ -6,8 +6,8 @@ import { Writable } from 'node:stream';
 import { request } from 'undici';
 import { generateRelease } from '../../etl/generate.ts';
 import { loadDrop } from '../../etl/load.ts';
+import type { Clock } from '../../src/clock.ts';
 import { loadConfig } from '../../src/config.ts';
-import type { Clock } from '../../src/limits/limiter.ts';
 import { createLogger } from '../../src/log.ts';
 import { type RunningService, startService } from '../../src/server.ts';
 import { validateResponse } from './openapi.ts';
@@ -146,13 +146,6 @@ export async function send(
 }
 
 /**
- * Whether repeats are answered below Koa (src/http/below-koa.ts), as they are in
- * production: `npm test` runs the suites that start a service a second time with
- * DQS_TEST_BELOW_KOA=off, so the app's own pipeline answers every request.
- */
-export const BELOW_KOA = process.env.DQS_TEST_BELOW_KOA !== 'off';
-
-/**
  * Limits far above what any suite sends, so suites that make hundreds of requests on
  * one key test what they are about; limit tests pass the spec's values in `env`.
  */
@@ -181,7 +174,7 @@ export async function startTestService(
       done();
     },
   });
-  const running = await startService(config, createLogger('info', sink), { clock: options.clock, belowKoa: BELOW_KOA });
+  const running = await startService(config, createLogger('info', sink), { clock: options.clock });
   const stop = async () => {
     await running.close();
     if (ownsStateDir) await fs.rm(stateDir, { recursive: true, force: true });

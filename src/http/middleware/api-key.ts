@@ -1,4 +1,4 @@
-import type { Context } from 'koa';
+import type { Context, Middleware } from 'koa';
 import {
   ApiError,
   DuplicateKeyHeaderError,
@@ -6,10 +6,9 @@ import {
   KeysUnavailableError,
   MissingKeyError,
   TooManyRequestsError,
-} from '../../errors.ts';
+} from '../../errors/index.ts';
 import { looksLikeKey } from '../../keys/key-format.ts';
 import type { KeyRecord } from '../../keys/store.ts';
-import { type Decision, decidesHere } from '../../limits/limiter.ts';
 import type { Services } from '../../services.ts';
 import { setRequestKey } from '../respond/request-key.ts';
 import { setLimitHeaders } from './limit-headers.ts';
@@ -17,7 +16,7 @@ import { setLimitHeaders } from './limit-headers.ts';
 type KeyServices = Pick<Services, 'keys' | 'limits' | 'clock' | 'metrics'>;
 
 /** As case-insensitive as the router, so /V1/catalog cannot slip past the key check. */
-export const isV1 = (path: string) => /^\/v1(\/|$)/i.test(path);
+const isV1 = (path: string) => /^\/v1(\/|$)/i.test(path);
 
 /**
  * The key's record, or the 401 to answer; a key store that cannot answer is a 503
@@ -25,32 +24,18 @@ export const isV1 = (path: string) => /^\/v1(\/|$)/i.test(path);
  * replica does not hold is looked up in the shared store only for an address the
  * bad-key guard still admits: a refused address costs no lookup.
  */
-export async function identifyKey(services: KeyServices, key: string, ip: string): Promise<KeyRecord | ApiError> {
+async function identifyKey(services: KeyServices, key: string, ip: string): Promise<KeyRecord | ApiError> {
   if (!key) return new MissingKeyError();
   // Malformed keys get the unknown key's answer without a lookup.
   if (!looksLikeKey(key)) return new InvalidKeyError();
   try {
-    const held = services.keys.held(key);
-    if (held) return held;
+    const known = await services.keys.known(key);
+    if (known) return known;
     if (!(await services.limits.badKeys.peek(ip)).allowed) return new InvalidKeyError();
     return (await services.keys.verify(key)) ?? new InvalidKeyError();
   } catch {
     throw new KeysUnavailableError();
   }
-}
-
-/** Charges a request with a valid key to the key's limits, noting its use. A refusal charges nothing. */
-export async function chargeKey(services: KeyServices, record: KeyRecord): Promise<Decision> {
-  services.keys.recordUse(record.id, services.clock());
-  return services.limits.requests.consume(record.id);
-}
-
-/** chargeKey without a promise turn, when the key's limiter decides in this process; undefined (nothing charged) when it must ask a shared one. */
-export function chargeKeyHere(services: KeyServices, record: KeyRecord): Decision | undefined {
-  const limiter = services.limits.requests;
-  if (!decidesHere(limiter)) return undefined;
-  services.keys.recordUse(record.id, services.clock());
-  return limiter.consumeHere(record.id);
 }
 
 /**
@@ -62,11 +47,18 @@ export function chargeKeyHere(services: KeyServices, record: KeyRecord): Decisio
  * request carrying a valid key still gets its limit headers (spec 8.2: every
  * response), read without counting.
  */
-export async function admitKey(ctx: Context, services: KeyServices): Promise<void> {
+export function admitKeys(services: KeyServices): Middleware {
+  return async (ctx, next) => {
+    await admitKey(ctx, services);
+    await next();
+  };
+}
+
+async function admitKey(ctx: Context, services: KeyServices): Promise<void> {
   if (!isV1(ctx.path)) {
-    // Only keys this replica holds: a keyless path must not cost a shared-store lookup per request.
+    // Only keys this replica knows: a keyless path must not cost a shared-store lookup per request.
     const key = ctx.get('x-api-key');
-    const found = key && looksLikeKey(key) ? services.keys.held(key) : undefined;
+    const found = key && looksLikeKey(key) ? await services.keys.known(key) : undefined;
     if (found) setLimitHeaders(ctx, await services.limits.requests.peek(found.id));
     return;
   }
@@ -80,7 +72,9 @@ export async function admitKey(ctx: Context, services: KeyServices): Promise<voi
     throw new TooManyRequestsError(guard.retryAfterSeconds);
   }
   setRequestKey(ctx, found);
-  const decision = await chargeKey(services, found);
+  services.keys.recordUse(found.id, services.clock());
+  // A refusal charges nothing.
+  const decision = await services.limits.requests.consume(found.id);
   setLimitHeaders(ctx, decision);
   if (!decision.allowed) {
     services.metrics.limiterRefusals.inc({ limiter: 'key' });

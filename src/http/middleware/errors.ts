@@ -1,6 +1,6 @@
 import type { Context, Middleware } from 'koa';
 import type { Logger } from 'pino';
-import { ApiError, InternalError } from '../../errors.ts';
+import { ApiError, InternalError } from '../../errors/index.ts';
 import { loggableUrl } from './request-log.ts';
 
 const KEPT_ON_ERROR = /^(?:x-ratelimit-|ratelimit|retry-after$|x-request-id$)/i;

@@ -1,4 +1,4 @@
-import type { Context, Next } from 'koa';
+import type { Context, Middleware } from 'koa';
 import type { Services } from '../../services.ts';
 import { type CacheableAnswer, entryBody, noneMatch } from '../respond/cacheable.ts';
 import { type Recorded, type ReplayTable, requestText } from './replay-table.ts';
@@ -25,11 +25,15 @@ const NOT_MODIFIED_HEADERS = new Set(['etag', 'cache-control', 'vary']);
  * Records and their epochs are src/http/middleware/replay-table.ts. A body the
  * response cache has evicted sends the request down the full path.
  */
-export async function replayOrRecord(
+export function replayAnswers(services: Pick<Services, 'cache' | 'metrics'>, table: ReplayTable): Middleware {
+  return (ctx, next) => replayOrRecord(ctx, services, table, next);
+}
+
+async function replayOrRecord(
   ctx: Context,
   services: Pick<Services, 'cache' | 'metrics'>,
   table: ReplayTable,
-  next: Next,
+  next: () => Promise<void>,
 ): Promise<void> {
   if (ctx.method !== 'GET' || ctx.state.key === undefined) return next();
   const request = requestText(ctx.url, ctx.get('accept'), ctx.get('accept-encoding'));
@@ -40,7 +44,7 @@ export async function replayOrRecord(
   await next();
   const answer = ctx.state.cacheable as CacheableAnswer | undefined;
   // Nothing to replay from a cache that kept nothing (caching off, or a body over its bound).
-  if (answer && ctx.status === 200 && typeof ctx._matchedRoute === 'string' && services.cache.get(answer.cacheKey)) {
+  if (answer && ctx.status === 200 && typeof ctx.state.route === 'string' && services.cache.get(answer.cacheKey)) {
     const headers = Object.entries(ctx.response.headers)
       .filter(([name]) => !setBefore.has(name) && name !== 'content-length')
       .map(([name, value]) => [name, value as string | string[]] as const);
@@ -48,7 +52,7 @@ export async function replayOrRecord(
       answer,
       etag: ctx.response.get('etag'),
       headers,
-      route: ctx._matchedRoute,
+      route: ctx.state.route,
       logUrl: loggableUrl(ctx.url),
     });
   }
@@ -61,24 +65,15 @@ function replay(ctx: Context, services: Pick<Services, 'cache' | 'metrics'>, rec
     services.metrics.replayed304.inc();
     return true;
   }
-  const entry = recordedEntry(services, record);
+  const entry = services.cache.get(record.answer.cacheKey);
   if (entry === undefined) return false;
-  const body = replayedBody(services, entry);
-  // The route label of the request metrics, which the router would have set.
-  ctx._matchedRoute = record.route;
+  services.metrics.cacheHits.inc();
+  services.metrics.replayed200.inc();
+  const body = entryBody(entry);
+  // The route label of the request metrics, which the route would have set.
+  ctx.state.route = record.route;
   for (const [name, value] of record.headers) ctx.set(name, value);
   ctx.status = 200;
   ctx.body = body;
   return true;
-}
-
-/** The response cache's entry of a record's answer, if it still has it. */
-export const recordedEntry = (services: Pick<Services, 'cache'>, record: Recorded): Buffer | undefined =>
-  services.cache.get(record.answer.cacheKey);
-
-/** The body to replay from a recorded answer's entry, the hit counted; it goes out with `record.headers`. */
-export function replayedBody(services: Pick<Services, 'metrics'>, entry: Buffer): Buffer {
-  services.metrics.cacheHits.inc();
-  services.metrics.replayed200.inc();
-  return entryBody(entry);
 }

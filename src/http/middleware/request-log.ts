@@ -1,7 +1,6 @@
 import type { Context, Middleware } from 'koa';
 import type { Logger } from 'pino';
 import { mayBeToken } from '../../invites/store.ts';
-import { infoWriter } from '../../log.ts';
 
 const MAX_URL = 512;
 
@@ -39,8 +38,7 @@ function decoded(segment: string): string {
 }
 
 /** What the request log says of one answered request (`msg: "request"`). */
-// A type, not an interface: infoWriter takes any record of texts and numbers.
-export type RequestLine = {
+interface RequestLine {
   readonly reqId: string;
   readonly method: string;
   /** The URL as logged (loggableUrl). */
@@ -53,13 +51,10 @@ export type RequestLine = {
   readonly key?: string;
   /** The error catalog's code, when the answer is an error. */
   readonly code?: string;
-};
-
-/** Writes the request log's line for one answered request (`msg: "request"`). */
-export const requestLogger = (log: Logger): ((line: RequestLine) => void) => infoWriter(log, 'request');
+}
 
 /** What the request log says of the request `ctx` answered in `ms` milliseconds. */
-export function requestLine(ctx: Context, ms: number): RequestLine {
+function requestLine(ctx: Context, ms: number): RequestLine {
   return {
     reqId: ctx.state.requestId,
     method: ctx.method,
@@ -72,15 +67,14 @@ export function requestLine(ctx: Context, ms: number): RequestLine {
   };
 }
 
-/** One JSON line per request, written when the response is done (the admin listener's; the public one's pipeline logs its own). */
+/** One JSON line per request (`msg: "request"`), once the rest of the chain has answered it. */
 export function logRequests(log: Logger): Middleware {
-  const logRequest = requestLogger(log);
   return async (ctx, next) => {
     const started = performance.now();
     try {
       await next();
     } finally {
-      logRequest(requestLine(ctx, performance.now() - started));
+      log.info(requestLine(ctx, performance.now() - started), 'request');
     }
   };
 }

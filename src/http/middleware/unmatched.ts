@@ -1,6 +1,6 @@
 import type Router from '@koa/router';
 import type { Middleware } from 'koa';
-import { MethodNotAllowedError, NotFoundError } from '../../errors.ts';
+import { MethodNotAllowedError, NotFoundError } from '../../errors/index.ts';
 
 /** JSON 405 (with Allow) for a known path and another method; JSON 404 otherwise. */
 export function unmatched(router: Router): Middleware {

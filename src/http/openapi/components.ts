@@ -43,15 +43,18 @@ function rowSchema(def: DatasetDef): Json {
   };
 }
 
-/** A page's JSON envelope (spec 2.6): `meta` with exactly these fields (and those of `optional` when they apply), rows of `sets`, pagination. */
-export function envelope(sets: readonly DatasetDef[], meta: Record<string, Json>, optional: Record<string, Json> = {}): Json {
+/** A row of any of `sets`, for an envelope's `data`. */
+export const rowOf = (sets: readonly DatasetDef[]): Json => ({ anyOf: sets.map((d) => ref(rowName(d))) });
+
+/** A page's JSON envelope (spec 2.6): `meta` with exactly these fields (and those of `optional` when they apply), `data` of `row`, pagination. */
+export function envelope(row: Json, meta: Record<string, Json>, optional: Record<string, Json> = {}): Json {
   return {
     type: 'object',
     additionalProperties: false,
     required: ['meta', 'data', 'pagination'],
     properties: {
       meta: { type: 'object', additionalProperties: false, required: Object.keys(meta), properties: { ...meta, ...optional } },
-      data: { type: 'array', items: { anyOf: sets.map((d) => ref(rowName(d))) } },
+      data: { type: 'array', items: row },
       pagination: ref('Pagination'),
     },
   };

@@ -14,7 +14,7 @@ import {
   ReleaseUnavailableError,
   TooManyRequestsError,
   UnknownReleaseError,
-} from '../../errors.ts';
+} from '../../errors/index.ts';
 import { FORMATS } from '../../render/formats.ts';
 import { QUERY_LIMITS } from '../middleware/query-guard.ts';
 import { type MetricUse, unknownMetric } from '../params/metric.ts';

@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { InvalidFilterDimensionError } from '../../errors.ts';
+import { InvalidFilterDimensionError } from '../../errors/index.ts';
 import { type DatasetDef, INTEGER_DIMENSIONS } from '../../registry.ts';
 import { repeatable, unknownKeys } from './params.ts';
 

@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { UnknownDatasetError, UnknownMetricError } from '../../errors.ts';
+import { UnknownDatasetError, UnknownMetricError } from '../../errors/index.ts';
 import { alternatives, closest } from '../../query/suggest.ts';
 import { DATASETS, type DatasetDef, type DatasetKind, findDataset } from '../../registry.ts';
 import { single } from './params.ts';

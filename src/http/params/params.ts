@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { InvalidParametersError } from '../../errors.ts';
+import { InvalidParametersError } from '../../errors/index.ts';
 import type { YearRange } from '../../query/filters.ts';
 import { RELEASE_ID } from '../../releases/manifest.ts';
 import type { FormatName } from '../../render/formats.ts';

@@ -31,10 +31,10 @@ export function negotiateCoding(acceptEncoding: string): Coding {
   return coding;
 }
 
-// Levels measured on the 1000-row page (~250 kB of JSON; `npx tsx
-// bench/scripts/compression.ts FILE` prints the table, docs/performance.md keeps it):
-// brotli's default quality 11 takes ~0.5 s for ~17% fewer bytes than quality 5;
-// quality 5 and gzip's default 6 each take a few ms.
+// Levels chosen on the largest page (`npx tsx bench/scripts/compression.ts FILE` prints
+// the table, docs/performance.md "Compression levels" keeps it): brotli's default
+// quality costs a page far more time than it saves bytes; quality 5 and gzip's default
+// 6 cost little more than the write itself.
 const brotli = promisify(zlib.brotliCompress);
 const gzip = promisify(zlib.gzip);
 export const BROTLI_QUALITY = 5;

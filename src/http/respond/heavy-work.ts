@@ -1,8 +1,7 @@
 import type { Context } from 'koa';
 import { type HeavyKind, QueueFullError } from '../../admission/queue.ts';
 import { isOutOfMemory } from '../../duckdb/database.ts';
-import { BusyError } from '../../errors.ts';
-import type { ReleaseHold } from '../../releases/releases.ts';
+import { BusyError } from '../../errors/index.ts';
 import type { Services } from '../../services.ts';
 import { requestKey } from './request-key.ts';
 
@@ -23,13 +22,4 @@ export async function heavyWork<T>(ctx: Context, services: HeavyServices, kind: 
     // By the wait bound the jobs ahead have had their time.
     throw new BusyError(Math.ceil(services.admission.maxWaitMs / 1000));
   }
-}
-
-/** Holds the release the request reads (Releases.hold); loading one that is not in memory is heavy work. */
-export function holdRelease(
-  ctx: Context,
-  services: Pick<Services, 'releases'> & HeavyServices,
-  asked: { readonly release?: string; readonly cursor?: string },
-): Promise<ReleaseHold> {
-  return services.releases.hold({ ...asked, admit: (load) => heavyWork(ctx, services, 'release_load', load) });
 }

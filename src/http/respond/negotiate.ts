@@ -1,5 +1,5 @@
 import Negotiator from 'negotiator';
-import { NotAcceptableError } from '../../errors.ts';
+import { NotAcceptableError } from '../../errors/index.ts';
 import { FORMATS, type Format, type FormatName } from '../../render/formats.ts';
 
 /** A page of rows or of a computed result: JSON (the default), CSV or Arrow. */

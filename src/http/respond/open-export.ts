@@ -1,5 +1,5 @@
 import type { Context } from 'koa';
-import { ExportsOpenError } from '../../errors.ts';
+import { ExportsOpenError } from '../../errors/index.ts';
 import type { Services } from '../../services.ts';
 import { requestKey } from './request-key.ts';
 

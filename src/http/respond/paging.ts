@@ -5,8 +5,8 @@ import { canonicalScope, type QueryScope } from '../../query/scope.ts';
 import { unmatchedValues } from '../../query/unmatched.ts';
 import type { Services } from '../../services.ts';
 import { respondCacheable } from './cacheable.ts';
-import { holdRelease } from './heavy-work.ts';
 import { PAGE_FORMATS, responseFormat } from './negotiate.ts';
+import { acquireRelease } from './request-release.ts';
 
 export interface PageRequest {
   readonly dataset: string;
@@ -31,7 +31,8 @@ export interface PageRequest {
 export async function respondWithPage(ctx: Context, services: Services, request: PageRequest): Promise<void> {
   const format = responseFormat(ctx.get('accept'), request.format, PAGE_FORMATS);
   ctx.vary('Accept');
-  const hold = await holdRelease(ctx, services, request);
+  const cursor = request.cursor === undefined ? undefined : services.cursors.parse(request.cursor);
+  const hold = await acquireRelease(ctx, services, { release: request.release, cursor });
   try {
     const release = hold.release;
     const served = release.datasets.get(request.dataset)!;
@@ -42,7 +43,7 @@ export async function respondWithPage(ctx: Context, services: Services, request:
       period: request.period?.text,
       format: format.name,
     };
-    const after = request.cursor === undefined ? -1 : services.cursors.decode(request.cursor, scope);
+    const after = cursor === undefined ? -1 : services.cursors.after(cursor, scope);
     const key = JSON.stringify([format.name, ...canonicalScope(scope), request.limit, after]);
     const render = async () => {
       const clauses = whereClauses(served, request.filters, request.period?.years);
@@ -59,26 +60,6 @@ export async function respondWithPage(ctx: Context, services: Services, request:
   } finally {
     hold.letGo();
   }
-}
-
-/** Where a page of a kept result (an aggregate's groups, a revisions diff) starts and ends, and the next page's cursor. */
-export interface Slice {
-  readonly start: number;
-  readonly end: number;
-  /** The envelope's pagination. */
-  readonly pagination: { readonly cursor: string; readonly has_more: boolean };
-}
-
-/**
- * The page of a kept result of `count` rows that follows position `after` (-1 for the
- * first page): `limit` rows at most, and while more follow, the cursor to the next
- * one, encoding the position of this page's last row in `scope`.
- */
-export function slicePage(services: Pick<Services, 'cursors'>, scope: QueryScope, count: number, after: number, limit: number): Slice {
-  const start = after + 1;
-  const end = Math.min(start + limit, count);
-  const cursor = end < count ? services.cursors.encode(scope, end - 1) : '';
-  return { start, end: Math.max(start, end), pagination: { cursor, has_more: cursor !== '' } };
 }
 
 /**

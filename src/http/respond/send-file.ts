@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import type { Context } from 'koa';
-import { RangeNotSatisfiableError } from '../../errors.ts';
+import { RangeNotSatisfiableError } from '../../errors/index.ts';
 import { noneMatch } from './cacheable.ts';
 
 export interface FileAnswer {

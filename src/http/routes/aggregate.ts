@@ -16,27 +16,26 @@ import {
   RateSumError,
   RollupConflictError,
   TooManyGroupsError,
-} from '../../errors.ts';
+} from '../../errors/index.ts';
 import { computeAggregate, defaultFunction, FUNCTIONS, MAX_GROUP_BY, planAggregate, planShape } from '../../query/aggregate.ts';
 import { COMPARES, derivedMeta, HAVING_OPS, perRefusal } from '../../query/derived-plan.ts';
 import { checkGroupCount } from '../../query/group-count.ts';
-import { canonicalScope, type QueryScope } from '../../query/scope.ts';
 import { unmatchedValues } from '../../query/unmatched.ts';
 import { DENOMINATOR_NAMES, DENOMINATORS, type DenominatorDef, findDataset, metricDef } from '../../registry.ts';
 import { aggregateTable } from '../../render/aggregates.ts';
 import { renderTable } from '../../render/table.ts';
-import { releaseId, warnings } from '../openapi/components.ts';
+import { envelope, releaseId, warnings } from '../openapi/components.ts';
 import { AGGREGATE_NOTES, exampleRequest, type ParameterNotes } from '../openapi/examples.ts';
 import { financialParameters, financialSets } from '../openapi/parameters.ts';
 import { keyedErrors, metricErrors, pageResponses, ref, unknownRelease } from '../openapi/responses.ts';
 import { dimensionFilters, filterParams, filtersApplied, yearParam } from '../params/dimension-filters.ts';
 import { HAVING_FORMAT, havingParam } from '../params/having.ts';
-import { datasetParam, financialDataset } from '../params/metric.ts';
-import { cursorParam, formatParam, limitParam, parseQuery, periodParam, releaseParam, repeatable, single } from '../params/params.ts';
-import { respondCacheable } from '../respond/cacheable.ts';
-import { heavyWork, holdRelease } from '../respond/heavy-work.ts';
+import { financialDataset } from '../params/metric.ts';
+import { financialPageParams } from '../params/page.ts';
+import { parseQuery, releaseParam, repeatable, single } from '../params/params.ts';
+import { respondWithKeptPage } from '../respond/kept-page.ts';
 import { PAGE_FORMATS, responseFormat } from '../respond/negotiate.ts';
-import { setNextPage, slicePage } from '../respond/paging.ts';
+import { acquireRelease } from '../respond/request-release.ts';
 import type { Route } from './route.ts';
 
 // GET /v1/aggregate: totals, averages, minima and maxima of a financial dataset's
@@ -54,46 +53,26 @@ const groupByParam = v.optional(
   [],
 );
 
-export const schema = v.objectWithRest(
-  {
-    metric: datasetParam('metric', 'financial'),
-    period: periodParam,
-    limit: limitParam(1000),
-    cursor: cursorParam,
-    format: formatParam(PAGE_FORMATS),
-    release: releaseParam,
-    group_by: groupByParam,
-    measure: v.optional(repeatable(v.pipe(v.string(), v.minLength(1, 'Expected <metric> or <metric>:<fn>')))),
-    order: v.optional(single(v.pipe(v.string(), v.minLength(1, 'Expected a group_by dimension or a measure key')))),
-    rollup: v.pipe(
-      v.optional(single(v.picklist(['true', 'false'], 'Expected true or false')), 'false'),
-      v.transform((text) => text === 'true'),
-    ),
-    compare: v.optional(single(v.picklist(COMPARES, `Expected ${COMPARES.join(' or ')}`))),
-    share: v.optional(single(v.pipe(v.string(), v.minLength(1, 'Expected all or a group_by dimension')))),
-    per: v.optional(single(v.picklist(DENOMINATOR_NAMES, `Expected one of ${DENOMINATOR_NAMES.join(', ')}`))),
-    having: havingParam,
-    year: yearParam,
-  },
-  filterParams,
-);
+/** Parameters that shape the answer rather than filter rows. */
+const controls = {
+  ...financialPageParams(1000),
+  release: releaseParam,
+  group_by: groupByParam,
+  measure: v.optional(repeatable(v.pipe(v.string(), v.minLength(1, 'Expected <metric> or <metric>:<fn>')))),
+  order: v.optional(single(v.pipe(v.string(), v.minLength(1, 'Expected a group_by dimension or a measure key')))),
+  rollup: v.pipe(
+    v.optional(single(v.picklist(['true', 'false'], 'Expected true or false')), 'false'),
+    v.transform((text) => text === 'true'),
+  ),
+  compare: v.optional(single(v.picklist(COMPARES, `Expected ${COMPARES.join(' or ')}`))),
+  share: v.optional(single(v.pipe(v.string(), v.minLength(1, 'Expected all or a group_by dimension')))),
+  per: v.optional(single(v.picklist(DENOMINATOR_NAMES, `Expected one of ${DENOMINATOR_NAMES.join(', ')}`))),
+  having: havingParam,
+};
 
-const CONTROL_PARAMS = new Set([
-  'metric',
-  'period',
-  'limit',
-  'cursor',
-  'format',
-  'release',
-  'group_by',
-  'measure',
-  'order',
-  'rollup',
-  'compare',
-  'share',
-  'per',
-  'having',
-]);
+export const schema = v.objectWithRest({ ...controls, year: yearParam }, filterParams);
+
+const CONTROL_PARAMS = new Set(Object.keys(controls));
 
 /** Each metric's kind, unit, default function and what combining it needs (the registry's METRICS); docs/api.md holds it too. */
 export function metricsTable(): string {
@@ -238,30 +217,27 @@ export const aggregate: Route = {
     });
     const format = responseFormat(ctx.get('accept'), named, PAGE_FORMATS);
     ctx.vary('Accept');
+    const parsed = cursor === undefined ? undefined : services.cursors.parse(cursor);
     // Held while answering: the kept result needs no tables, but the rows are read from this release's store.
-    const hold = await holdRelease(ctx, services, { cursor, release });
+    const hold = await acquireRelease(ctx, services, { cursor: parsed, release });
     try {
       const { id, datasets } = hold.release;
       const served = datasets.get(def.name)!;
-      const scope: QueryScope = {
-        release: id,
-        dataset: def.name,
-        filters: plan.filters,
-        period: period?.text,
-        shape: planShape(plan),
-        format: format.name,
-      };
-      const after = cursor === undefined ? -1 : services.cursors.decode(cursor, scope);
-      const whole = JSON.stringify(['aggregate', ...canonicalScope(scope)]);
-      // A miss is heavy work: it waits its key's turn, and is refused for its size before any row is grouped.
-      const compute = () =>
-        heavyWork(ctx, services, 'aggregate', async () => {
+      await respondWithKeptPage(ctx, services, {
+        kind: 'aggregate',
+        kept: services.aggregates,
+        scope: { release: id, dataset: def.name, filters: plan.filters, period: period?.text, shape: planShape(plan) },
+        format,
+        cursor: parsed,
+        limit,
+        releases: [id],
+        // Refused for its size before any row is grouped.
+        compute: async () => {
           await checkGroupCount(services.db, served, plan, period?.years, services.aggregateMaxGroups);
           return computeAggregate(def, served.aggregates, plan, period?.years, (name) => datasets.get(name)!.aggregates);
-        });
-      const render = () =>
-        services.aggregates.read(whole, [id], compute, (result) => {
-          const { start, end, pagination } = slicePage(services, scope, result.count, after, limit);
+        },
+        count: (result) => result.count,
+        render: (result, { start, end, pagination }) => {
           const unmatched = result.count === 0 ? unmatchedValues(served, plan.filters) : [];
           const meta = {
             dataset: def.name,
@@ -276,14 +252,9 @@ export const aggregate: Route = {
             ...(unmatched.length > 0 && { warnings: unmatched }),
           };
           const dictionaries = plan.groupBy.map((d) => served.aggregates.dictionaries[def.dimensions.indexOf(d)]!);
-          return {
-            body: renderTable(format.name, aggregateTable({ plan, result, dictionaries, start, end }), { meta, pagination }),
-            next: pagination.cursor || undefined,
-          };
-        });
-      const key = JSON.stringify([format.name, whole, limit, after]);
-      const next = await respondCacheable(ctx, services, { key, contentType: format.contentType, render, release: id });
-      setNextPage(ctx, format.name, next);
+          return renderTable(format.name, aggregateTable({ plan, result, dictionaries, start, end }), { meta, pagination });
+        },
+      });
     } finally {
       hold.letGo();
     }
@@ -310,72 +281,63 @@ export const aggregate: Route = {
         },
       },
     },
-    AggregateResponse: {
-      type: 'object',
-      additionalProperties: false,
-      required: ['meta', 'data', 'pagination'],
-      properties: {
-        meta: {
+    AggregateResponse: envelope(
+      ref('AggregateRow'),
+      {
+        dataset: { enum: financialSets.map((d) => d.name) },
+        metric: { enum: financialSets.map((d) => d.name) },
+        group_by: { type: 'array', items: { type: 'string' } },
+        measures: {
+          type: 'array',
+          items: { type: 'string' },
+          description: 'Every key of `values` but `rows`, in column order: each measure, then its derived keys.',
+        },
+        filters_applied: {
           type: 'object',
-          additionalProperties: false,
-          required: ['dataset', 'metric', 'group_by', 'measures', 'filters_applied', 'row_count', 'release'],
-          properties: {
-            dataset: { enum: financialSets.map((d) => d.name) },
-            metric: { enum: financialSets.map((d) => d.name) },
-            group_by: { type: 'array', items: { type: 'string' } },
-            measures: {
-              type: 'array',
-              items: { type: 'string' },
-              description: 'Every key of `values` but `rows`, in column order: each measure, then its derived keys.',
-            },
-            filters_applied: {
-              type: 'object',
-              additionalProperties: { type: 'array', items: { type: 'string' } },
-              description: 'The filters used, including `state: [""]` when only national rows were read.',
-            },
-            omitted: {
-              type: 'array',
-              description: 'Without `measure`: default measures left out because they cannot be combined here, and why.',
-              items: {
-                type: 'object',
-                additionalProperties: false,
-                required: ['measure', 'reason'],
-                properties: { measure: { type: 'string' }, reason: { type: 'string' } },
-              },
-            },
-            compare: { enum: [...COMPARES], description: 'The comparison applied.' },
-            share: { type: 'string', description: 'The share applied: `all` or a group_by dimension.' },
-            per: {
-              type: 'object',
-              additionalProperties: false,
-              required: ['metric', 'dataset', 'keys'],
-              description: 'The denominator applied: its metric, the dataset holding it and the keys a row is matched on.',
-              properties: {
-                metric: { enum: [...DENOMINATOR_NAMES] },
-                dataset: { type: 'string' },
-                keys: { type: 'array', items: { type: 'string' } },
-              },
-            },
-            having: { type: 'array', items: { type: 'string' }, description: 'The having conditions applied, as sent.' },
-            unmatched: {
-              type: 'object',
-              additionalProperties: false,
-              required: ['count', 'keys'],
-              description:
-                "With `per`: the keys of the groups' rows that have no denominator row (those groups' ratios are null), counted, and the first ten by value.",
-              properties: {
-                count: { type: 'integer', minimum: 0 },
-                keys: { type: 'array', maxItems: 10, items: { type: 'object', additionalProperties: { type: ['string', 'integer'] } } },
-              },
-            },
-            row_count: { type: 'integer', minimum: 0, description: 'Groups in this page.' },
-            release: releaseId,
-            warnings,
+          additionalProperties: { type: 'array', items: { type: 'string' } },
+          description: 'The filters used, including `state: [""]` when only national rows were read.',
+        },
+        row_count: { type: 'integer', minimum: 0, description: 'Groups in this page.' },
+        release: releaseId,
+      },
+      {
+        omitted: {
+          type: 'array',
+          description: 'Without `measure`: default measures left out because they cannot be combined here, and why.',
+          items: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['measure', 'reason'],
+            properties: { measure: { type: 'string' }, reason: { type: 'string' } },
           },
         },
-        data: { type: 'array', items: ref('AggregateRow') },
-        pagination: ref('Pagination'),
+        compare: { enum: [...COMPARES], description: 'The comparison applied.' },
+        share: { type: 'string', description: 'The share applied: `all` or a group_by dimension.' },
+        per: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['metric', 'dataset', 'keys'],
+          description: 'The denominator applied: its metric, the dataset holding it and the keys a row is matched on.',
+          properties: {
+            metric: { enum: [...DENOMINATOR_NAMES] },
+            dataset: { type: 'string' },
+            keys: { type: 'array', items: { type: 'string' } },
+          },
+        },
+        having: { type: 'array', items: { type: 'string' }, description: 'The having conditions applied, as sent.' },
+        unmatched: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['count', 'keys'],
+          description:
+            "With `per`: the keys of the groups' rows that have no denominator row (those groups' ratios are null), counted, and the first ten by value.",
+          properties: {
+            count: { type: 'integer', minimum: 0 },
+            keys: { type: 'array', maxItems: 10, items: { type: 'object', additionalProperties: { type: ['string', 'integer'] } } },
+          },
+        },
+        warnings,
       },
-    },
+    ),
   },
 };

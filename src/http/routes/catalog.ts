@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Context } from 'koa';
 import * as v from 'valibot';
-import { InvalidParametersError } from '../../errors.ts';
+import { InvalidParametersError } from '../../errors/index.ts';
 import { denominatorEntries } from '../../query/derived-plan.ts';
 import { DATASETS, DENOMINATORS } from '../../registry.ts';
 import type { LoadedRelease } from '../../releases/releases.ts';
@@ -12,7 +12,7 @@ import { queryParameters } from '../openapi/parameters.ts';
 import { headerRefs, keyedErrors, LIMIT_HEADERS, ref, unknownRelease } from '../openapi/responses.ts';
 import { parseQuery, releaseParam } from '../params/params.ts';
 import { respondCacheable } from '../respond/cacheable.ts';
-import { holdRelease } from '../respond/heavy-work.ts';
+import { acquireRelease } from '../respond/request-release.ts';
 import type { Route } from './route.ts';
 
 // GET /v1/catalog. The catalog changes with the code and with the served release, so
@@ -79,7 +79,7 @@ export const catalog: Route = {
   async handle(ctx, services) {
     const { release } = parseQuery(schema, ctx.query);
     if (release === undefined && !services.releases.current()) return respond(ctx, services, undefined);
-    const hold = await holdRelease(ctx, services, { release });
+    const hold = await acquireRelease(ctx, services, { release });
     try {
       await respond(ctx, services, hold.release);
     } finally {

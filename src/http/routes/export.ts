@@ -10,12 +10,12 @@ import {
   InvalidFilterDimensionError,
   RangeNotSatisfiableError,
   TooManyRequestsError,
-} from '../../errors.ts';
+} from '../../errors/index.ts';
 import type { Decision, WindowState } from '../../limits/limiter.ts';
 import { copyParquet, matchingRids } from '../../query/export.ts';
 import { type Filters, whereClauses, type YearRange } from '../../query/filters.ts';
 import { type DatasetDef, findDataset } from '../../registry.ts';
-import type { ReleaseHold } from '../../releases/releases.ts';
+import type { ReleaseHandle } from '../../releases/releases.ts';
 import { FORMATS } from '../../render/formats.ts';
 import type { Services } from '../../services.ts';
 import { exampleRequest } from '../openapi/examples.ts';
@@ -24,10 +24,11 @@ import { errorResponse, headerRefs, keyedErrors, LIMIT_HEADERS, metricErrors, un
 import { dimensionFilters, filterParams, yearParam } from '../params/dimension-filters.ts';
 import { datasetParam, financialDataset } from '../params/metric.ts';
 import { formatParam, parseQuery, periodParam, releaseParam } from '../params/params.ts';
-import { heavyWork, holdRelease } from '../respond/heavy-work.ts';
+import { heavyWork } from '../respond/heavy-work.ts';
 import { EXPORT_FORMATS, notAcceptable, responseFormat } from '../respond/negotiate.ts';
 import { openExport } from '../respond/open-export.ts';
 import { requestKey } from '../respond/request-key.ts';
+import { acquireRelease } from '../respond/request-release.ts';
 import { replyWithFile } from '../respond/send-file.ts';
 import type { Route } from './route.ts';
 
@@ -56,14 +57,14 @@ async function handle(ctx: Context, services: Services): Promise<void> {
   const filters = dimensionFilters(ctx.query, def, CONTROL_PARAMS, params);
   const format = responseFormat(ctx.get('accept'), named, EXPORT_FORMATS);
   ctx.vary('Accept');
-  const hold = await holdRelease(ctx, services, { release: asked });
+  const hold = await acquireRelease(ctx, services, { release: asked });
   let streaming = false;
   try {
     const release = hold.release;
     const served = release.datasets.get(def.name)!;
     const cacheControl = services.releases.cacheControlFor(release.id);
     const filename = `${def.name}-${release.id}.${format.extension}`;
-    const source = services.releases.fileOf(release.id, def.name);
+    const source = path.join(release.dir, release.manifest.datasets[def.name]!.file);
     // The release's own file is the export when nothing is filtered, if `etl load`
     // wrote it (normalized and in serving order; generated samples are not sorted).
     if (format.name === 'parquet' && filters.size === 0 && !period && release.manifest.published_at !== undefined) {
@@ -151,7 +152,7 @@ async function budget(ctx: Context, services: Services, charge: boolean): Promis
   return decision;
 }
 
-async function* held(parts: AsyncGenerator<Buffer>, hold: ReleaseHold): AsyncGenerator<Buffer> {
+async function* held(parts: AsyncGenerator<Buffer>, hold: ReleaseHandle): AsyncGenerator<Buffer> {
   try {
     yield* parts;
   } finally {

@@ -1,7 +1,7 @@
 import * as v from 'valibot';
-import { InvalidCursorError, InvalidFilterDimensionError, InvalidParametersError } from '../../errors.ts';
+import { InvalidCursorError, InvalidFilterDimensionError, InvalidParametersError } from '../../errors/index.ts';
 import { findDataset } from '../../registry.ts';
-import { envelope, releaseId, warnings } from '../openapi/components.ts';
+import { envelope, releaseId, rowOf, warnings } from '../openapi/components.ts';
 import { exampleRequest } from '../openapi/examples.ts';
 import { financialParameters, financialSets } from '../openapi/parameters.ts';
 import { keyedErrors, metricErrors, pageResponses, unknownRelease } from '../openapi/responses.ts';
@@ -71,7 +71,7 @@ export const financials: Route = {
   },
   schemas: {
     FinancialResponse: envelope(
-      financialSets,
+      rowOf(financialSets),
       {
         dataset: { enum: financialSets.map((d) => d.name) },
         metric: { enum: financialSets.map((d) => d.name) },

@@ -1,7 +1,7 @@
 import * as v from 'valibot';
-import { InvalidCursorError, InvalidParametersError } from '../../errors.ts';
+import { InvalidCursorError, InvalidParametersError } from '../../errors/index.ts';
 import { findDataset } from '../../registry.ts';
-import { envelope, releaseId } from '../openapi/components.ts';
+import { envelope, releaseId, rowOf } from '../openapi/components.ts';
 import { exampleRequest } from '../openapi/examples.ts';
 import { queryParameters, referenceSets } from '../openapi/parameters.ts';
 import { keyedErrors, missingParameters, pageResponses, unknownRelease } from '../openapi/responses.ts';
@@ -61,7 +61,7 @@ export const reference: Route = {
     },
   },
   schemas: {
-    ReferenceResponse: envelope(referenceSets, {
+    ReferenceResponse: envelope(rowOf(referenceSets), {
       dataset: { enum: referenceSets.map((d) => d.name) },
       row_count: { type: 'integer', minimum: 0 },
       release: releaseId,

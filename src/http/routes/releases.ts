@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { InvalidParametersError, NotReadyError } from '../../errors.ts';
+import { InvalidParametersError, NotReadyError } from '../../errors/index.ts';
 import { DATASETS } from '../../registry.ts';
 import type { Releases } from '../../releases/releases.ts';
 import { releaseId } from '../openapi/components.ts';

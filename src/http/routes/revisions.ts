@@ -6,44 +6,37 @@ import {
   InvalidParametersError,
   NotReadyError,
   UnknownReleaseError,
-} from '../../errors.ts';
+} from '../../errors/index.ts';
 import { CHANGES, RevisionDiff } from '../../query/revisions.ts';
-import { canonicalScope, type QueryScope } from '../../query/scope.ts';
 import { findDataset } from '../../registry.ts';
 import { revisionTable } from '../../render/revisions.ts';
 import { renderTable } from '../../render/table.ts';
-import { releaseId } from '../openapi/components.ts';
+import { envelope, releaseId } from '../openapi/components.ts';
 import { exampleRequest } from '../openapi/examples.ts';
 import { financialParameters, financialSets } from '../openapi/parameters.ts';
 import { keyedErrors, metricErrors, pageResponses, ref, unknownRelease } from '../openapi/responses.ts';
 import { dimensionFilters, filterParams, filtersApplied, yearParam } from '../params/dimension-filters.ts';
-import { datasetParam, financialDataset } from '../params/metric.ts';
-import { cursorParam, formatParam, limitParam, parseQuery, periodParam, releaseParam, repeatable } from '../params/params.ts';
-import { respondCacheable } from '../respond/cacheable.ts';
-import { heavyWork } from '../respond/heavy-work.ts';
+import { financialDataset } from '../params/metric.ts';
+import { financialPageParams } from '../params/page.ts';
+import { parseQuery, releaseParam, repeatable } from '../params/params.ts';
+import { respondWithKeptPage } from '../respond/kept-page.ts';
 import { PAGE_FORMATS, responseFormat } from '../respond/negotiate.ts';
-import { setNextPage, slicePage } from '../respond/paging.ts';
 import type { Route } from './route.ts';
 
 // GET /v1/revisions: the rows of a financial dataset that differ between two
 // published releases (docs/api.md "Revisions").
 
-export const schema = v.objectWithRest(
-  {
-    metric: datasetParam('metric', 'financial'),
-    period: periodParam,
-    limit: limitParam(100),
-    cursor: cursorParam,
-    format: formatParam(PAGE_FORMATS),
-    from: releaseParam,
-    to: releaseParam,
-    change: v.optional(repeatable(v.picklist(CHANGES, 'Expected added, removed or changed'))),
-    year: yearParam,
-  },
-  filterParams,
-);
+/** Parameters that shape the answer rather than filter rows. */
+const controls = {
+  ...financialPageParams(100),
+  from: releaseParam,
+  to: releaseParam,
+  change: v.optional(repeatable(v.picklist(CHANGES, 'Expected added, removed or changed'))),
+};
 
-const CONTROL_PARAMS = new Set(['metric', 'period', 'limit', 'cursor', 'format', 'from', 'to', 'change']);
+export const schema = v.objectWithRest({ ...controls, year: yearParam }, filterParams);
+
+const CONTROL_PARAMS = new Set(Object.keys(controls));
 
 const DESCRIPTIONS = {
   from: 'The earlier release `YYYY-MM`; by default the one published before `to`. Given once.',
@@ -78,31 +71,31 @@ export const revisions: Route = {
 
     const format = responseFormat(ctx.get('accept'), named, PAGE_FORMATS);
     ctx.vary('Accept');
-    // The cursor and cache key name `to` as their release, and `from` and the kinds of change as the shape.
-    const scope: QueryScope = {
-      release: to,
-      dataset: def.name,
-      filters,
-      period: period?.text,
-      shape: JSON.stringify(['revisions', from, changes ?? null]),
-      format: format.name,
+    const fileOf = (id: string) => {
+      const file = releases.fileOf(id, def.name);
+      if (file === undefined) throw new UnknownReleaseError(id);
+      return file;
     };
-    const after = cursor === undefined ? -1 : services.cursors.decode(cursor, scope);
-    const whole = JSON.stringify(['revisions', ...canonicalScope(scope)]);
-    const files = { from: releases.fileOf(from, def.name), to: releases.fileOf(to, def.name) };
-    // A diff is heavy work: computed in its key's turn, into a DuckDB table that its pages read.
-    const compute = () =>
-      heavyWork(ctx, services, 'revisions', () =>
-        RevisionDiff.compute(services.db, { def, ...files, filters, period: period?.years, changes }),
-      ).catch(async (err: Error) => {
-        // Removed by `etl prune` under the request: the release is gone, not broken.
-        if (!(await exists(files.from))) throw new UnknownReleaseError(from);
-        if (!(await exists(files.to))) throw new UnknownReleaseError(to);
-        throw err;
-      });
-    const render = () =>
-      services.revisions.read(whole, [from, to], compute, async (diff) => {
-        const { start, end, pagination } = slicePage(services, scope, diff.count, after, limit);
+    const files = { from: fileOf(from), to: fileOf(to) };
+    await respondWithKeptPage(ctx, services, {
+      kind: 'revisions',
+      kept: services.revisions,
+      // The cursor and cache key name `to` as their release, and `from` and the kinds of change as the shape.
+      scope: { release: to, dataset: def.name, filters, period: period?.text, shape: JSON.stringify(['revisions', from, changes ?? null]) },
+      format,
+      cursor: cursor === undefined ? undefined : services.cursors.parse(cursor),
+      limit,
+      releases: [from, to],
+      // Into a DuckDB table that its pages read.
+      compute: () =>
+        RevisionDiff.compute(services.db, { def, ...files, filters, period: period?.years, changes }).catch(async (err: Error) => {
+          // Removed by `etl prune` under the request: the release is gone, not broken.
+          if (!(await exists(files.from))) throw new UnknownReleaseError(from);
+          if (!(await exists(files.to))) throw new UnknownReleaseError(to);
+          throw err;
+        }),
+      count: (diff) => diff.count,
+      render: async (diff, { start, end, pagination }) => {
         const rows = await diff.rows(start, end);
         const meta = {
           dataset: def.name,
@@ -113,17 +106,12 @@ export const revisions: Route = {
           filters_applied: filtersApplied(filters, period),
           row_count: end - start,
         };
-        return {
-          body: renderTable(format.name, revisionTable({ def, result: rows, changes: CHANGES, start: 0, end: rows.count }), {
-            meta,
-            pagination,
-          }),
-          next: pagination.cursor || undefined,
-        };
-      });
-    const key = JSON.stringify([format.name, whole, limit, after]);
-    const next = await respondCacheable(ctx, services, { key, contentType: format.contentType, render, release: to });
-    setNextPage(ctx, format.name, next);
+        return renderTable(format.name, revisionTable({ def, result: rows, changes: CHANGES, start: 0, end: rows.count }), {
+          meta,
+          pagination,
+        });
+      },
+    });
   },
   operation: {
     operationId: 'getRevisions',
@@ -169,32 +157,23 @@ export const revisions: Route = {
         },
       },
     },
-    RevisionsResponse: {
-      type: 'object',
-      additionalProperties: false,
-      required: ['meta', 'data', 'pagination'],
-      properties: {
-        meta: {
-          type: 'object',
-          additionalProperties: false,
-          required: ['dataset', 'metric', 'from', 'to', 'filters_applied', 'row_count'],
-          properties: {
-            dataset: { enum: financialSets.map((d) => d.name) },
-            metric: { enum: financialSets.map((d) => d.name) },
-            from: releaseId,
-            to: releaseId,
-            change: {
-              type: 'array',
-              items: { enum: [...CHANGES] },
-              description: 'The kinds of change asked for, when `change` was given.',
-            },
-            filters_applied: { type: 'object', additionalProperties: { type: 'array', items: { type: 'string' } } },
-            row_count: { type: 'integer', minimum: 0, description: 'Rows in this page.' },
-          },
-        },
-        data: { type: 'array', items: ref('RevisionRow') },
-        pagination: ref('Pagination'),
+    RevisionsResponse: envelope(
+      ref('RevisionRow'),
+      {
+        dataset: { enum: financialSets.map((d) => d.name) },
+        metric: { enum: financialSets.map((d) => d.name) },
+        from: releaseId,
+        to: releaseId,
+        filters_applied: { type: 'object', additionalProperties: { type: 'array', items: { type: 'string' } } },
+        row_count: { type: 'integer', minimum: 0, description: 'Rows in this page.' },
       },
-    },
+      {
+        change: {
+          type: 'array',
+          items: { enum: [...CHANGES] },
+          description: 'The kinds of change asked for, when `change` was given.',
+        },
+      },
+    ),
   },
 };

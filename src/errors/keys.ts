@@ -1,0 +1,55 @@
+import { ApiError } from './api-error.ts';
+
+// Keys and the limits charged to them (spec sections 5 and 8).
+
+export class MissingKeyError extends ApiError {
+  override readonly code = 'missing_key';
+
+  constructor() {
+    super(401, { error: 'Missing x-api-key header' });
+  }
+}
+
+export class InvalidKeyError extends ApiError {
+  override readonly code = 'invalid_key';
+
+  constructor() {
+    super(401, { error: 'Invalid or revoked API key' });
+  }
+}
+
+/** `x-api-key` given more than once: no guessing which one the client meant. */
+export class DuplicateKeyHeaderError extends ApiError {
+  override readonly code = 'duplicate_key_header';
+
+  constructor() {
+    super(401, { error: 'Duplicate x-api-key header: send exactly one' });
+  }
+}
+
+/** Spec 7.2: one text for every limit; `Retry-After` and `retryAfterSeconds` agree. */
+export class TooManyRequestsError extends ApiError {
+  override readonly code = 'rate_limited';
+
+  constructor(retryAfterSeconds: number) {
+    super(429, { error: 'Too many requests — please try again later', retryAfterSeconds }, { 'Retry-After': String(retryAfterSeconds) });
+  }
+}
+
+/** The shared key store cannot be reached and this replica has never seen the key. */
+export class KeysUnavailableError extends ApiError {
+  override readonly code = 'keys_unavailable';
+
+  constructor() {
+    super(503, { error: 'Cannot verify the API key right now: please try again shortly' }, { 'Retry-After': '1' });
+  }
+}
+
+/** The admin listener's own credential, separate from API keys (spec 5.5). */
+export class AdminUnauthorizedError extends ApiError {
+  override readonly code = 'admin_unauthorized';
+
+  constructor() {
+    super(401, { error: 'Missing or invalid admin token' });
+  }
+}

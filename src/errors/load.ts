@@ -1,0 +1,80 @@
+import { ApiError } from './api-error.ts';
+
+// A valid request the server cannot answer now: data still loading, a release that
+// is not published or cannot be loaded, heavy work past its wait, a budget spent.
+
+export class NotReadyError extends ApiError {
+  override readonly code = 'not_ready';
+
+  constructor() {
+    super(503, { error: 'Service is starting: data is still loading' }, { 'Retry-After': '5' });
+  }
+}
+
+/** `release=` names no published release. */
+export class UnknownReleaseError extends ApiError {
+  override readonly code = 'unknown_release';
+  constructor(release: string) {
+    super(404, { error: `Unknown release '${release}'; GET /v1/releases lists the published ones` });
+  }
+}
+
+/** A published release that is not loaded took longer than RELEASE_LOAD_WAIT_MS to load; the load goes on. */
+export class ReleaseLoadingError extends ApiError {
+  override readonly code = 'release_loading';
+  constructor(release: string) {
+    super(503, { error: `Release '${release}' is loading; try again shortly` }, { 'Retry-After': '5' });
+  }
+}
+
+/** A published release whose files fail the load's checks; the log has why, and it is tried again after a minute. */
+export class ReleaseUnavailableError extends ApiError {
+  override readonly code = 'release_unavailable';
+  constructor(release: string) {
+    super(503, { error: `Release '${release}' cannot be served now; try again later` }, { 'Retry-After': '60' });
+  }
+}
+
+/** Admin only: the release DATA_DIR's pointer names cannot be loaded; the served one keeps serving. */
+export class ReleaseLoadError extends ApiError {
+  override readonly code = 'release_load_failed';
+  constructor(reason: string) {
+    super(409, { error: `Cannot load the release, still serving the previous one: ${reason}` });
+  }
+}
+
+/** Heavy work queued past ADMISSION_WAIT_MS, or DuckDB out of memory for it: the server is busy, not broken. */
+export class BusyError extends ApiError {
+  override readonly code = 'busy';
+  constructor(retryAfterSeconds: number) {
+    super(
+      503,
+      { error: `Server busy with heavy requests; try again in ${retryAfterSeconds} seconds`, retryAfterSeconds },
+      { 'Retry-After': String(retryAfterSeconds) },
+    );
+  }
+}
+
+/** A per-key budget of bulk exports (EXPORT_LIMIT_PER_DAY) is spent until the UTC day ends. */
+export class ExportLimitError extends ApiError {
+  override readonly code = 'export_limited';
+  constructor(limit: number, retryAfterSeconds: number) {
+    super(
+      429,
+      { error: `Export limit reached: at most ${limit} exports per key per UTC day; try again later`, retryAfterSeconds },
+      { 'Retry-After': String(retryAfterSeconds) },
+    );
+  }
+}
+
+/** A key with EXPORTS_OPEN_PER_KEY exports still streaming asks for another. */
+export class ExportsOpenError extends ApiError {
+  override readonly code = 'exports_open';
+  constructor(open: number, retryAfterSeconds: number) {
+    super(
+      429,
+      { error: `Too many exports open: at most ${open} per key at once; finish or cancel one, then try again`, retryAfterSeconds },
+      { 'Retry-After': String(retryAfterSeconds) },
+    );
+  }
+}

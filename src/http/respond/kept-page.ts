@@ -1,0 +1,70 @@
+import type { Context } from 'koa';
+import type { HeavyKind } from '../../admission/queue.ts';
+import type { Cursor } from '../../query/cursor.ts';
+import type { KeptResults } from '../../query/kept-results.ts';
+import { canonicalScope, type QueryScope } from '../../query/scope.ts';
+import type { Format } from '../../render/formats.ts';
+import type { Services } from '../../services.ts';
+import { respondCacheable } from './cacheable.ts';
+import { heavyWork } from './heavy-work.ts';
+import { setNextPage } from './paging.ts';
+
+/** Where a page of a kept result starts and ends, and the envelope's pagination (the next page's cursor while more follow). */
+export interface Slice {
+  readonly start: number;
+  readonly end: number;
+  readonly pagination: { readonly cursor: string; readonly has_more: boolean };
+}
+
+/** A page of a result computed whole and kept for the pages after it (an aggregate's groups, a revisions diff). */
+export interface KeptPageRequest<T> {
+  /** The heavy work computing the result is, for its key's turn. */
+  readonly kind: Extract<HeavyKind, 'aggregate' | 'revisions'>;
+  readonly kept: KeptResults<T>;
+  /** What the result depends on; one kept result serves every format. */
+  readonly scope: QueryScope;
+  /** The page's format, which its cursors are bound to. */
+  readonly format: Format;
+  readonly cursor?: Cursor;
+  readonly limit: number;
+  /** The releases the result is read from: it is forgotten once one of them is no longer published. */
+  readonly releases: readonly string[];
+  readonly compute: () => Promise<T>;
+  readonly count: (result: T) => number;
+  /** The page's body: the result's rows `slice.start` to `slice.end`, with `slice.pagination`. */
+  readonly render: (result: T, slice: Slice) => Buffer | Promise<Buffer>;
+}
+
+/**
+ * Answers one page of a kept result: the result is computed in the key's turn for heavy
+ * work the first time any page asks for it, then every page of the walk slices the same
+ * result (query/kept-results.ts), and each page's body is a cacheable answer of its own.
+ * The answer's Cache-Control follows the scope's release.
+ */
+export async function respondWithKeptPage<T>(ctx: Context, services: Services, request: KeptPageRequest<T>): Promise<void> {
+  const { format, limit, kept } = request;
+  const scope = { ...request.scope, format: format.name };
+  const after = request.cursor === undefined ? -1 : services.cursors.after(request.cursor, scope);
+  const whole = JSON.stringify([request.kind, ...canonicalScope(scope)]);
+  const compute = () => heavyWork(ctx, services, request.kind, request.compute);
+  const render = () =>
+    kept.read(whole, request.releases, compute, async (result) => {
+      const slice = slicePage(services, scope, request.count(result), after, limit);
+      return { body: await request.render(result, slice), next: slice.pagination.cursor || undefined };
+    });
+  const key = JSON.stringify([format.name, whole, limit, after]);
+  const next = await respondCacheable(ctx, services, { key, contentType: format.contentType, render, release: scope.release });
+  setNextPage(ctx, format.name, next);
+}
+
+/**
+ * The page of a kept result of `count` rows that follows position `after` (-1 for the
+ * first page): `limit` rows at most, and while more follow, the cursor to the next
+ * one, encoding the position of this page's last row in `scope`.
+ */
+function slicePage(services: Pick<Services, 'cursors'>, scope: QueryScope, count: number, after: number, limit: number): Slice {
+  const start = after + 1;
+  const end = Math.min(start + limit, count);
+  const cursor = end < count ? services.cursors.encode(scope, end - 1) : '';
+  return { start, end: Math.max(start, end), pagination: { cursor, has_more: cursor !== '' } };
+}
