@@ -1,6 +1,6 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import type { AggregatePlan } from '../src/query/aggregate.ts';
+import type { AggregatePlan } from '../src/query/aggregate-plan.ts';
 import { CursorCodec } from '../src/query/cursor.ts';
 import { NO_DERIVED } from '../src/query/derived-plan.ts';
 import { fileConditions, pageQuery, whereClauses, type YearRange } from '../src/query/filters.ts';

@@ -2,8 +2,8 @@ import type { Database } from '../duckdb/database.ts';
 import { quoteIdent } from '../duckdb/sql-text.ts';
 import { TooManyGroupsError } from '../errors/index.ts';
 import type { StoredDataset } from '../store/loader.ts';
-import type { AggregatePlan } from './aggregate.ts';
 import { levelShapes } from './aggregate-groups.ts';
+import type { AggregatePlan } from './aggregate-plan.ts';
 import { type Clause, whereClauses, type YearRange } from './filters.ts';
 
 // How many groups an aggregate will have, subtotals included, known before any row is

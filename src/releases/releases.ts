@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import type { Clock } from '../clock.ts';
 import type { Database } from '../duckdb/database.ts';
 import type { Metrics } from '../metrics.ts';
+import { LoadFailedError, NoReleaseYetError, NotPublishedError } from './errors.ts';
 import { dropRelease, type LoadedRelease, loadRelease, releaseMemory } from './load-release.ts';
 import type { Manifest } from './manifest.ts';
 import { type ReleaseOnDisk, verifyRelease } from './on-disk.ts';
@@ -21,31 +22,6 @@ export interface ReleaseHandle {
   readonly release: LoadedRelease;
   /** Ends the claim; later calls do nothing. */
   letGo(): void;
-}
-
-/** Nothing is served yet: the first release is still loading. */
-export class NoReleaseYetError extends Error {
-  constructor() {
-    super('no release is loaded yet');
-  }
-}
-
-/** A release that is not published: never was, withdrawn by `etl rollback`, or removed by `etl prune`. */
-export class NotPublishedError extends Error {
-  constructor(readonly release: string) {
-    super(`release ${release} is not published`);
-  }
-}
-
-/** A published release whose files could not be loaded; its message says why. */
-export class LoadFailedError extends Error {
-  constructor(
-    readonly release: string,
-    message: string,
-    options?: ErrorOptions,
-  ) {
-    super(message, options);
-  }
 }
 
 /** How long a failed load is remembered before a request may try again. */

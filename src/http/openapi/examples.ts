@@ -1,4 +1,4 @@
-import { FUNCTIONS, planAggregate } from '../../query/aggregate.ts';
+import { FUNCTIONS, planAggregate } from '../../query/aggregate-plan.ts';
 import { DATASETS } from '../../registry.ts';
 import type { Json } from './json.ts';
 

@@ -7,7 +7,8 @@ import {
   UnknownReleaseError,
 } from '../../errors/index.ts';
 import type { Cursor } from '../../query/cursor.ts';
-import { LoadFailedError, NotPublishedError, type ReleaseHandle } from '../../releases/releases.ts';
+import { LoadFailedError, NotPublishedError } from '../../releases/errors.ts';
+import type { ReleaseHandle } from '../../releases/releases.ts';
 import type { Services } from '../../services.ts';
 import { heavyWork } from './heavy-work.ts';
 

@@ -17,7 +17,8 @@ import {
   RollupConflictError,
   TooManyGroupsError,
 } from '../../errors/index.ts';
-import { computeAggregate, defaultFunction, FUNCTIONS, MAX_GROUP_BY, planAggregate, planShape } from '../../query/aggregate.ts';
+import { computeAggregate } from '../../query/aggregate.ts';
+import { defaultFunction, FUNCTIONS, MAX_GROUP_BY, planAggregate, planShape } from '../../query/aggregate-plan.ts';
 import { COMPARES, derivedMeta, HAVING_OPS, perRefusal } from '../../query/derived-plan.ts';
 import { checkGroupCount } from '../../query/group-count.ts';
 import { unmatchedValues } from '../../query/unmatched.ts';
