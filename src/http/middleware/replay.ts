@@ -1,4 +1,4 @@
-import type { Context, Middleware } from 'koa';
+import type { Context } from 'koa';
 import type { Services } from '../../services.ts';
 import { type CacheableAnswer, entryBody, noneMatch } from '../respond/cacheable.ts';
 import { type Recorded, type ReplayTable, requestText } from './replay-table.ts';
@@ -25,11 +25,7 @@ const NOT_MODIFIED_HEADERS = new Set(['etag', 'cache-control', 'vary']);
  * Records and their epochs are src/http/middleware/replay-table.ts. A body the
  * response cache has evicted sends the request down the full path.
  */
-export function replayAnswers(services: Pick<Services, 'cache' | 'metrics'>, table: ReplayTable): Middleware {
-  return (ctx, next) => replayOrRecord(ctx, services, table, next);
-}
-
-async function replayOrRecord(
+export async function replayOrRecord(
   ctx: Context,
   services: Pick<Services, 'cache' | 'metrics'>,
   table: ReplayTable,

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Context, Middleware } from 'koa';
+import type { Context } from 'koa';
 
 /**
  * The accepted form of a client's own X-Request-Id (docs/api.md "Request ids"):
@@ -19,12 +19,4 @@ export function nameRequest(ctx: Context): void {
   const id = requestIdFor(ctx.get('x-request-id'));
   ctx.state.requestId = id;
   ctx.set('X-Request-Id', id);
-}
-
-/** nameRequest for every request (the admin listener's). */
-export function assignRequestId(): Middleware {
-  return async (ctx, next) => {
-    nameRequest(ctx);
-    await next();
-  };
 }
