@@ -44,20 +44,24 @@ function serverEntry(root: string): string[] {
 /**
  * Starts `npm start`'s entry point (of the checkout at `root`) in its own process with
  * these settings (DATA_DIR and STATE_DIR among them) on free ports; resolves once it
- * serves, with an API key; `nodeArgs` go to node (a profile's --cpu-prof). Its stdout goes straight to `logFile`, not through a pipe
- * the bench would have to drain: on 2 cores, reading a line per request took CPU from
- * the load client during service runs only.
+ * serves, with an API key; `nodeArgs` go to node (a profile's --cpu-prof), and
+ * `launcher` runs node (valgrind and its options; the process keeps its pid). Its
+ * stdout goes straight to `logFile`, not through a pipe the bench would have to drain:
+ * on 2 cores, reading a line per request took CPU from the load client during service
+ * runs only.
  */
 export async function startServer(
   env: Record<string, string>,
   logFile: string,
   root = ROOT,
   nodeArgs: readonly string[] = [],
+  launcher: readonly string[] = [],
 ): Promise<ServiceProcess> {
   fs.mkdirSync(path.dirname(logFile), { recursive: true });
   const entry = serverEntry(root);
   const out = fs.openSync(logFile, 'w');
-  const child = spawn(process.execPath, [...nodeArgs, ...entry], {
+  const [command = process.execPath, ...args] = [...launcher, process.execPath, ...nodeArgs, ...entry];
+  const child = spawn(command, args, {
     cwd: root,
     // Thousands of requests on one key: limits are lifted (a bench-only setting) unless the caller turns them on.
     env: { ...process.env, PORT: '0', ADMIN_PORT: '0', BENCH_DISABLE_LIMITS: 'true', ...env },

@@ -25,9 +25,14 @@ const SCRIPTS = { bare: 'bare-server.ts', koa: 'koa-floor-server.ts' } as const;
 
 /**
  * Starts a server replaying `answers` (written under `dir`); an answer given twice (a
- * workload's repeated request) is stored once.
+ * workload's repeated request) is stored once. `launcher` runs node (valgrind and its options).
  */
-export async function startBare(answers: readonly Captured[], dir: string, kind: keyof typeof SCRIPTS = 'bare'): Promise<BareServer> {
+export async function startBare(
+  answers: readonly Captured[],
+  dir: string,
+  kind: keyof typeof SCRIPTS = 'bare',
+  launcher: readonly string[] = [],
+): Promise<BareServer> {
   await fs.mkdir(dir, { recursive: true });
   const index = new Map<Captured, number>();
   const chunks: Buffer[] = [];
@@ -44,7 +49,15 @@ export async function startBare(answers: readonly Captured[], dir: string, kind:
   const manifestFile = path.join(dir, `${kind}-manifest.json`);
   await fs.writeFile(bodies, Buffer.concat(chunks));
   await fs.writeFile(manifestFile, JSON.stringify({ bodies, answers: manifest }));
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(import.meta.dirname, SCRIPTS[kind]), manifestFile], {
+  const [command = process.execPath, ...args] = [
+    ...launcher,
+    process.execPath,
+    '--import',
+    'tsx',
+    path.join(import.meta.dirname, SCRIPTS[kind]),
+    manifestFile,
+  ];
+  const child = spawn(command, args, {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const url = await new Promise<string>((resolve, reject) => {
