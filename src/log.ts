@@ -34,8 +34,8 @@ function isoTimeEachMillisecond(): () => string {
 /**
  * Structured JSON lines on stdout through pino's own destination: written
  * asynchronously in blocks of at least 4 kB, or every 200 ms when fewer lines come,
- * so a busy server makes one write per dozen requests; pino writes what is pending
- * when the process exits, and a SIGKILL loses at most the last 200 ms. If whatever
+ * so a busy server makes one write per dozen requests; the server exits through
+ * exitWithLog, which waits for them, and a SIGKILL loses at most the last 200 ms. If whatever
  * reads stdout stops reading, 16 MB of lines wait for it; lines past that are dropped
  * rather than held, and stderr says how many every 10 s while it lasts.
  * `destination` replaces stdout (tests). `base` drops pid/hostname noise; `time` stays ISO.
@@ -57,4 +57,17 @@ export function createLogger(level: string, destination?: pino.DestinationStream
     dropped += data.split('\n').length - 1;
   });
   return pino(settings, stdout);
+}
+
+/**
+ * Exits with `code` once `log`'s lines are written. They go out asynchronously, and an
+ * exit while a write is under way would leave the last lines out of order, or out;
+ * pino's own flush at exit is the last resort for an exit that does not come here. A
+ * stdout that nobody reads gets 2 s.
+ */
+export function exitWithLog(log: Logger, code: number): Promise<never> {
+  return new Promise(() => {
+    setTimeout(() => process.exit(code), 2000);
+    log.flush(() => process.exit(code));
+  });
 }

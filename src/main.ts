@@ -1,21 +1,19 @@
 import { loadConfigOrExit } from './config.ts';
-import { createLogger } from './log.ts';
-import { type RunningService, startService } from './server.ts';
+import { createLogger, exitWithLog } from './log.ts';
+import { startService } from './server.ts';
 
 const config = loadConfigOrExit();
 const log = createLogger(config.LOG_LEVEL);
-let service: RunningService;
-try {
-  service = await startService(config, log);
-} catch (err) {
+
+const service = await startService(config, log).catch((err: Error) => {
   // A setting that points at something unusable (REDIS_URL): one line saying which.
-  log.fatal({ err }, `cannot start: ${(err as Error).message}`);
-  process.exit(1);
-}
+  log.fatal({ err }, `cannot start: ${err.message}`);
+  return exitWithLog(log, 1);
+});
 
 service.ready.catch((err: Error) => {
   log.fatal({ err }, `cannot serve data: ${err.message}`);
-  void service.close().finally(() => process.exit(1));
+  void service.close().finally(() => exitWithLog(log, 1));
 });
 
 // An operator's nudge after publishing, besides the pointer watch.
@@ -33,7 +31,7 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     setTimeout(() => process.exit(1), 10_000).unref();
     void service.close().then(() => {
       log.info('stopped');
-      process.exit(0);
+      return exitWithLog(log, 0);
     });
   });
 }
