@@ -77,7 +77,7 @@ try {
     launcher('service'),
   );
   let ours: { main: number; all: number };
-  let answer;
+  let answer: Awaited<ReturnType<typeof capture>>;
   try {
     const headers = { ...service.headers, 'accept-encoding': 'br' };
     answer = await capture(service.url, PAGE, headers, 200);

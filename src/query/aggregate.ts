@@ -21,17 +21,7 @@ import {
   type Unmatched,
   unmatchedKeys,
 } from './derived.ts';
-import {
-  type Column,
-  checkDerivedMeasures,
-  checkHaving,
-  columnsOf,
-  type DerivedInput,
-  type DerivedPlan,
-  derivedShape,
-  type PerPlan,
-  planDerived,
-} from './derived-plan.ts';
+import type { PerPlan } from './derived-plan.ts';
 import type { YearRange } from './filters.ts';
 
 // An aggregate's result (its plan is src/query/aggregate-plan.ts): every group with

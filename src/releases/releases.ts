@@ -159,9 +159,7 @@ export class Releases {
     if (failed !== undefined && this.options.clock() - failed < RETRY_FAILED_MS) {
       throw new LoadFailedError(wanted, `release ${wanted} failed to load within the last minute; the log has why`);
     }
-    const onDisk = this.published.get(wanted)!;
-    this.options.log.info({ release: wanted, dir: onDisk.dir }, 'loading a release on demand');
-    return this.claimLoad(onDisk, true, signal).catch((err: Error) => {
+    return this.claimLoad(this.published.get(wanted)!, true, signal).catch((err: Error) => {
       if (signal?.aborted && err === signal.reason) throw err;
       throw new LoadFailedError(wanted, err.message, { cause: err });
     });
@@ -270,6 +268,7 @@ export class Releases {
     const { db, log, clock } = this.options;
     const id = onDisk.manifest.release;
     const started = performance.now();
+    if (onDemand) log.info({ release: id, dir: onDisk.dir }, 'loading a release on demand');
     try {
       await verifyRelease(onDisk);
       const release = await db.exclusive(async (connection) => {
