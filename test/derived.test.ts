@@ -11,7 +11,7 @@ import { exactSum } from './helpers/exact-sum.ts';
 import { runQueryCli } from './helpers/query-cli.ts';
 import { bodiesPerThreads, FIXTURE_RELEASE, startTestService, type TestService, tempDir, walkPages } from './helpers/service.ts';
 
-// /v1/aggregate's derived measures (issue 30) against DuckDB computing each one from
+// /v1/aggregate's derived measures against DuckDB computing each one from
 // the release's Parquet files (test/helpers/derived-reference.ts): exact DECIMAL
 // sums, the previous year by a window over the year's value, shares by a window over
 // the total, ratios by a join on the denominator's keys; equal to 1e-12 relative.

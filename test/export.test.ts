@@ -14,7 +14,7 @@ import { DATASETS } from '../src/registry.ts';
 import { runQueryCli } from './helpers/query-cli.ts';
 import { FIXTURE_RELEASE, fixtureDataDir, startTestService, type TestService, tempDir, walkPages } from './helpers/service.ts';
 
-// Issue 17: GET /v1/export. A release published by `etl load` from a drop written by
+// GET /v1/export. A release published by `etl load` from a drop written by
 // plain DuckDB; every format is read back (DuckDB, apache-arrow) and compared with the
 // rows /v1/financials pages for the same filters.
 

@@ -5,7 +5,7 @@ import { promisify } from 'node:util';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 
-// Installing the service must never phone home (issue 14 item 12). swagger-ui-dist
+// Installing the service must never phone home. swagger-ui-dist
 // pulls in @scarf/scarf, whose postinstall reports installs unless the root
 // package.json opts out; this runs scarf's own decision, as `npm ci` runs it (npm sets
 // INIT_CWD to the project), and requires its refusal.

@@ -12,7 +12,7 @@ import { redisWithClients } from './helpers/redis.ts';
 import { skippedSuite } from './helpers/skip.ts';
 
 // One contract for every limiter that counts (undici's cacheStoreTests(Store)
-// pattern): spec section 8 and issue 5 item 1, with the clock moved by hand.
+// pattern): spec section 8, with the clock moved by hand.
 
 type MakeLimiter = (policy: LimitPolicy, clock: Clock) => Limiter;
 

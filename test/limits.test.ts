@@ -210,7 +210,7 @@ guard('x-api-key sent twice is a 401 naming the problem, even with two valid key
 
 guard.run();
 
-// Issue 14 item 11b: a key this replica does not hold is looked up in Redis only for an
+// A key this replica does not hold is looked up in Redis only for an
 // address the bad-key guard still admits.
 if (!REDIS_BINARY) skippedSuite('bad-key guard with Redis', REDIS_SKIP_REASON);
 else {

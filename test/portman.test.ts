@@ -7,7 +7,7 @@ import * as assert from 'uvu/assert';
 import { examplePath } from '../src/http/openapi/examples.ts';
 import { send, startTestService, type TestService, tempDir, twoReleaseDataDir } from './helpers/service.ts';
 
-// Issue 31: third-party tooling uses the OpenAPI document as it is. Portman turns the
+// Third-party tooling uses the OpenAPI document as it is. Portman turns the
 // document the server serves into a Postman collection with its contract tests
 // (status, Content-Type, JSON body, schema, documented headers), and Newman runs it
 // against the server with nothing set but `baseUrl` and `apiKey`: every request is the

@@ -8,7 +8,7 @@ import { releaseCopies } from '../tools/release-copies.ts';
 import { type ServiceProcess, startServer } from '../tools/service-process.ts';
 import { fixtureDataDir, tempDir } from './helpers/service.ts';
 
-// Issue 29: memory a release held is returned once it is unloaded after its grace
+// Memory a release held is returned once it is unloaded after its grace
 // period. Its columns are typed arrays, freed only by a garbage collection that an
 // idle server would not run; this runs the server as `npm start` does (its compiled
 // entry point with package.json's node flags) and reads its own accounting.

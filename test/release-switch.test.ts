@@ -274,7 +274,7 @@ hup('SIGHUP retries a release that failed to load; polls do not', async () => {
 });
 hup.run();
 
-// Issue 14 item 2: the poll's drop of an expired release used to run under a request
+// The poll's drop of an expired release used to run under a request
 // still waiting to read it (a 500: "Table … does not exist").
 const held = suite('a release held by a request in flight');
 held(
@@ -326,7 +326,7 @@ held(
 );
 held.run();
 
-// Issue 14 item 5: a pointer the server cannot follow is logged once per distinct
+// A pointer the server cannot follow is logged once per distinct
 // failure, not on every poll, and counted in dqs_release_switch_failures_total.
 const pointer = suite('a pointer the server cannot follow');
 pointer(
@@ -368,8 +368,7 @@ pointer(
 );
 pointer.run();
 
-// Issue 14 item 10 (pagination.test.ts asserted it against a release that was not
-// loaded): with two releases loaded, a cursor re-tagged with the other one's release
+// With two releases loaded, a cursor re-tagged with the other one's release
 // finds that release, and its MAC is what refuses it.
 const retag = suite('a cursor re-tagged with another loaded release');
 retag('is refused by its MAC, while the untouched cursor of either release pages', async () => {

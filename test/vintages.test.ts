@@ -22,7 +22,7 @@ import {
   walkPages,
 } from './helpers/service.ts';
 
-// Issue 16: every endpoint answers for any published month (`release=`), loaded on
+// Every endpoint answers for any published month (`release=`), loaded on
 // demand; /v1/releases and /v1/revisions. Three releases are published with `etl
 // load` from drops written by plain DuckDB: 2026-09 is the fixture; 2026-10 revises
 // ggr (2020 doubled), withdraws rows (2001) and adds rows (2030 copied to 2031);

@@ -6,8 +6,7 @@ import type { ReleaseOnDisk } from '../../src/releases/on-disk.ts';
 import type { Stats } from '../runner/load.ts';
 import { timed } from './duckdb-pages.ts';
 
-// The aggregate scenario (issue 15: ggr summed by region and year in USD, national
-// rows) and its ceilings' side: DuckDB alone running the same GROUP BY in the bench
+// The aggregate scenario (ggr summed by region and year in USD, national rows) and its ceilings' side: DuckDB alone running the same GROUP BY in the bench
 // process over a native table of the release's ggr, and the check every other
 // answer (DuckDB's, ClickHouse's) must pass against ours before it is timed.
 

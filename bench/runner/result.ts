@@ -147,26 +147,16 @@ export function evaluateTargets(
     1,
     late && first && tolerance(late, first),
   );
-  atLeast(
-    'load-client',
-    "self-check: the bench's load client ≥ 0.9× plain wrk's req/s from the same bare server (issue 18)",
-    selfCheck?.ratio,
-    0.9,
-  );
+  atLeast('load-client', "self-check: the bench's load client ≥ 0.9× plain wrk's req/s from the same bare server", selfCheck?.ratio, 0.9);
   atLeast(
     'uncached-rps-vs-duckdb',
-    "uncached page, 16 connections: ≥ 0.8× DuckDB alone's req/s, same query and render (issue 18)",
+    "uncached page, 16 connections: ≥ 0.8× DuckDB alone's req/s, same query and render",
     get('uncached-page@16')?.ratios.duckdb,
     0.8,
   );
-  // Issue 5 asked 0.8x of bare for both, measured by a client that was itself the limit; issue 18 set these.
-  atLeast(
-    'cached-json-vs-bare',
-    'cached hit, JSON identity, 16 connections: ≥ 0.75× bare req/s (issue 18)',
-    get('cached-json@16')?.ratios.bare,
-    0.75,
-  );
-  atLeast('cached-br-vs-bare', 'cached hit, br, 16 connections: ≥ 0.45× bare req/s (issue 18)', get('cached-br@16')?.ratios.bare, 0.45);
+  // 0.8x of bare was asked once, measured by a load client that was itself the limit; these are set by a client that is not.
+  atLeast('cached-json-vs-bare', 'cached hit, JSON identity, 16 connections: ≥ 0.75× bare req/s', get('cached-json@16')?.ratios.bare, 0.75);
+  atLeast('cached-br-vs-bare', 'cached hit, br, 16 connections: ≥ 0.45× bare req/s', get('cached-br@16')?.ratios.bare, 0.45);
   // What the service spends a request beyond its own ceiling's process, in server CPU (req/s is
   // wrk's as much as the server's). A cached hit takes every step of the pipeline (key, limit,
   // replay, count, log) and the Koa floor none, so its bound leaves room for them. At 16
@@ -196,22 +186,17 @@ export function evaluateTargets(
   );
   const aggregate = get('uncached-aggregate@1');
   const aggregate16 = get('x16-aggregate@1');
-  atMost(
-    'aggregate-vs-duckdb',
-    "uncached aggregate, 1 client: p50 ≤ 1.2× DuckDB alone's, same GROUP BY (issue 15)",
-    aggregate?.ratios.duckdb,
-    1.2,
-  );
+  atMost('aggregate-vs-duckdb', "uncached aggregate, 1 client: p50 ≤ 1.2× DuckDB alone's, same GROUP BY", aggregate?.ratios.duckdb, 1.2);
   const arrow = get('arrow-page@1');
   const csv = get('csv-page@1');
   atMost(
     'arrow-vs-json',
-    'uncached Arrow page p50 ≤ JSON (1 client, within noise; issue 8)',
+    'uncached Arrow page p50 ≤ JSON (1 client, within noise)',
     arrow && first && arrow.service.p50 / first.service.p50,
     1,
     arrow && first && tolerance(arrow, first),
   );
-  atMost('csv-vs-json', 'uncached CSV page p50 ≤ 1.2× JSON (1 client; issue 8)', csv && first && csv.service.p50 / first.service.p50, 1.2);
+  atMost('csv-vs-json', 'uncached CSV page p50 ≤ 1.2× JSON (1 client)', csv && first && csv.service.p50 / first.service.p50, 1.2);
   const skipped = 'skipped' in sweep ? sweep.skipped : undefined;
   const entries = 'entries' in sweep ? sweep.entries : [];
   const x1 = entries.find((e) => e.scale === 1);
@@ -227,7 +212,7 @@ export function evaluateTargets(
   atMost('x16-rss', '16× release: steady RSS ≤ 3 GB (MB)', x16?.steadyRssMB, 3072, undefined, skipped);
   atMost(
     'x16-aggregate',
-    '16× release: uncached aggregate p50 ≤ 3× the 1× figure (1 client; issue 15)',
+    '16× release: uncached aggregate p50 ≤ 3× the 1× figure (1 client)',
     aggregate16 && aggregate && aggregate16.service.p50 / aggregate.service.p50,
     3,
     undefined,

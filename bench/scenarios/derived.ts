@@ -1,7 +1,7 @@
 import type { Figure } from '../runner/measure.ts';
 import { capture, type Scenario, scenario } from './suite.ts';
 
-// Issue 30's scenarios: README's five derived-measure examples, each beside the plain
+// The derived measures' scenarios: README's five derived-measure examples, each beside the plain
 // aggregate with the same group_by and filters, so a figure reads as "derived over
 // plain" (target: p50 ≤ 2× at 1 client, uncached), and each again as a cached hit.
 
@@ -87,7 +87,7 @@ export async function derivedAtScale(url: string, key: Record<string, string>): 
 type AtMost = (id: string, text: string, value: number | undefined, limit: number, tol?: number, skipped?: string) => void;
 
 /**
- * Issue 30's targets: each example's uncached p50 at most twice its plain aggregate's
+ * The derived measures' targets: each example's uncached p50 at most twice its plain aggregate's
  * (1 client), and on the 16x release at most three times its 1x figure (full runs).
  */
 export function derivedTargets(get: (id: string) => Figure | undefined, atMost: AtMost, scaleSkipped?: string): void {
@@ -95,13 +95,13 @@ export function derivedTargets(get: (id: string) => Figure | undefined, atMost: 
     const [derived, plain, x16] = [get(`${e.id}@1`), get(`${e.id}-plain@1`), get(`x16-${e.id}@1`)];
     atMost(
       `${e.id}-vs-plain`,
-      `${e.title}, uncached, 1 client: p50 ≤ 2× the plain aggregate's (issue 30)`,
+      `${e.title}, uncached, 1 client: p50 ≤ 2× the plain aggregate's`,
       derived && plain && derived.service.p50 / plain.service.p50,
       2,
     );
     atMost(
       `x16-${e.id}`,
-      `16× release: ${e.title}, uncached, 1 client: p50 ≤ 3× the 1× figure (issue 30)`,
+      `16× release: ${e.title}, uncached, 1 client: p50 ≤ 3× the 1× figure`,
       x16 && derived && x16.service.p50 / derived.service.p50,
       3,
       undefined,

@@ -11,7 +11,7 @@ import { DATASETS } from '../../src/registry.ts';
 import { currentRelease, latestRelease } from '../../src/releases/on-disk.ts';
 import { processMemory, type ServiceProcess, startServer } from '../../tools/service-process.ts';
 
-// `npx tsx bench/scripts/export.ts DATA_DIR_1X [DATA_DIR_16X]`: issue 17's figures. The 1x release is
+// `npx tsx bench/scripts/export.ts DATA_DIR_1X [DATA_DIR_16X]`: what /v1/export costs. The 1x release is
 // published with `etl load` into a scratch DATA_DIR (so its ggr file is the normalized
 // one the whole-file export sends). Then, each answer checked before it is timed:
 // - the whole ggr file, against bare node:http streaming the same file (MB/s);

@@ -7,7 +7,7 @@ import { generateRelease } from '../../etl/generate.ts';
 import { loadDrop } from '../../etl/load.ts';
 import { processMemory, type ServiceProcess, startServer } from '../../tools/service-process.ts';
 
-// Issue 28's attacks, each on a fresh server over five published 1x releases in which
+// One key's heavy requests (attacks), each on a fresh server over five published 1x releases in which
 // every row differs (seeds 1-5), with a second key as the victim asking for a small
 // /v1/financials page every 50-700 ms (a cached one and an uncached one in turn).
 // For each attack: the victim's p95 and longest answer, the attacker's status mix, and

@@ -16,7 +16,7 @@ import { load, type Run, type Stats, summarize, summarizeRuns } from '../runner/
 // service in its own process with the cache off (send to last byte, loopback), so
 // writing each body to the socket counts too. Formats run in turns, round after
 // round, so none gains from running later in a warmer process or loses to a burst of load.
-// Targets (issue 8): Arrow no more than JSON; CSV within 1.2x of JSON.
+// Targets: Arrow no more than JSON; CSV within 1.2x of JSON.
 
 const ROUNDS = 8;
 const PER_ROUND = 100;

@@ -7,7 +7,7 @@ import { releaseCopies } from '../../tools/release-copies.ts';
 import { processMemory, startServer } from '../../tools/service-process.ts';
 import { load, type Request, type Stats, summarize } from '../runner/load.ts';
 
-// `npx tsx bench/scripts/vintages.ts DATA_DIR_1X`: issue 16's figures. The 1x release is
+// `npx tsx bench/scripts/vintages.ts DATA_DIR_1X`: what `release=` costs. The 1x release is
 // published three times (2026-09, 2026-10, 2026-11 current) in a scratch DATA_DIR;
 // the server starts on the current one with the response cache off, so every page is
 // read and rendered. Then: how long the first request to a release that is not loaded
