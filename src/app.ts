@@ -1,6 +1,7 @@
 import Router from '@koa/router';
 import Koa from 'koa';
 import { claimRoutes } from './claim/routes.ts';
+import { ClientGoneError } from './errors/index.ts';
 import { admitKey } from './http/middleware/api-key.ts';
 import { observeRequests } from './http/middleware/observe.ts';
 import { checkQuery } from './http/middleware/query-guard.ts';
@@ -43,7 +44,8 @@ export function createApp(services: Services, options: AppOptions = {}): Koa {
   // Errors after the answer started (a streamed export cut short) reach only this:
   // a body the client left, or the server ended idle (export_idle), is routine.
   app.on('error', (err: NodeJS.ErrnoException, ctx?: Koa.Context) => {
-    const routine = err.code === 'ERR_STREAM_PREMATURE_CLOSE' || err.code === 'ECONNRESET' || err.code === 'EPIPE';
+    const routine =
+      err instanceof ClientGoneError || err.code === 'ERR_STREAM_PREMATURE_CLOSE' || err.code === 'ECONNRESET' || err.code === 'EPIPE';
     services.log[routine ? 'debug' : 'error']({ err, reqId: ctx?.state.requestId }, 'response stream ended early');
   });
   const table = new ReplayTable(services.releases, options.replayMaxBytes ?? REPLAY_MAX_BYTES);

@@ -188,6 +188,10 @@ export const settings = {
     schema: positiveInt(10_000),
     help: 'Longest a heavy job waits for its turn before the request is refused with 503 and Retry-After',
   },
+  QUERY_TIMEOUT_MS: {
+    schema: positiveInt(15_000),
+    help: 'Longest heavy work may run from its turn to the first byte of its answer; past it the work is stopped and the request answered 504 timeout (Prefer: wait=N may lower it)',
+  },
   EXPORT_IDLE_SECONDS: {
     schema: positiveInt(60),
     help: 'An export the client has not read from for this long is ended, and the release it reads let go',

@@ -115,6 +115,13 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly heavyCancellations = new Counter({
+    name: 'dqs_heavy_cancellations_total',
+    help: 'Heavy work stopped before its answer, by kind and reason: deadline (QUERY_TIMEOUT_MS or Prefer: wait passed), client_gone (the client closed the connection)',
+    labelNames: ['kind', 'reason'] as const,
+    registers: [this.registry],
+  });
+
   /** Children bound once for what every cached hit counts: a labelled call looks its child up each time. */
   readonly cacheHits = this.cacheLookups.labels('hit');
   readonly cacheMisses = this.cacheLookups.labels('miss');

@@ -31,6 +31,7 @@ import { ReleaseError } from './releases/manifest.ts';
 import { currentRelease } from './releases/on-disk.ts';
 import { Releases, type SwitchResult } from './releases/releases.ts';
 import type { Services } from './services.ts';
+import { openScratch } from './state/scratch.ts';
 import { ensureStateDir, readOrCreateSecret, SECRET_FILES } from './state/secrets.ts';
 
 export interface RunningService {
@@ -65,6 +66,7 @@ export async function startService(config: Config, log: Logger, options: StartOp
     );
   }
   await ensureStateDir(config.STATE_DIR);
+  const scratchDir = await openScratch(config.STATE_DIR);
   const cursorSecret = await readOrCreateSecret(config.STATE_DIR, SECRET_FILES.cursor);
   const adminToken = await readOrCreateSecret(config.STATE_DIR, SECRET_FILES.adminToken);
   const clock = options.clock ?? Date.now;
@@ -143,6 +145,7 @@ export async function startService(config: Config, log: Logger, options: StartOp
     db,
     releases,
     releaseLoadWaitMs: config.RELEASE_LOAD_WAIT_MS,
+    queryTimeoutMs: config.QUERY_TIMEOUT_MS,
     cursors,
     aggregates,
     aggregateMaxGroups: config.AGGREGATE_MAX_GROUPS,
@@ -153,6 +156,7 @@ export async function startService(config: Config, log: Logger, options: StartOp
     invites,
     admission,
     exports,
+    scratchDir,
     clock,
     log,
     metrics,

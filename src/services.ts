@@ -33,6 +33,8 @@ export interface Services {
   readonly releases: Releases;
   /** Longest a request waits for a release it names to load (RELEASE_LOAD_WAIT_MS). */
   readonly releaseLoadWaitMs: number;
+  /** Longest heavy work runs from its turn to its answer's first byte (QUERY_TIMEOUT_MS). */
+  readonly queryTimeoutMs: number;
   readonly cursors: CursorCodec;
   /** Aggregate results kept whole for paging. */
   readonly aggregates: KeptResults<AggregateResult>;
@@ -49,6 +51,8 @@ export interface Services {
   readonly admission: Admission;
   /** Exports streaming now, per key, and how long one may go unread (EXPORT_IDLE_SECONDS). */
   readonly exports: { readonly open: OpenExports; readonly idleMs: number };
+  /** Where requests write files they remove when they end (a filtered Parquet export): STATE_DIR/scratch, emptied at start. */
+  readonly scratchDir: string;
   readonly clock: Clock;
   readonly log: Logger;
   readonly metrics: Metrics;

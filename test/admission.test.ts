@@ -1,7 +1,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { OpenExports } from '../src/admission/open-exports.ts';
-import { Admission, QueueFullError } from '../src/admission/queue.ts';
+import { Admission, DeadlineError, QueueFullError } from '../src/admission/queue.ts';
 
 // The queue for heavy work on its own: turns between keys, the per-key cap, the wait
 // bound, and what it tells the metrics. Jobs are promises the test settles by hand, so
@@ -96,6 +96,91 @@ queue('a job that fails frees its turn', async () => {
   const after = admission.run('A', 'aggregate', async () => 'ran');
   assert.is(await failed.catch((err: Error) => err.message), 'boom');
   assert.is(await after, 'ran');
+});
+
+queue('a job cancelled while it waits never runs, and leaves the queue at once', async () => {
+  const g = gate();
+  const admission = new Admission({ concurrency: 1, perKey: 1, maxWaitMs: 60_000, clock: Date.now });
+  const first = admission.run('A', 'aggregate', g.job('a1'));
+  const gone = new AbortController();
+  const waiting = admission.run('B', 'aggregate', g.job('b1'), { signal: gone.signal });
+  const next = admission.run('C', 'aggregate', g.job('c1'));
+  await settle();
+  assert.is(admission.queued, 2);
+  gone.abort(new Error('client gone'));
+  assert.is(await waiting.catch((err: Error) => err.message), 'client gone');
+  assert.is(admission.queued, 1);
+  g.finish('a1');
+  await first;
+  await settle();
+  assert.equal(g.started, ['a1', 'c1'], 'b1 never started; c1 took the turn');
+  g.finish('c1');
+  await next;
+});
+
+queue('a running job cancelled: its caller is answered and its turn let go at once; its work is told through its signal', async () => {
+  const admission = new Admission({ concurrency: 1, perKey: 1, maxWaitMs: 60_000, clock: Date.now });
+  const gone = new AbortController();
+  let told: unknown;
+  const running = admission.run(
+    'A',
+    'revisions',
+    (signal) =>
+      new Promise<string>(() => {
+        signal.addEventListener('abort', () => (told = signal.reason));
+      }),
+    { signal: gone.signal },
+  );
+  await settle();
+  assert.is(admission.active, 1);
+  const reason = new Error('client gone');
+  gone.abort(reason);
+  assert.is(await running.catch((err: unknown) => err), reason);
+  assert.is(told, reason, "the work's signal carries the caller's reason");
+  assert.is(admission.active, 0, 'the turn is free although the work never settled');
+  assert.is(await admission.run('B', 'revisions', async () => 'next'), 'next');
+});
+
+queue('past its deadline a running job rejects with DeadlineError; the deadline counts from its turn, not from its wait', async () => {
+  const g = gate();
+  const admission = new Admission({ concurrency: 1, perKey: 1, maxWaitMs: 60_000, clock: Date.now });
+  const first = admission.run('A', 'aggregate', g.job('a1'));
+  let aborted = false;
+  const late = admission.run(
+    'B',
+    'aggregate',
+    (signal) =>
+      new Promise<string>((resolve) => {
+        signal.addEventListener('abort', () => (aborted = true));
+        setTimeout(() => resolve('done'), 60);
+      }),
+    { deadlineMs: 30 },
+  );
+  // Waiting longer than its deadline for its turn does not time it out.
+  await new Promise((resolve) => setTimeout(resolve, 80));
+  g.finish('a1');
+  await first;
+  const err = await late.catch((e: unknown) => e);
+  assert.instance(err, DeadlineError);
+  assert.is((err as DeadlineError).deadlineMs, 30);
+  assert.ok(aborted);
+  assert.is(admission.active, 0);
+});
+
+queue('a job that is not refusable waits past the wait bound', async () => {
+  const g = gate();
+  const admission = new Admission({ concurrency: 1, perKey: 1, maxWaitMs: 20, clock: Date.now });
+  const first = admission.run('A', 'export', g.job('a1'));
+  const refused = admission.run('B', 'export', g.job('b1')).catch((e: unknown) => e);
+  const kept = admission.run('C', 'export', g.job('c1'), { refusable: false });
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  assert.instance(await refused, QueueFullError);
+  g.finish('a1');
+  await first;
+  await settle();
+  assert.equal(g.started, ['a1', 'c1']);
+  g.finish('c1');
+  assert.is(await kept, 'c1');
 });
 
 queue.run();

@@ -46,6 +46,7 @@ const DEFAULTS = {
   ADMISSION_CONCURRENCY: os.availableParallelism(),
   ADMISSION_PER_KEY: 2,
   ADMISSION_WAIT_MS: 10_000,
+  QUERY_TIMEOUT_MS: 15_000,
   EXPORT_IDLE_SECONDS: 60,
   EXPORTS_OPEN_PER_KEY: 2,
 };
@@ -153,6 +154,7 @@ config('valid values are parsed and directories resolved', () => {
     ADMISSION_CONCURRENCY: 16,
     ADMISSION_PER_KEY: 2,
     ADMISSION_WAIT_MS: 500,
+    QUERY_TIMEOUT_MS: 15_000,
     EXPORT_IDLE_SECONDS: 60,
     EXPORTS_OPEN_PER_KEY: 2,
   });

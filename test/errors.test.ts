@@ -2,6 +2,7 @@ import { once } from 'node:events';
 import fs from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import os from 'node:os';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { OpenExports } from '../src/admission/open-exports.ts';
@@ -323,6 +324,8 @@ loading('data routes answer 503 with Retry-After; catalog and key checks still w
     db,
     releases,
     releaseLoadWaitMs: 1000,
+    queryTimeoutMs: 15_000,
+    scratchDir: os.tmpdir(),
     cursors,
     cache: new NoopResponseCache(),
     aggregates: new KeptResults<AggregateResult>({ maxBytes: 1 << 20, sizeOf: () => 1, counted: () => {} }),

@@ -1,6 +1,5 @@
 import fs from 'node:fs/promises';
 import net from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
 import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { tableFromIPC } from 'apache-arrow';
@@ -205,8 +204,13 @@ exports('a client that disconnects mid-stream stops the export: no more queries,
     assert.ok(settled - before < 5, `stopped early: ${settled - before} batch queries of ${Math.ceil(total / 16_384)}`);
 
     // A filtered Parquet export cut off: the generator's clean-up ran (its scratch folder
-    // is gone), so it was ended, not left stalled holding its release.
-    const scratch = async () => (await fs.readdir(os.tmpdir())).filter((name) => name.startsWith('dqs-export-')).sort();
+    // under STATE_DIR/scratch is gone), so it was ended, not left stalled holding its release.
+    const scratch = async () => {
+      const root = path.join(service.stateDir, 'scratch');
+      const names: string[] = [];
+      for (const dir of await fs.readdir(root)) names.push(...(await fs.readdir(path.join(root, dir))));
+      return names.sort();
+    };
     const idle = await scratch();
     const parquet = net.connect(Number(new URL(service.url).port), '127.0.0.1');
     await new Promise((resolve) => parquet.once('connect', resolve));

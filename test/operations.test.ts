@@ -228,6 +228,8 @@ codes('every error in the catalog has its own stable snake_case code', () => {
     new errors.InvalidHavingError('x.gt.1', []),
     new errors.BusyError(10),
     new errors.ExportsOpenError(2, 10),
+    new errors.QueryTimeoutError(15_000, false),
+    new errors.ClientGoneError(),
   ];
   const catalog = Object.values(errors).filter((e) => typeof e === 'function' && e.prototype instanceof errors.ApiError);
   assert.is(instances.length, catalog.length, 'every class of the catalog is listed here');

@@ -22,12 +22,28 @@ export class QueueFullError extends Error {
   }
 }
 
+/** A job that ran past its deadline: its signal aborted with this, and its turn was let go. */
+export class DeadlineError extends Error {
+  constructor(readonly deadlineMs: number) {
+    super(`ran past its deadline of ${deadlineMs} ms`);
+  }
+}
+
+export interface RunOptions {
+  /** Cancels the job: dropped while it waits; while it runs, its own signal aborts with this one's reason. */
+  readonly signal?: AbortSignal;
+  /** Longest the job may run once started; past it, its signal aborts with a DeadlineError. */
+  readonly deadlineMs?: number;
+  /** False: the job waits as long as its turn takes and is never refused (the rest of a response already started). */
+  readonly refusable?: boolean;
+}
+
 interface Job {
   readonly key: string;
   readonly kind: HeavyKind;
   readonly queuedAt: number;
   start(): void;
-  timer: NodeJS.Timeout;
+  timer: NodeJS.Timeout | undefined;
 }
 
 /**
@@ -37,6 +53,11 @@ interface Job {
  * started round-robin between keys, so one key's backlog never delays another key's
  * first job by more than one job's turn. A job that waits longer than `maxWaitMs` is
  * refused (QueueFullError) without running.
+ *
+ * A job is cancelled by its caller's signal, or by its deadline once it runs. Either
+ * way its caller is answered and its turn let go at once; the work is told through
+ * the signal it was given, and stops at its next check (a DuckDB statement
+ * interrupted, a slice not started).
  */
 export class Admission {
   private readonly waiting = new Map<string, Job[]>();
@@ -64,25 +85,40 @@ export class Admission {
     return this.runningTotal;
   }
 
-  /** Runs `work` for `key` in its turn; rejects with QueueFullError when the turn does not come within the wait bound. */
-  run<T>(key: string, kind: HeavyKind, work: () => Promise<T>): Promise<T> {
+  /**
+   * Runs `work` for `key` in its turn, with a signal that aborts when the job is
+   * cancelled; rejects with QueueFullError when the turn does not come within the
+   * wait bound, with the caller's signal's reason when it cancels the job, and with a
+   * DeadlineError past the deadline.
+   */
+  run<T>(key: string, kind: HeavyKind, work: (signal: AbortSignal) => Promise<T>, options: RunOptions = {}): Promise<T> {
+    const { signal, deadlineMs, refusable = true } = options;
     return new Promise<T>((resolve, reject) => {
+      if (signal?.aborted) return reject(signal.reason);
+      const dropWaiting = () => {
+        if (!this.remove(job)) return;
+        clearTimeout(job.timer);
+        reject(signal!.reason);
+      };
       const job: Job = {
         key,
         kind,
         queuedAt: this.options.clock(),
         start: () => {
           clearTimeout(job.timer);
+          signal?.removeEventListener('abort', dropWaiting);
           this.options.observe?.waited(kind, (this.options.clock() - job.queuedAt) / 1000);
-          work()
-            .then(resolve, reject)
-            .finally(() => this.finished(key));
+          this.started(key, work, { signal, deadlineMs }).then(resolve, reject);
         },
-        timer: setTimeout(() => {
-          if (!this.remove(job)) return;
-          reject(new QueueFullError(this.options.clock() - job.queuedAt));
-        }, this.options.maxWaitMs),
+        timer: refusable
+          ? setTimeout(() => {
+              if (!this.remove(job)) return;
+              signal?.removeEventListener('abort', dropWaiting);
+              reject(new QueueFullError(this.options.clock() - job.queuedAt));
+            }, this.options.maxWaitMs)
+          : undefined,
       };
+      signal?.addEventListener('abort', dropWaiting, { once: true });
       const jobs = this.waiting.get(key);
       if (jobs) jobs.push(job);
       else {
@@ -90,6 +126,38 @@ export class Admission {
         this.turns.push(key);
       }
       this.dispatch();
+    });
+  }
+
+  /** Runs a job given its turn; the turn is let go when the work settles or the job is cancelled, whichever is first. */
+  private started<T>(key: string, work: (signal: AbortSignal) => Promise<T>, { signal, deadlineMs }: RunOptions): Promise<T> {
+    const own = new AbortController();
+    const cancel = () => own.abort(signal!.reason);
+    signal?.addEventListener('abort', cancel, { once: true });
+    const deadline = deadlineMs === undefined ? undefined : setTimeout(() => own.abort(new DeadlineError(deadlineMs)), deadlineMs);
+    let done = false;
+    const finish = () => {
+      if (done) return;
+      done = true;
+      clearTimeout(deadline);
+      signal?.removeEventListener('abort', cancel);
+      this.finished(key);
+    };
+    return new Promise<T>((resolve, reject) => {
+      own.signal.addEventListener(
+        'abort',
+        () => {
+          finish();
+          reject(own.signal.reason);
+        },
+        { once: true },
+      );
+      if (signal?.aborted) return cancel();
+      // Started a microtask later, so that work throwing before its first await still lets go of the turn.
+      Promise.resolve()
+        .then(() => work(own.signal))
+        .then(resolve, reject)
+        .finally(finish);
     });
   }
 

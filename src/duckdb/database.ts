@@ -46,6 +46,34 @@ const noTimings: PoolTimings = { waited() {}, held() {} };
 
 export const SERVING_CATALOG = 'serving';
 
+/**
+ * `run` on `connection`, whose running statement is interrupted when `signal` aborts;
+ * it then rejects with the signal's reason, not DuckDB's "Interrupted".
+ */
+async function interruptible<T>(connection: DuckDBConnection, signal: AbortSignal | undefined, run: () => Promise<T>): Promise<T> {
+  if (!signal) return run();
+  const stop = () => connection.interrupt();
+  signal.addEventListener('abort', stop, { once: true });
+  try {
+    return await run();
+  } catch (err) {
+    if (signal.aborted) throw signal.reason;
+    throw err;
+  } finally {
+    signal.removeEventListener('abort', stop);
+  }
+}
+
+/** `work`'s outcome, or the signal's reason as soon as it aborts (the work settles on its own). */
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const leave = () => reject(signal.reason);
+    if (signal.aborted) leave();
+    else signal.addEventListener('abort', leave, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', leave));
+  });
+}
+
 /** DuckDB refused a query past its memory limit (DUCKDB_MEMORY_LIMIT): a matter of load, not of the query. */
 export const isOutOfMemory = (err: unknown): boolean => err instanceof Error && err.message.startsWith('Out of Memory Error');
 const ROW_GROUP_SIZE = 16_384;
@@ -101,21 +129,41 @@ export class Database {
     return new Database(instance, leases, options.timings ?? noTimings);
   }
 
-  /** Runs `work` on a free connection, queueing the caller only when all are busy. */
-  async use<T>(work: (lease: Lease) => Promise<T>): Promise<T> {
+  /**
+   * Runs `work` on a free connection, queueing the caller only when all are busy.
+   * `signal` cancels it: dropped from the queue, or its statement interrupted.
+   */
+  async use<T>(work: (lease: Lease) => Promise<T>, signal?: AbortSignal): Promise<T> {
+    signal?.throwIfAborted();
     this.used++;
     const asked = performance.now();
-    const lease = this.idle.pop() ?? (await new Promise<Lease>((resolve) => this.waiting.push(resolve)));
+    const lease = this.idle.pop() ?? (await this.nextLease(signal));
     const got = performance.now();
     this.timings.waited((got - asked) / 1000);
     try {
-      return await work(lease);
+      return await interruptible(lease.connection, signal, () => work(lease));
     } finally {
       this.timings.held((performance.now() - got) / 1000);
       const next = this.waiting.shift();
       if (next) next(lease);
       else this.idle.push(lease);
     }
+  }
+
+  private nextLease(signal: AbortSignal | undefined): Promise<Lease> {
+    return new Promise<Lease>((resolve, reject) => {
+      const leave = () => {
+        const at = this.waiting.indexOf(take);
+        if (at >= 0) this.waiting.splice(at, 1);
+        reject(signal!.reason);
+      };
+      const take = (lease: Lease) => {
+        signal?.removeEventListener('abort', leave);
+        resolve(lease);
+      };
+      signal?.addEventListener('abort', leave, { once: true });
+      this.waiting.push(take);
+    });
   }
 
   private exclusiveTail: Promise<unknown> = Promise.resolve();
@@ -125,19 +173,22 @@ export class Database {
    * statements that may need all of DUCKDB_MEMORY_LIMIT and spill past it (a release
    * loaded, a revisions diff built, a filtered Parquet file sorted). DuckDB spills one
    * of them within the limit, but two or three at once ran out of memory before any
-   * spilled. Queries on the pool go on meanwhile.
+   * spilled. Queries on the pool go on meanwhile. `signal` cancels it: the caller is
+   * answered at once; queued work never starts, and running work's statement is
+   * interrupted.
    */
-  exclusive<T>(work: (connection: DuckDBConnection) => Promise<T>): Promise<T> {
+  exclusive<T>(work: (connection: DuckDBConnection) => Promise<T>, signal?: AbortSignal): Promise<T> {
     const run = this.exclusiveTail.then(async () => {
+      signal?.throwIfAborted();
       const connection = await this.instance.connect();
       try {
-        return await work(connection);
+        return await interruptible(connection, signal, () => work(connection));
       } finally {
         connection.closeSync();
       }
     });
     this.exclusiveTail = run.catch(() => {});
-    return run;
+    return signal ? untilAborted(run, signal) : run;
   }
 
   /** A connection of its own for reading DuckDB's state (metrics), so a scrape neither waits for nor counts as a query. */

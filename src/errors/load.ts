@@ -55,6 +55,35 @@ export class BusyError extends ApiError {
   }
 }
 
+/**
+ * Heavy work ran past its deadline (QUERY_TIMEOUT_MS, or a shorter `Prefer: wait`),
+ * counted from its turn to the answer's first byte, and was stopped. 504, not 503:
+ * the request is too large for the limit rather than the server too busy for it, so a
+ * client retrying it unchanged after Retry-After would only spend the same seconds
+ * again; the text says how to make it smaller.
+ */
+export class QueryTimeoutError extends ApiError {
+  override readonly code = 'timeout';
+  constructor(limitMs: number, preferred: boolean) {
+    const limit = `${limitMs / 1000} s ${preferred ? '(Prefer: wait)' : '(QUERY_TIMEOUT_MS)'}`;
+    super(504, {
+      error: `Query stopped after its limit of ${limit}; narrow it: fewer group_by dimensions, a filter such as country=, or one year=`,
+    });
+  }
+}
+
+/**
+ * The client closed its connection before the answer: its work was stopped. Nobody
+ * reads this answer; 499 (nginx's "client closed request") marks it in the log and
+ * metrics apart from the server's own failures.
+ */
+export class ClientGoneError extends ApiError {
+  override readonly code = 'client_gone';
+  constructor() {
+    super(499, { error: 'Client closed the connection before the answer' });
+  }
+}
+
 /** A per-key budget of bulk exports (EXPORT_LIMIT_PER_DAY) is spent until the UTC day ends. */
 export class ExportLimitError extends ApiError {
   override readonly code = 'export_limited';

@@ -1,6 +1,7 @@
 import type { DatasetDef } from '../registry.ts';
 import { type AggregateTables, chooseSource } from '../store/aggregate-tables.ts';
 import { type AggregateSource, type Groups, group, type MetricNeeds, type MetricTotals, mergeGroups } from '../store/aggregation.ts';
+import type { Turns } from '../store/slices.ts';
 import type { Filters, YearRange } from './filters.ts';
 
 // Which rows an aggregate reads and how they become its groups: the filters as
@@ -53,10 +54,11 @@ export async function groupRows(
   groupBy: readonly number[],
   allowed: Allowed,
   metrics: readonly MetricNeeds[],
-  aligned?: (source: AggregateSource) => MetricTotals,
+  aligned: ((source: AggregateSource) => MetricTotals) | undefined,
+  turns: Turns,
 ): Promise<Groups> {
   const { source, allowed: scanned } = chooseSource(tables.sources, groupBy, allowed);
-  return group(source, { groupBy, sizes: tables.sizes, allowed: scanned, metrics, aligned: aligned ? [aligned(source)] : [] });
+  return group(source, { groupBy, sizes: tables.sizes, allowed: scanned, metrics, aligned: aligned ? [aligned(source)] : [], turns });
 }
 
 /** One level of the answer: the groups, which of them are shown, and where each detail group went. */
@@ -94,6 +96,7 @@ export async function levelsOf(
   detail: Groups,
   rollup: boolean,
   shownYears: ReadonlySet<number> | undefined,
+  turns: Turns,
 ): Promise<Level[]> {
   const width = detail.groupBy.length;
   const yearAt = detail.groupBy.indexOf(def.dimensions.indexOf('year'));
@@ -112,7 +115,7 @@ export async function levelsOf(
     const yearRolled = yearAt >= keep;
     const include = (g: number) =>
       (!national || detail.codes[g * width + totalsAt] === totalsCode) && (!yearRolled || detailShown[g] === 1);
-    const { groups, targetOf } = await mergeGroups(detail, keep, tables.sizes, include, true);
+    const { groups, targetOf } = await mergeGroups(detail, keep, tables.sizes, include, true, turns);
     levels.push({ groups, shown: shownOf(groups), fromDetail: targetOf });
   }
   return levels;

@@ -1,4 +1,4 @@
-import { inSlices, sortInSlices } from '../store/slices.ts';
+import { inSlices, sortInSlices, type Turns } from '../store/slices.ts';
 import { type Having, passes } from './derived-plan.ts';
 
 // The last steps of an aggregate: `having` keeps the groups whose values pass every
@@ -37,13 +37,22 @@ export interface HavingAt {
 const compare = (a: number, b: number) => (a < b ? -1 : a > b ? 1 : 0);
 
 /** The groups that pass every condition, sorted: nulls (NaN) last whichever the direction, so a top N never starts with unknowns. */
-export async function filterAndSort(flat: FlatGroups, having: readonly HavingAt[], order: OrderBy | undefined): Promise<FlatGroups> {
+export async function filterAndSort(
+  flat: FlatGroups,
+  having: readonly HavingAt[],
+  order: OrderBy | undefined,
+  turns: Turns,
+): Promise<FlatGroups> {
   const { width, codes, values, rows, n } = flat;
   const valueAt = (g: number, at: number) => (at < 0 ? rows[g]! : values[g * n + at]!);
   const kept: number[] = [];
-  await inSlices(flat.count, (start, end) => {
-    for (let g = start; g < end; g++) if (having.every((h) => passes(h.having, valueAt(g, h.value)))) kept.push(g);
-  });
+  await inSlices(
+    flat.count,
+    (start, end) => {
+      for (let g = start; g < end; g++) if (having.every((h) => passes(h.having, valueAt(g, h.value)))) kept.push(g);
+    },
+    turns,
+  );
   // Rolled-up dimensions (-1) sort after every value, so a subtotal follows its groups.
   const codeKey = (code: number) => (code < 0 ? Infinity : code);
   const byTuple = (a: number, b: number) => {
@@ -65,23 +74,27 @@ export async function filterAndSort(flat: FlatGroups, having: readonly HavingAt[
             return sign * compare(x, y);
           };
   }
-  const sorted = await sortInSlices(kept.length, (a, b) => byOrder(kept[a]!, kept[b]!) || byTuple(kept[a]!, kept[b]!));
-  return permute(flat, kept, sorted);
+  const sorted = await sortInSlices(kept.length, (a, b) => byOrder(kept[a]!, kept[b]!) || byTuple(kept[a]!, kept[b]!), turns);
+  return permute(flat, kept, sorted, turns);
 }
 
 /** The groups `kept[order[0]]`, `kept[order[1]]`… */
-async function permute(flat: FlatGroups, kept: readonly number[], order: Uint32Array): Promise<FlatGroups> {
+async function permute(flat: FlatGroups, kept: readonly number[], order: Uint32Array, turns: Turns): Promise<FlatGroups> {
   const { width, n } = flat;
   const codes = new Int32Array(order.length * width);
   const values = new Float64Array(order.length * n);
   const rows = new Float64Array(order.length);
-  await inSlices(order.length, (start, end) => {
-    for (let to = start; to < end; to++) {
-      const from = kept[order[to]!]!;
-      codes.set(flat.codes.subarray(from * width, (from + 1) * width), to * width);
-      values.set(flat.values.subarray(from * n, (from + 1) * n), to * n);
-      rows[to] = flat.rows[from]!;
-    }
-  });
+  await inSlices(
+    order.length,
+    (start, end) => {
+      for (let to = start; to < end; to++) {
+        const from = kept[order[to]!]!;
+        codes.set(flat.codes.subarray(from * width, (from + 1) * width), to * width);
+        values.set(flat.values.subarray(from * n, (from + 1) * n), to * n);
+        rows[to] = flat.rows[from]!;
+      }
+    },
+    turns,
+  );
   return { count: order.length, codes, width, values, n, rows };
 }

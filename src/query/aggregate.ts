@@ -2,7 +2,7 @@ import { type DatasetDef, findDataset } from '../registry.ts';
 import type { AggregateTables } from '../store/aggregate-tables.ts';
 import { type MetricNeeds, mergeGroups } from '../store/aggregation.ts';
 import { alignedTotals, type DenominatorTable, denominatorTable, translateCodes } from '../store/denominators.ts';
-import { inSlices } from '../store/slices.ts';
+import { inSlices, Turns } from '../store/slices.ts';
 import { type Allowed, allowedCodes, groupRows, type Level, levelsOf, withPriorYears } from './aggregate-groups.ts';
 import { filterAndSort } from './aggregate-order.ts';
 import type { AggregatePlan } from './aggregate-plan.ts';
@@ -48,14 +48,19 @@ export const resultBytes = (result: AggregateResult) =>
 /** The aggregate tables of another dataset of the same release (a `per` denominator's). */
 export type TablesOf = (dataset: string) => AggregateTables;
 
-/** Runs `plan` over the table that can answer it reading fewest rows, then its derived measures, `having` and order. */
+/**
+ * Runs `plan` over the table that can answer it reading fewest rows, then its derived
+ * measures, `having` and order, in slices that stop at the next one once `signal` aborts.
+ */
 export async function computeAggregate(
   def: DatasetDef,
   tables: AggregateTables,
   plan: AggregatePlan,
   period: YearRange | undefined,
   tablesOf: TablesOf,
+  signal: AbortSignal,
 ): Promise<AggregateResult> {
+  const turns = new Turns(signal);
   const index = (dimension: string) => def.dimensions.indexOf(dimension);
   const groupBy = plan.groupBy.map(index);
   const { compare, share, per, having } = plan.derived;
@@ -76,12 +81,13 @@ export async function computeAggregate(
     read,
     needs,
     denominator && 'aligned' in denominator ? denominator.aligned : undefined,
+    turns,
   );
   const merged =
     fineDims.length > 0
-      ? await mergeGroups(scanned, groupBy.length, tables.sizes, () => true, false)
+      ? await mergeGroups(scanned, groupBy.length, tables.sizes, () => true, false, turns)
       : { groups: scanned, targetOf: Int32Array.from({ length: scanned.count }, (_, g) => g) };
-  const levels = await levelsOf(def, tables, merged.groups, plan.rollup, compare ? allowed.get(index('year')) : undefined);
+  const levels = await levelsOf(def, tables, merged.groups, plan.rollup, compare ? allowed.get(index('year')) : undefined, turns);
   const count = levels.reduce((sum, level) => sum + level.shown.reduce((n, s) => n + s, 0), 0);
   const detail = levels[0]!;
 
@@ -111,7 +117,7 @@ export async function computeAggregate(
           ? levelDenominators(level, fine, (denominator as Keyed).table)
           : { sums: level.groups.aligned[0]!, unmatched: new Uint8Array(level.groups.count) },
     );
-  const shares = share !== undefined ? await shareTotalsOf(def, tables, plan, detail, allowed, sources) : undefined;
+  const shares = share !== undefined ? await shareTotalsOf(def, tables, plan, detail, allowed, sources, turns) : undefined;
 
   const columns = plan.columns;
   const n = columns.length;
@@ -122,28 +128,32 @@ export async function computeAggregate(
   let at = 0;
   for (const [l, level] of levels.entries()) {
     const { groups } = level;
-    const priors = compare ? await priorGroups(def, tables, level) : undefined;
-    await inSlices(groups.count, (start, end) => {
-      for (let g = start; g < end; g++) {
-        if (!level.shown[g]) continue;
-        codes.set(groups.codes.subarray(g * width, (g + 1) * width), at * width);
-        rows[at] = groups.rows[g]!;
-        let compared: [number, number, number] | undefined;
-        columns.forEach((column, c) => {
-          const source = sources[column.measure]!;
-          let value: number;
-          if (column.kind === 'value') value = measureValue(groups, source, g);
-          else if (column.kind === 'share') value = shareValue(groups, source.position, g, shares!);
-          else if (column.kind === 'per') value = perValue(groups, source.position, g, denominators![l]!);
-          else {
-            if (column.kind === 'prev') compared = compareValues(groups, source, g, priors![g]!);
-            value = compared![column.kind === 'prev' ? 0 : column.kind === 'change' ? 1 : 2];
-          }
-          values[at * n + c] = value;
-        });
-        at++;
-      }
-    });
+    const priors = compare ? await priorGroups(def, tables, level, turns) : undefined;
+    await inSlices(
+      groups.count,
+      (start, end) => {
+        for (let g = start; g < end; g++) {
+          if (!level.shown[g]) continue;
+          codes.set(groups.codes.subarray(g * width, (g + 1) * width), at * width);
+          rows[at] = groups.rows[g]!;
+          let compared: [number, number, number] | undefined;
+          columns.forEach((column, c) => {
+            const source = sources[column.measure]!;
+            let value: number;
+            if (column.kind === 'value') value = measureValue(groups, source, g);
+            else if (column.kind === 'share') value = shareValue(groups, source.position, g, shares!);
+            else if (column.kind === 'per') value = perValue(groups, source.position, g, denominators![l]!);
+            else {
+              if (column.kind === 'prev') compared = compareValues(groups, source, g, priors![g]!);
+              value = compared![column.kind === 'prev' ? 0 : column.kind === 'change' ? 1 : 2];
+            }
+            values[at * n + c] = value;
+          });
+          at++;
+        }
+      },
+      turns,
+    );
   }
   const keys = columns.map((c) => c.key);
   const valueAt = (key: string) => keys.indexOf(key);
@@ -156,6 +166,7 @@ export async function computeAggregate(
     { count, codes, width, values, n, rows },
     having.map((h) => ({ having: h, value: valueAt(h.key) })),
     order,
+    turns,
   );
   return { count: sorted.count, codes: sorted.codes, width, values: sorted.values, rows: sorted.rows, ...(unmatched && { unmatched }) };
 }
@@ -214,6 +225,7 @@ async function shareTotalsOf(
   detail: Level,
   allowed: Allowed,
   sources: readonly MeasureSource[],
+  turns: Turns,
 ) {
   const share = plan.derived.share!;
   const positions = [...new Set(sources.filter((s) => s.fn === 'sum').map((s) => s.position))];
@@ -237,7 +249,7 @@ async function shareTotalsOf(
     min: false,
     max: false,
   }));
-  const grouped = await groupRows(tables, groupBy, without, needs);
+  const grouped = await groupRows(tables, groupBy, without, needs, undefined, turns);
   // This scan totals the positions' metrics alone, in the positions' order.
   const remapped = {
     ...grouped,

@@ -3,7 +3,7 @@ import type { AggregateTables } from '../store/aggregate-tables.ts';
 import type { Groups } from '../store/aggregation.ts';
 import type { DenominatorTable } from '../store/denominators.ts';
 import { ExactSums, roundedDifference } from '../store/exact-sum.ts';
-import { inSlices } from '../store/slices.ts';
+import { inSlices, type Turns } from '../store/slices.ts';
 import type { Level } from './aggregate-groups.ts';
 
 // The derived values of an aggregate's groups, from their exact sums: a year's
@@ -30,7 +30,7 @@ const divide = (numerator: number, denominator: number) =>
   denominator === 0 || !Number.isFinite(denominator) ? NaN : numerator / denominator;
 
 /** For each group of `level`: the group holding the same values one year earlier, or -1. */
-export async function priorGroups(def: DatasetDef, tables: AggregateTables, level: Level): Promise<Int32Array> {
+export async function priorGroups(def: DatasetDef, tables: AggregateTables, level: Level, turns: Turns): Promise<Int32Array> {
   const { groups } = level;
   const width = groups.groupBy.length;
   const y = def.dimensions.indexOf('year');
@@ -45,18 +45,26 @@ export async function priorGroups(def: DatasetDef, tables: AggregateTables, leve
     return codes.join(',');
   };
   const index = new Map<string, number>();
-  await inSlices(groups.count, (start, end) => {
-    for (let g = start; g < end; g++) {
-      const code = groups.codes[g * width + at]!;
-      if (code >= 0) index.set(keyOf(g, years[code]!), g);
-    }
-  });
-  await inSlices(groups.count, (start, end) => {
-    for (let g = start; g < end; g++) {
-      const code = groups.codes[g * width + at]!;
-      if (code >= 0) prior[g] = index.get(keyOf(g, years[code]! - 1)) ?? -1;
-    }
-  });
+  await inSlices(
+    groups.count,
+    (start, end) => {
+      for (let g = start; g < end; g++) {
+        const code = groups.codes[g * width + at]!;
+        if (code >= 0) index.set(keyOf(g, years[code]!), g);
+      }
+    },
+    turns,
+  );
+  await inSlices(
+    groups.count,
+    (start, end) => {
+      for (let g = start; g < end; g++) {
+        const code = groups.codes[g * width + at]!;
+        if (code >= 0) prior[g] = index.get(keyOf(g, years[code]! - 1)) ?? -1;
+      }
+    },
+    turns,
+  );
   return prior;
 }
 

@@ -11,16 +11,18 @@ import { readPage } from './page.ts';
  * The matching rows' rids in serving order, `batch` at a time. Each batch is a keyset
  * page of its own (a short query on a pooled connection), so a slow client never
  * holds a DuckDB connection while it reads, and stopping the walk stops the work.
+ * `signal` interrupts the batch being read.
  */
 export async function* matchingRids(
   db: Database,
   served: StoredDataset,
   clauses: readonly Clause[] | null,
   batch: number,
+  signal?: AbortSignal,
 ): AsyncGenerator<readonly number[]> {
   let after = -1;
   for (;;) {
-    const page = await readPage(db, served, clauses, batch, after);
+    const page = await readPage(db, served, clauses, batch, after, signal);
     if (page.rids.length > 0) yield page.rids;
     if (page.nextAfter === undefined) return;
     after = page.nextAfter;
@@ -30,7 +32,7 @@ export async function* matchingRids(
 /**
  * Writes the rows of `source` (a release's normalized Parquet file) that the filters
  * match to `out` as Parquet, in serving order, with DuckDB's own COPY; the filter
- * values are bound parameters.
+ * values are bound parameters. `signal` drops it before it starts or interrupts it.
  */
 export async function copyParquet(
   db: Database,
@@ -39,6 +41,7 @@ export async function copyParquet(
   filters: Filters,
   period: YearRange | undefined,
   out: string,
+  signal?: AbortSignal,
 ): Promise<void> {
   const params: (string | number)[] = [];
   const where = fileConditions(filters, period, params);
@@ -49,5 +52,5 @@ export async function copyParquet(
   const sql = `COPY (SELECT ${columns.join(', ')} FROM read_parquet(${quoteLiteral(source)})${where.length ? ` WHERE ${where.join(' AND ')}` : ''}
     ORDER BY ${def.dimensions.map(quoteIdent).join(', ')}) TO ${quoteLiteral(out)} (FORMAT parquet, COMPRESSION zstd)`;
   // A sort of every matching row: DuckDB's memory-heavy work, one at a time.
-  await db.exclusive((connection) => connection.run(sql, params).then(() => {}));
+  await db.exclusive((connection) => connection.run(sql, params).then(() => {}), signal);
 }

@@ -19,9 +19,10 @@ export async function checkGroupCount(
   plan: AggregatePlan,
   period: YearRange | undefined,
   max: number,
+  signal?: AbortSignal,
 ): Promise<void> {
   if (groupBound(dataset, plan, period) <= max) return;
-  const count = await countGroups(db, dataset, plan, period);
+  const count = await countGroups(db, dataset, plan, period, signal);
   if (count > max) throw new TooManyGroupsError(count, max);
 }
 
@@ -48,11 +49,12 @@ export async function countGroups(
   dataset: StoredDataset,
   plan: AggregatePlan,
   period: YearRange | undefined,
+  signal?: AbortSignal,
 ): Promise<number> {
   const clauses = whereClauses(dataset, plan.filters, period);
   if (!clauses) return 0;
   const { sql, params } = groupCountQuery(dataset, plan, clauses);
-  const result = await db.use((lease) => lease.queryInts(sql, params));
+  const result = await db.use((lease) => lease.queryInts(sql, params), signal);
   let count = 0;
   for (let c = 0; c < result.chunkCount; c++) {
     const column = result.getChunk(c).getColumnVector(0);

@@ -4,6 +4,11 @@ interface Entry<T> {
   readonly releases: readonly string[];
   /** Settles once: the computation every caller of this key shares. */
   readonly result: Promise<T>;
+  settled: boolean;
+  /** Stops the computation: aborted when every caller waiting for it has gone. */
+  readonly stop: AbortController;
+  /** Callers waiting for the computation now. */
+  waiting: number;
   /** Callers using the result now; an entry evicted meanwhile is disposed by the last of them. */
   users: number;
   evicted: boolean;
@@ -21,6 +26,10 @@ interface Entry<T> {
  * A caller holds a result explicitly while it reads it (`read`): a result that owns
  * something outside the heap (a revisions diff's DuckDB table) is disposed only
  * when it has been evicted and no caller is reading it.
+ *
+ * A caller that is cancelled while the result is computed stops waiting at once; when
+ * the last one waiting has gone, the computation is stopped through its signal, and
+ * nothing is kept of it.
  */
 export class KeptResults<T> {
   private readonly kept: LRUCache<string, Entry<T>>;
@@ -48,33 +57,70 @@ export class KeptResults<T> {
 
   /**
    * Runs `use` on the result kept under `key` (canonical: releases, dataset, filters,
-   * shape), computed now if there is none, holding it until `use` settles.
+   * shape), computed now if there is none, holding it until `use` settles. `signal`
+   * is the caller's: it stops waiting when it aborts.
    */
-  async read<R>(key: string, releases: readonly string[], compute: () => Promise<T>, use: (result: T) => R | Promise<R>): Promise<R> {
+  async read<R>(
+    key: string,
+    releases: readonly string[],
+    compute: (signal: AbortSignal) => Promise<T>,
+    use: (result: T) => R | Promise<R>,
+    signal: AbortSignal,
+  ): Promise<R> {
     const entry = this.kept.get(key) ?? this.running.get(key) ?? this.start(key, releases, compute);
     // Counted before any await: nothing can dispose the result between here and `use`.
     entry.users++;
     try {
-      return await use(await entry.result);
+      return await use(await this.waitFor(key, entry, signal));
     } finally {
       entry.users--;
       if (entry.evicted && entry.users === 0) this.disposeEntry(entry);
     }
   }
 
-  private start(key: string, releases: readonly string[], compute: () => Promise<T>): Entry<T> {
+  private async waitFor(key: string, entry: Entry<T>, signal: AbortSignal): Promise<T> {
+    if (entry.settled) return entry.result;
+    entry.waiting++;
+    try {
+      return await new Promise<T>((resolve, reject) => {
+        const leave = () => reject(signal.reason);
+        if (signal.aborted) return leave();
+        signal.addEventListener('abort', leave, { once: true });
+        entry.result.then(resolve, reject).finally(() => signal.removeEventListener('abort', leave));
+      });
+    } finally {
+      entry.waiting--;
+      if (entry.waiting === 0 && !entry.settled) {
+        // Nobody waits for it any more: a later caller starts afresh.
+        if (this.running.get(key) === entry) this.running.delete(key);
+        entry.stop.abort(signal.reason);
+      }
+    }
+  }
+
+  private start(key: string, releases: readonly string[], compute: (signal: AbortSignal) => Promise<T>): Entry<T> {
     this.options.counted();
-    const entry: Entry<T> = { releases, result: compute(), users: 0, evicted: false, size: 1 };
+    const stop = new AbortController();
+    const entry: Entry<T> = { releases, result: compute(stop.signal), settled: false, stop, waiting: 0, users: 0, evicted: false, size: 1 };
     this.running.set(key, entry);
     entry.result.then(
       (result) => {
+        entry.settled = true;
+        if (stop.signal.aborted) {
+          // Finished as it was stopped: nobody asked for it, so it is not kept.
+          this.options.dispose?.(result);
+          return;
+        }
         this.running.delete(key);
         entry.size = this.options.sizeOf(result);
         this.kept.set(key, entry);
         // Too large to keep at all: the LRU refuses it without disposing it; its readers (one at least) do.
         if (this.kept.peek(key) !== entry) entry.evicted = true;
       },
-      () => this.running.delete(key),
+      () => {
+        entry.settled = true;
+        if (this.running.get(key) === entry) this.running.delete(key);
+      },
     );
     return entry;
   }

@@ -18,10 +18,11 @@ export async function readPage(
   clauses: readonly Clause[] | null,
   limit: number,
   afterRid: number,
+  signal?: AbortSignal,
 ): Promise<Page> {
   if (!clauses) return EMPTY;
   const { sql, params } = pageQuery(dataset.table, clauses, limit, afterRid);
-  const result = await db.use((lease) => lease.queryInts(sql, params));
+  const result = await db.use((lease) => lease.queryInts(sql, params), signal);
   const rids: number[] = [];
   for (let c = 0; c < result.chunkCount; c++) {
     const column = result.getChunk(c).getColumnVector(0);

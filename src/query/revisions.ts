@@ -69,9 +69,10 @@ export class RevisionDiff {
    * Runs the FULL JOIN into a table, then sorts that into the diff's own table, whose
    * row ids are then the page order. Two statements, each spilling on its own: the
    * join and the sort in one ran out of memory where each alone fits. One diff at a
-   * time (Database.exclusive).
+   * time (Database.exclusive). `signal` drops it before it starts or interrupts it; its
+   * tables are dropped either way.
    */
-  static async compute(db: Database, query: RevisionQuery): Promise<RevisionDiff> {
+  static async compute(db: Database, query: RevisionQuery, signal?: AbortSignal): Promise<RevisionDiff> {
     const id = ++tables;
     const table = `${SCHEMA}.${quoteIdent(`diff_${id}`)}`;
     const joined = `${SCHEMA}.${quoteIdent(`diff_${id}_joined`)}`;
@@ -81,6 +82,8 @@ export class RevisionDiff {
       await connection.run(`CREATE SCHEMA IF NOT EXISTS ${SCHEMA}`);
       try {
         await connection.run(`CREATE TABLE ${joined} AS ${sql}`, params);
+        // An interrupt that came between two statements is not lost.
+        signal?.throwIfAborted();
         await connection.run(`CREATE TABLE ${table} AS SELECT * FROM ${joined} ORDER BY ${dims.join(', ')}`);
         const rows = (await connection.runAndReadAll(`SELECT count(*) FROM ${table}`)).getRows();
         return Number(rows[0]![0]);
@@ -90,7 +93,7 @@ export class RevisionDiff {
       } finally {
         await connection.run(`DROP TABLE IF EXISTS ${joined}`);
       }
-    });
+    }, signal);
     return new RevisionDiff(db, query.def, table, count);
   }
 

@@ -2,9 +2,11 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 
-/** STATE_DIR, created readable by its owner only: it holds key hashes and secrets. */
+/** STATE_DIR, readable by its owner only, whether created now or found: it holds key hashes and secrets. */
 export async function ensureStateDir(stateDir: string): Promise<void> {
   await fs.mkdir(stateDir, { recursive: true, mode: 0o700 });
+  // mkdir's mode applies only to a folder it creates.
+  await fs.chmod(stateDir, 0o700);
 }
 
 /**

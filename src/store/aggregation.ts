@@ -1,6 +1,6 @@
 import type { CodeArray } from './column-store.ts';
 import { ExactSums } from './exact-sum.ts';
-import { inSlices } from './slices.ts';
+import { inSlices, Turns } from './slices.ts';
 
 // Grouped totals over a served dataset's columns: a count, an exact sum, a minimum and
 // a maximum per group and metric. The same scan builds the rollup tables at load time
@@ -70,6 +70,8 @@ export interface Grouping {
    * into the same groups in the same pass.
    */
   readonly aligned?: readonly MetricTotals[];
+  /** The slices' turns, with the signal that stops the grouping when its request is cancelled. */
+  readonly turns?: Turns;
 }
 
 /** Grouped totals; a group's code for a dimension rolled up (a subtotal) is -1. */
@@ -120,7 +122,7 @@ export const groupKeySpace = (sizes: readonly number[]) => sizes.reduce((product
 
 /** Groups `source`'s rows that pass `grouping.allowed` by `grouping.groupBy`, in first-seen order. */
 export async function group(source: AggregateSource, grouping: Grouping): Promise<Groups> {
-  const { groupBy, sizes, allowed, metrics } = grouping;
+  const { groupBy, sizes, allowed, metrics, turns = new Turns() } = grouping;
   const width = groupBy.length;
   // Mixed radix over the grouped dimensions' dictionary sizes: one number per group.
   const radix = groupBy.map((_, i) => groupBy.slice(i + 1).reduce((product, d) => product * sizes[d]!, 1));
@@ -158,84 +160,111 @@ export async function group(source: AggregateSource, grouping: Grouping): Promis
   const index = keySpace <= DENSE_KEYS ? new DenseIndex(keySpace) : new MapIndex();
   const keys: number[] = [];
   const groupOf = new Int32Array(span.to - span.from);
-  await inSlices(groupOf.length, (start, end) => {
-    for (let r = span.from + start; r < span.from + end; r++) {
-      let key = 0;
-      let g = 0;
-      for (let s = 0; s < active.length; s++) {
-        const segment = active[s]!;
-        const c = segment.codes[r]!;
-        if (segment.pass !== null && segment.pass[c] === 0) {
-          g = -1;
-          break;
+  await inSlices(
+    groupOf.length,
+    (start, end) => {
+      for (let r = span.from + start; r < span.from + end; r++) {
+        let key = 0;
+        let g = 0;
+        for (let s = 0; s < active.length; s++) {
+          const segment = active[s]!;
+          const c = segment.codes[r]!;
+          if (segment.pass !== null && segment.pass[c] === 0) {
+            g = -1;
+            break;
+          }
+          if (segment.part !== null) key += segment.part[c]!;
         }
-        if (segment.part !== null) key += segment.part[c]!;
+        if (g === 0) {
+          g = index.find(key, keys.length);
+          if (g === keys.length) keys.push(key);
+        }
+        groupOf[r - span.from] = g;
       }
-      if (g === 0) {
-        g = index.find(key, keys.length);
-        if (g === keys.length) keys.push(key);
-      }
-      groupOf[r - span.from] = g;
-    }
-  });
+    },
+    turns,
+  );
   const count = keys.length;
 
   const rows = new Float64Array(count);
   const { counts } = source;
-  await inSlices(groupOf.length, (start, end) => {
-    for (let i = start; i < end; i++) {
-      const g = groupOf[i]!;
-      if (g >= 0) rows[g] = rows[g]! + (counts === null ? 1 : counts[span.from + i]!);
-    }
-  });
+  await inSlices(
+    groupOf.length,
+    (start, end) => {
+      for (let i = start; i < end; i++) {
+        const g = groupOf[i]!;
+        if (g >= 0) rows[g] = rows[g]! + (counts === null ? 1 : counts[span.from + i]!);
+      }
+    },
+    turns,
+  );
   const sums: (ExactSums | null)[] = [];
   const min: (Float64Array | null)[] = [];
   const max: (Float64Array | null)[] = [];
   for (const need of metrics) {
     const totals = source.metrics[need.index]!;
-    sums.push(need.sum ? await sumGroups(totals, groupOf, span.from, count) : null);
-    min.push(need.min ? await extremeGroups(totals, groupOf, span.from, count, -1) : null);
-    max.push(need.max ? await extremeGroups(totals, groupOf, span.from, count, 1) : null);
+    sums.push(need.sum ? await sumGroups(totals, groupOf, span.from, count, turns) : null);
+    min.push(need.min ? await extremeGroups(totals, groupOf, span.from, count, -1, turns) : null);
+    max.push(need.max ? await extremeGroups(totals, groupOf, span.from, count, 1, turns) : null);
   }
   const aligned: ExactSums[] = [];
-  for (const totals of grouping.aligned ?? []) aligned.push(await sumGroups(totals, groupOf, span.from, count));
+  for (const totals of grouping.aligned ?? []) aligned.push(await sumGroups(totals, groupOf, span.from, count, turns));
 
   const codes = new Int32Array(count * width);
-  await inSlices(count, (start, end) => {
-    for (let g = start; g < end; g++)
-      for (let i = 0; i < width; i++) codes[g * width + i] = Math.floor(keys[g]! / radix[i]!) % sizes[groupBy[i]!]!;
-  });
+  await inSlices(
+    count,
+    (start, end) => {
+      for (let g = start; g < end; g++)
+        for (let i = 0; i < width; i++) codes[g * width + i] = Math.floor(keys[g]! / radix[i]!) % sizes[groupBy[i]!]!;
+    },
+    turns,
+  );
   return { count, groupBy, codes, rows, sums, min, max, needs: metrics, aligned };
 }
 
 /** Each group's exact sum of `totals`; `groupOf[i]` is the group of row `first + i`. */
-async function sumGroups(totals: MetricTotals, groupOf: Int32Array, first: number, count: number): Promise<ExactSums> {
+async function sumGroups(totals: MetricTotals, groupOf: Int32Array, first: number, count: number, turns: Turns): Promise<ExactSums> {
   const sums = new ExactSums(count);
-  await inSlices(groupOf.length, (start, end) => {
-    if ('values' in totals) {
-      const { values } = totals;
-      for (let i = start; i < end; i++) if (groupOf[i]! >= 0) sums.add(groupOf[i]!, values[first + i]!);
-    } else {
-      const { offsets, partials } = totals;
-      for (let i = start; i < end; i++) {
-        const g = groupOf[i]!;
-        if (g >= 0) for (let p = offsets[first + i]!; p < offsets[first + i + 1]!; p++) sums.add(g, partials[p]!);
+  await inSlices(
+    groupOf.length,
+    (start, end) => {
+      if ('values' in totals) {
+        const { values } = totals;
+        for (let i = start; i < end; i++) if (groupOf[i]! >= 0) sums.add(groupOf[i]!, values[first + i]!);
+      } else {
+        const { offsets, partials } = totals;
+        for (let i = start; i < end; i++) {
+          const g = groupOf[i]!;
+          if (g >= 0) for (let p = offsets[first + i]!; p < offsets[first + i + 1]!; p++) sums.add(g, partials[p]!);
+        }
       }
-    }
-  });
+    },
+    turns,
+  );
   return sums;
 }
 
 /** Each group's minimum (`sign` -1) or maximum (1), rows numbered as sumGroups'. */
-async function extremeGroups(totals: MetricTotals, groupOf: Int32Array, first: number, count: number, sign: 1 | -1): Promise<Float64Array> {
+async function extremeGroups(
+  totals: MetricTotals,
+  groupOf: Int32Array,
+  first: number,
+  count: number,
+  sign: 1 | -1,
+  turns: Turns,
+): Promise<Float64Array> {
   const out = new Float64Array(count).fill(-sign * Infinity);
   const values = 'values' in totals ? totals.values : sign > 0 ? totals.max : totals.min;
-  await inSlices(groupOf.length, (start, end) => {
-    for (let i = start; i < end; i++) {
-      const g = groupOf[i]!;
-      if (g >= 0 && sign * (values[first + i]! - out[g]!) > 0) out[g] = values[first + i]!;
-    }
-  });
+  await inSlices(
+    groupOf.length,
+    (start, end) => {
+      for (let i = start; i < end; i++) {
+        const g = groupOf[i]!;
+        if (g >= 0 && sign * (values[first + i]! - out[g]!) > 0) out[g] = values[first + i]!;
+      }
+    },
+    turns,
+  );
   return out;
 }
 
@@ -279,6 +308,7 @@ export async function mergeGroups(
   sizes: readonly number[],
   include: (g: number) => boolean,
   pad: boolean,
+  turns = new Turns(),
 ): Promise<{ groups: Groups; targetOf: Int32Array }> {
   const width = groups.groupBy.length;
   const kept = groups.groupBy.slice(0, keep).map((d) => sizes[d]!);
@@ -287,16 +317,20 @@ export async function mergeGroups(
   const index = keySpace <= DENSE_KEYS ? new DenseIndex(keySpace) : new MapIndex();
   const firstOf: number[] = [];
   const targetOf = new Int32Array(groups.count).fill(-1);
-  await inSlices(groups.count, (start, end) => {
-    for (let g = start; g < end; g++) {
-      if (!include(g)) continue;
-      let key = 0;
-      for (let i = 0; i < keep; i++) key += groups.codes[g * width + i]! * radix[i]!;
-      const t = index.find(key, firstOf.length);
-      if (t === firstOf.length) firstOf.push(g);
-      targetOf[g] = t;
-    }
-  });
+  await inSlices(
+    groups.count,
+    (start, end) => {
+      for (let g = start; g < end; g++) {
+        if (!include(g)) continue;
+        let key = 0;
+        for (let i = 0; i < keep; i++) key += groups.codes[g * width + i]! * radix[i]!;
+        const t = index.find(key, firstOf.length);
+        if (t === firstOf.length) firstOf.push(g);
+        targetOf[g] = t;
+      }
+    },
+    turns,
+  );
   const count = firstOf.length;
   const outWidth = pad ? width : keep;
   const codes = new Int32Array(count * outWidth).fill(-1);
@@ -305,22 +339,30 @@ export async function mergeGroups(
   const min = groups.min.map((a) => a && new Float64Array(count).fill(Infinity));
   const max = groups.max.map((a) => a && new Float64Array(count).fill(-Infinity));
   const aligned = groups.aligned.map(() => new ExactSums(count));
-  await inSlices(count, (start, end) => {
-    for (let t = start; t < end; t++) codes.set(groups.codes.subarray(firstOf[t]! * width, firstOf[t]! * width + keep), t * outWidth);
-  });
-  await inSlices(groups.count, (start, end) => {
-    for (let g = start; g < end; g++) {
-      const t = targetOf[g]!;
-      if (t < 0) continue;
-      rows[t] = rows[t]! + groups.rows[g]!;
-      for (let m = 0; m < sums.length; m++) {
-        sums[m]?.addGroup(t, groups.sums[m]!, g);
-        if (min[m]) min[m]![t] = Math.min(min[m]![t]!, groups.min[m]![g]!);
-        if (max[m]) max[m]![t] = Math.max(max[m]![t]!, groups.max[m]![g]!);
+  await inSlices(
+    count,
+    (start, end) => {
+      for (let t = start; t < end; t++) codes.set(groups.codes.subarray(firstOf[t]! * width, firstOf[t]! * width + keep), t * outWidth);
+    },
+    turns,
+  );
+  await inSlices(
+    groups.count,
+    (start, end) => {
+      for (let g = start; g < end; g++) {
+        const t = targetOf[g]!;
+        if (t < 0) continue;
+        rows[t] = rows[t]! + groups.rows[g]!;
+        for (let m = 0; m < sums.length; m++) {
+          sums[m]?.addGroup(t, groups.sums[m]!, g);
+          if (min[m]) min[m]![t] = Math.min(min[m]![t]!, groups.min[m]![g]!);
+          if (max[m]) max[m]![t] = Math.max(max[m]![t]!, groups.max[m]![g]!);
+        }
+        for (let m = 0; m < aligned.length; m++) aligned[m]!.addGroup(t, groups.aligned[m]!, g);
       }
-      for (let m = 0; m < aligned.length; m++) aligned[m]!.addGroup(t, groups.aligned[m]!, g);
-    }
-  });
+    },
+    turns,
+  );
   const groupBy = pad ? groups.groupBy : groups.groupBy.slice(0, keep);
   return { groups: { count, groupBy, codes, rows, sums, min, max, needs: groups.needs, aligned }, targetOf };
 }

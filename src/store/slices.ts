@@ -3,7 +3,9 @@
  * so requests keep being answered while a release loads beside the one served
  * (docs/etl.md "Switching releases"). A loop runs in slices of `SLICE` items and
  * calls `turn()` between them; only a slice that ends `BUDGET_MS` after the last
- * turn yields, so a fast machine does not pay for a yield per slice.
+ * turn yields, so a fast machine does not pay for a yield per slice. Work that can be
+ * cancelled (a request's) makes its Turns with the request's signal: the next turn
+ * after it aborts throws its reason, so the work stops within a slice.
  */
 export const SLICE = 1 << 15;
 const BUDGET_MS = 4;
@@ -11,8 +13,11 @@ const BUDGET_MS = 4;
 export class Turns {
   private last = performance.now();
 
-  /** Resolves at once within the budget, else after the event loop's next turn. */
+  constructor(private readonly signal?: AbortSignal) {}
+
+  /** Resolves at once within the budget, else after the event loop's next turn; throws once the signal has aborted. */
   turn(): Promise<void> | undefined {
+    this.signal?.throwIfAborted();
     const now = performance.now();
     if (now - this.last < BUDGET_MS) return undefined;
     return new Promise<void>((resolve) =>

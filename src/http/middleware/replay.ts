@@ -7,6 +7,9 @@ import { loggableUrl } from './request-log.ts';
 /** What RFC 9110 15.4.5 has a 304 repeat of the 200 it stands for (the limit headers are set before). */
 const NOT_MODIFIED_HEADERS = new Set(['etag', 'cache-control', 'vary']);
 
+/** Headers that describe how one request was answered, not the answer: Preference-Applied follows the request's own Prefer. */
+const NOT_RECORDED = new Set(['content-length', 'preference-applied']);
+
 /**
  * Answers a repeated request for a cached body without running its handler (`next`),
  * or runs it and records its answer.
@@ -42,7 +45,7 @@ export async function replayOrRecord(
   // Nothing to replay from a cache that kept nothing (caching off, or a body over its bound).
   if (answer && ctx.status === 200 && typeof ctx.state.route === 'string' && services.cache.get(answer.cacheKey)) {
     const headers = Object.entries(ctx.response.headers)
-      .filter(([name]) => !setBefore.has(name) && name !== 'content-length')
+      .filter(([name]) => !setBefore.has(name) && !NOT_RECORDED.has(name))
       .map(([name, value]) => [name, value as string | string[]] as const);
     table.record(request, began, {
       answer,

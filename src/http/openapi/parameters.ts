@@ -91,3 +91,14 @@ export const financialParameters = (schema: Schema, notes: Notes = {}, more: Rea
   const own = queryParameters(schema, notes, more);
   return [...own, ...dimensionParameters(own)];
 };
+
+/** The `Prefer` request header (RFC 7240), taken by the operations that may run heavy work. */
+export const PREFER_WAIT: Json = {
+  name: 'Prefer',
+  in: 'header',
+  required: false,
+  description:
+    '`wait=N` (seconds, decimals allowed) lowers the deadline of the heavy work this request runs (an aggregate computed, a diff, a filtered export, a release loaded) below QUERY_TIMEOUT_MS; it never raises it. Past it: 504 `timeout`. Applied: the answer carries `Preference-Applied: wait=N`.',
+  schema: { type: 'string' },
+  example: 'wait=10',
+};

@@ -9,6 +9,7 @@ import {
   KeysUnavailableError,
   MissingKeyError,
   NotReadyError,
+  QueryTimeoutError,
   QueryTooLongError,
   ReleaseLoadingError,
   ReleaseUnavailableError,
@@ -55,6 +56,12 @@ export const HEADERS: Readonly<Record<string, Json>> = {
     schema: { type: 'string' },
   },
   'Retry-After': { required: true, description: 'Seconds to wait before retrying.', schema: { type: 'integer', minimum: 1 } },
+  'Preference-Applied': {
+    required: false,
+    description:
+      'RFC 7240: `wait=N` when a `Prefer: wait=N` shorter than QUERY_TIMEOUT_MS set the deadline of the heavy work this request ran.',
+    schema: { type: 'string' },
+  },
   ETag: {
     required: true,
     description: 'Strong tag of this representation (release, request, format and coding).',
@@ -169,12 +176,21 @@ export const metricErrors = (schema: v.GenericSchema, use: MetricUse = 'rows'): 
   metricOfADataset: unknownMetric('inflation', use),
 });
 
-/** For operations that take `release=`. */
-export const unknownRelease = () => ({
+/**
+ * For operations that take `release=`: 404 for a release not published, and 504 for
+ * heavy work past its deadline (a release loaded for the request, or the operation's
+ * own: an aggregate computed, a diff, a filtered export).
+ */
+export const releaseResponses = () => ({
   404: errorResponse(
     '`release` names no published release.',
     { unknownRelease: new UnknownReleaseError('1999-01') },
     headerRefs(LIMIT_HEADERS),
+  ),
+  504: errorResponse(
+    'Heavy work ran past its deadline, counted from its turn: QUERY_TIMEOUT_MS, or less with `Prefer: wait=N`; it was stopped. Narrow the request rather than retry it unchanged.',
+    { timeout: new QueryTimeoutError(15_000, false), preferred: new QueryTimeoutError(2_000, true) },
+    headerRefs([...LIMIT_HEADERS, 'Preference-Applied']),
   ),
 });
 

@@ -1,25 +1,89 @@
 import type { Context } from 'koa';
-import { type HeavyKind, QueueFullError } from '../../admission/queue.ts';
+import { DeadlineError, type HeavyKind, QueueFullError } from '../../admission/queue.ts';
 import { isOutOfMemory } from '../../duckdb/database.ts';
-import { BusyError } from '../../errors/index.ts';
+import { BusyError, ClientGoneError, QueryTimeoutError } from '../../errors/index.ts';
 import type { Services } from '../../services.ts';
 import { requestKey } from './request-key.ts';
+import { onResponseClosed } from './response-closed.ts';
 
 // Heavy work (an aggregate computed, a revisions diff, a filtered export, a release
-// loaded for release=) takes its key's turn in services.admission. Whether it waited
-// too long or DuckDB ran out of memory for it, the server is busy, not broken: both
-// answer 503 busy with Retry-After, here and nowhere else.
+// loaded for release=) takes its key's turn in services.admission, and runs until its
+// deadline: QUERY_TIMEOUT_MS from its turn, or less with `Prefer: wait=N` (RFC 7240).
+// Whether it waited too long or DuckDB ran out of memory for it, the server is busy,
+// not broken: both answer 503 busy with Retry-After, here and nowhere else. Past its
+// deadline it answers 504 timeout; a client that left stops it too.
 
-type HeavyServices = Pick<Services, 'admission' | 'metrics'>;
+type HeavyServices = Pick<Services, 'admission' | 'metrics' | 'queryTimeoutMs'>;
 
-/** Runs `work` in the request's key's turn; a refusal for load is a BusyError. */
-export async function heavyWork<T>(ctx: Context, services: HeavyServices, kind: HeavyKind, work: () => Promise<T>): Promise<T> {
+export interface HeavyOptions {
+  /** What cancels the work besides its deadline; by default, the client gone. */
+  readonly signal?: AbortSignal;
+  /** The rest of an answer already started (an export's later batches): never refused for load, and no deadline. */
+  readonly streaming?: boolean;
+}
+
+/**
+ * Runs `work` in the request's key's turn, with a signal that aborts when it is to
+ * stop: past its deadline, or when `options.signal` aborts. A refusal for load is a
+ * BusyError; a deadline passed, a QueryTimeoutError.
+ */
+export async function heavyWork<T>(
+  ctx: Context,
+  services: HeavyServices,
+  kind: HeavyKind,
+  work: (signal: AbortSignal) => Promise<T>,
+  options: HeavyOptions = {},
+): Promise<T> {
+  const { signal = clientGone(ctx), streaming = false } = options;
+  const preferred = streaming ? undefined : preferredWaitMs(ctx.get('prefer'));
+  const lowered = preferred !== undefined && preferred < services.queryTimeoutMs;
+  const deadlineMs = lowered ? preferred : services.queryTimeoutMs;
+  if (lowered) ctx.set('Preference-Applied', `wait=${deadlineMs / 1000}`);
   try {
-    return await services.admission.run(requestKey(ctx).id, kind, work);
+    return await services.admission.run(requestKey(ctx).id, kind, work, {
+      signal,
+      deadlineMs: streaming ? undefined : deadlineMs,
+      refusable: !streaming,
+    });
   } catch (err) {
+    if (err instanceof DeadlineError) {
+      services.metrics.heavyCancellations.inc({ kind, reason: 'deadline' });
+      throw new QueryTimeoutError(err.deadlineMs, lowered);
+    }
+    if (err instanceof ClientGoneError) {
+      services.metrics.heavyCancellations.inc({ kind, reason: 'client_gone' });
+      throw err;
+    }
     if (!(err instanceof QueueFullError) && !isOutOfMemory(err)) throw err;
     services.metrics.heavyRefusals.inc({ reason: 'busy' });
     // By the wait bound the jobs ahead have had their time.
     throw new BusyError(Math.ceil(services.admission.maxWaitMs / 1000));
   }
+}
+
+/**
+ * The request's signal: aborts with a ClientGoneError when its connection closes
+ * before the answer has been written. One per request.
+ */
+export function clientGone(ctx: Context): AbortSignal {
+  const made = ctx.state.clientGone as AbortSignal | undefined;
+  if (made) return made;
+  const controller = new AbortController();
+  onResponseClosed(ctx, (finished) => {
+    if (!finished) controller.abort(new ClientGoneError());
+  });
+  ctx.state.clientGone = controller.signal;
+  return controller.signal;
+}
+
+const PREFER_WAIT = /(?:^|[,;])\s*wait\s*=\s*"?(\d{1,9}(?:\.\d{1,3})?)"?\s*(?=[,;]|$)/i;
+
+/**
+ * The `wait` preference of a Prefer header (RFC 7240 4.3), in milliseconds: decimal
+ * seconds, at least 1 ms. A malformed one is ignored, as RFC 7240 has a server do
+ * with a preference it does not understand.
+ */
+export function preferredWaitMs(header: string): number | undefined {
+  const match = PREFER_WAIT.exec(header);
+  return match ? Math.max(1, Math.round(Number(match[1]) * 1000)) : undefined;
 }

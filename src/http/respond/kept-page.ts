@@ -6,7 +6,7 @@ import { canonicalScope, type QueryScope } from '../../query/scope.ts';
 import type { Format } from '../../render/formats.ts';
 import type { Services } from '../../services.ts';
 import { respondCacheable } from './cacheable.ts';
-import { heavyWork } from './heavy-work.ts';
+import { clientGone, heavyWork } from './heavy-work.ts';
 import { setNextPage } from './paging.ts';
 
 /** Where a page of a kept result starts and ends, and the envelope's pagination (the next page's cursor while more follow). */
@@ -29,7 +29,8 @@ export interface KeptPageRequest<T> {
   readonly limit: number;
   /** The releases the result is read from: it is forgotten once one of them is no longer published. */
   readonly releases: readonly string[];
-  readonly compute: () => Promise<T>;
+  /** Computes the result; `signal` aborts when it is to stop (its deadline passed, or every request waiting for it has gone). */
+  readonly compute: (signal: AbortSignal) => Promise<T>;
   readonly count: (result: T) => number;
   /** The page's body: the result's rows `slice.start` to `slice.end`, with `slice.pagination`. */
   readonly render: (result: T, slice: Slice) => Buffer | Promise<Buffer>;
@@ -39,19 +40,26 @@ export interface KeptPageRequest<T> {
  * Answers one page of a kept result: the result is computed in the key's turn for heavy
  * work the first time any page asks for it, then every page of the walk slices the same
  * result (query/kept-results.ts), and each page's body is a cacheable answer of its own.
- * The answer's Cache-Control follows the scope's release.
+ * The answer's Cache-Control follows the scope's release. The computation is stopped
+ * by its deadline, or when every request waiting for it has gone.
  */
 export async function respondWithKeptPage<T>(ctx: Context, services: Services, request: KeptPageRequest<T>): Promise<void> {
   const { format, limit, kept } = request;
   const scope = { ...request.scope, format: format.name };
   const after = request.cursor === undefined ? -1 : services.cursors.after(request.cursor, scope);
   const whole = JSON.stringify([request.kind, ...canonicalScope(scope)]);
-  const compute = () => heavyWork(ctx, services, request.kind, request.compute);
+  const compute = (stop: AbortSignal) => heavyWork(ctx, services, request.kind, request.compute, { signal: stop });
   const render = () =>
-    kept.read(whole, request.releases, compute, async (result) => {
-      const slice = slicePage(services, scope, request.count(result), after, limit);
-      return { body: await request.render(result, slice), next: slice.pagination.cursor || undefined };
-    });
+    kept.read(
+      whole,
+      request.releases,
+      compute,
+      async (result) => {
+        const slice = slicePage(services, scope, request.count(result), after, limit);
+        return { body: await request.render(result, slice), next: slice.pagination.cursor || undefined };
+      },
+      clientGone(ctx),
+    );
   const key = JSON.stringify([format.name, whole, limit, after]);
   const next = await respondCacheable(ctx, services, { key, contentType: format.contentType, render, release: scope.release });
   setNextPage(ctx, format.name, next);

@@ -2,6 +2,7 @@ import type { Context } from 'koa';
 import { ExportsOpenError } from '../../errors/index.ts';
 import type { Services } from '../../services.ts';
 import { requestKey } from './request-key.ts';
+import { onResponseClosed } from './response-closed.ts';
 
 /** Retry-After of a refusal for exports open: when one of them may have ended, for a client that retries on its own. */
 const OPEN_RETRY_SECONDS = 10;
@@ -38,7 +39,7 @@ export function openExport(ctx: Context, services: Pick<Services, 'exports' | 'm
     Math.max(50, Math.min(idleMs / 4, 5_000)),
   );
   watch.unref();
-  res.once('close', () => {
+  onResponseClosed(ctx, () => {
     clearInterval(watch);
     close();
   });

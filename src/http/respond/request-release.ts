@@ -18,7 +18,7 @@ export interface ReleaseAsked {
   readonly cursor?: Cursor;
 }
 
-type ReleaseServices = Pick<Services, 'releases' | 'admission' | 'metrics' | 'releaseLoadWaitMs'>;
+type ReleaseServices = Pick<Services, 'releases' | 'admission' | 'metrics' | 'releaseLoadWaitMs' | 'queryTimeoutMs'>;
 
 /**
  * Pins the release a request reads (docs/api.md "Releases"), for the caller to let go
@@ -35,7 +35,9 @@ export async function acquireRelease(ctx: Context, services: ReleaseServices, as
   const id = asked.release ?? asked.cursor?.release;
   try {
     if (id === undefined || releases.isLoaded(id) || !releases.isPublished(id)) return await releases.acquire(id);
-    return await heavyWork(ctx, services, 'release_load', () => releases.acquire(id, AbortSignal.timeout(services.releaseLoadWaitMs)));
+    return await heavyWork(ctx, services, 'release_load', (signal) =>
+      releases.acquire(id, AbortSignal.any([signal, AbortSignal.timeout(services.releaseLoadWaitMs)])),
+    );
   } catch (err) {
     if (err instanceof NotPublishedError)
       throw asked.release === undefined ? new InvalidCursorError() : new UnknownReleaseError(err.release);

@@ -27,8 +27,8 @@ import { aggregateTable } from '../../render/aggregates.ts';
 import { renderTable } from '../../render/table.ts';
 import { envelope, releaseId, warnings } from '../openapi/components.ts';
 import { AGGREGATE_NOTES, exampleRequest, type ParameterNotes } from '../openapi/examples.ts';
-import { financialParameters, financialSets } from '../openapi/parameters.ts';
-import { keyedErrors, metricErrors, pageResponses, ref, unknownRelease } from '../openapi/responses.ts';
+import { financialParameters, financialSets, PREFER_WAIT } from '../openapi/parameters.ts';
+import { keyedErrors, metricErrors, pageResponses, ref, releaseResponses } from '../openapi/responses.ts';
 import { dimensionFilters, filterParams, filtersApplied, yearParam } from '../params/dimension-filters.ts';
 import { HAVING_FORMAT, havingParam } from '../params/having.ts';
 import { financialDataset } from '../params/metric.ts';
@@ -157,7 +157,7 @@ function operation() {
     tags: ['data'],
     summary: 'Totals, averages, minima and maxima of a financial dataset, grouped',
     description: `Groups the rows of one financial dataset that pass the filters by up to ${MAX_GROUP_BY} dimensions and computes each measure per group: sums are exact (the double nearest the true sum), averages divide that sum by \`rows\`. Takes every filter of /v1/financials. What each metric may be combined with:\n\n${metricsTable()}\n\nWithout a filter or a grouping on \`state\`, only national rows (\`state\` "") are read, since a country's national row already totals its states' rows.`,
-    parameters: financialParameters(schema, DESCRIPTIONS, { ...AGGREGATE_NOTES, ...DERIVED_NOTES }),
+    parameters: [...financialParameters(schema, DESCRIPTIONS, { ...AGGREGATE_NOTES, ...DERIVED_NOTES }), PREFER_WAIT],
     'x-codeSamples': exampleRequest('/v1/aggregate?metric=ggr&group_by=region&fx=USD'),
     responses: {
       ...pageResponses('AggregateResponse', {
@@ -181,7 +181,7 @@ function operation() {
         tooManyGroups: new TooManyGroupsError(250_000, 100_000),
         invalidCursor: new InvalidCursorError(),
       }),
-      ...unknownRelease(),
+      ...releaseResponses(),
     },
   };
 }
@@ -233,9 +233,10 @@ export const aggregate: Route = {
         limit,
         releases: [id],
         // Refused for its size before any row is grouped.
-        compute: async () => {
-          await checkGroupCount(services.db, served, plan, period?.years, services.aggregateMaxGroups);
-          return computeAggregate(def, served.aggregates, plan, period?.years, (name) => datasets.get(name)!.aggregates);
+        compute: async (signal) => {
+          await checkGroupCount(services.db, served, plan, period?.years, services.aggregateMaxGroups, signal);
+          const tablesOf = (name: string) => datasets.get(name)!.aggregates;
+          return computeAggregate(def, served.aggregates, plan, period?.years, tablesOf, signal);
         },
         count: (result) => result.count,
         render: (result, { start, end, pagination }) => {

@@ -8,8 +8,8 @@ import type { LoadedRelease } from '../../releases/releases.ts';
 import type { Services } from '../../services.ts';
 import { releaseId } from '../openapi/components.ts';
 import { exampleRequest } from '../openapi/examples.ts';
-import { queryParameters } from '../openapi/parameters.ts';
-import { headerRefs, keyedErrors, LIMIT_HEADERS, ref, unknownRelease } from '../openapi/responses.ts';
+import { PREFER_WAIT, queryParameters } from '../openapi/parameters.ts';
+import { headerRefs, keyedErrors, LIMIT_HEADERS, ref, releaseResponses } from '../openapi/responses.ts';
 import { parseQuery, releaseParam } from '../params/params.ts';
 import { respondCacheable } from '../respond/cacheable.ts';
 import { acquireRelease } from '../respond/request-release.ts';
@@ -92,7 +92,7 @@ export const catalog: Route = {
     summary: 'List every dataset',
     description:
       "Every dataset with its name, description, dimensions and metrics (spec 2.1), the denominators `per` on /v1/aggregate may divide its sums by, and, once a release is loaded, the release served (or the one `release` names) and each dataset's row count and first and last year. Other parameters are ignored.",
-    parameters: queryParameters(schema),
+    parameters: [...queryParameters(schema), PREFER_WAIT],
     'x-codeSamples': exampleRequest('/v1/catalog'),
     responses: {
       200: {
@@ -102,7 +102,7 @@ export const catalog: Route = {
       },
       304: { description: 'If-None-Match holds the ETag.', headers: headerRefs(LIMIT_HEADERS) },
       ...keyedErrors({ badRelease: new InvalidParametersError({ release: ['Expected a release id like 2026-11'] }) }),
-      ...unknownRelease(),
+      ...releaseResponses(),
     },
   },
   schemas: {

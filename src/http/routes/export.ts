@@ -1,5 +1,4 @@
 import fs from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import type { Context } from 'koa';
@@ -15,12 +14,11 @@ import type { Decision, WindowState } from '../../limits/limiter.ts';
 import { copyParquet, matchingRids } from '../../query/export.ts';
 import { type Filters, whereClauses, type YearRange } from '../../query/filters.ts';
 import { type DatasetDef, findDataset } from '../../registry.ts';
-import type { ReleaseHandle } from '../../releases/releases.ts';
 import { FORMATS } from '../../render/formats.ts';
 import type { Services } from '../../services.ts';
 import { exampleRequest } from '../openapi/examples.ts';
-import { financialParameters } from '../openapi/parameters.ts';
-import { errorResponse, headerRefs, keyedErrors, LIMIT_HEADERS, metricErrors, unknownRelease } from '../openapi/responses.ts';
+import { financialParameters, PREFER_WAIT } from '../openapi/parameters.ts';
+import { errorResponse, headerRefs, keyedErrors, LIMIT_HEADERS, metricErrors, releaseResponses } from '../openapi/responses.ts';
 import { dimensionFilters, filterParams, yearParam } from '../params/dimension-filters.ts';
 import { datasetParam, financialDataset } from '../params/metric.ts';
 import { formatParam, parseQuery, periodParam, releaseParam } from '../params/params.ts';
@@ -29,6 +27,7 @@ import { EXPORT_FORMATS, notAcceptable, responseFormat } from '../respond/negoti
 import { openExport } from '../respond/open-export.ts';
 import { requestKey } from '../respond/request-key.ts';
 import { acquireRelease } from '../respond/request-release.ts';
+import { onResponseClosed } from '../respond/response-closed.ts';
 import { replyWithFile } from '../respond/send-file.ts';
 import type { Route } from './route.ts';
 
@@ -58,58 +57,58 @@ async function handle(ctx: Context, services: Services): Promise<void> {
   const format = responseFormat(ctx.get('accept'), named, EXPORT_FORMATS);
   ctx.vary('Accept');
   const hold = await acquireRelease(ctx, services, { release: asked });
-  let streaming = false;
-  try {
-    const release = hold.release;
-    const served = release.datasets.get(def.name)!;
-    const cacheControl = services.releases.cacheControlFor(release.id);
-    const filename = `${def.name}-${release.id}.${format.extension}`;
-    const source = path.join(release.dir, release.manifest.datasets[def.name]!.file);
-    // The release's own file is the export when nothing is filtered, if `etl load`
-    // wrote it (normalized and in serving order; generated samples are not sorted).
-    if (format.name === 'parquet' && filters.size === 0 && !period && release.manifest.published_at !== undefined) {
-      const sha256 = release.manifest.datasets[def.name]!.sha256;
-      const etag = `"${Buffer.from(sha256, 'hex').toString('base64url').slice(0, 22)}-parquet"`;
-      const reply = await replyWithFile(ctx, { path: source, etag, contentType: format.contentType, cacheControl });
-      // Every answer that sends bytes of the file costs one export, a range or a resume too: a free resume would be a free whole file (bytes=1-).
-      if (reply.status === 304) await budget(ctx, services, false);
-      else {
-        try {
-          openExport(ctx, services);
-          await charge(ctx, services);
-        } catch (err) {
-          await reply.discard();
-          throw err;
-        }
-        ctx.set('Content-Disposition', `attachment; filename="${filename}"`);
+  // The one place that lets go of what an export holds, however its response ends:
+  // sent, refused, failed, or cut off by the client before or during the stream.
+  let parts: AsyncGenerator<Buffer> | undefined;
+  onResponseClosed(ctx, () => {
+    hold.letGo();
+    void parts?.return(undefined);
+  });
+  const release = hold.release;
+  const served = release.datasets.get(def.name)!;
+  const cacheControl = services.releases.cacheControlFor(release.id);
+  const filename = `${def.name}-${release.id}.${format.extension}`;
+  const source = path.join(release.dir, release.manifest.datasets[def.name]!.file);
+  // The release's own file is the export when nothing is filtered, if `etl load`
+  // wrote it (normalized and in serving order; generated samples are not sorted).
+  if (format.name === 'parquet' && filters.size === 0 && !period && release.manifest.published_at !== undefined) {
+    const sha256 = release.manifest.datasets[def.name]!.sha256;
+    const etag = `"${Buffer.from(sha256, 'hex').toString('base64url').slice(0, 22)}-parquet"`;
+    const reply = await replyWithFile(ctx, { path: source, etag, contentType: format.contentType, cacheControl });
+    // Every answer that sends bytes of the file costs one export, a range or a resume too: a free resume would be a free whole file (bytes=1-).
+    if (reply.status === 304) await budget(ctx, services, false);
+    else {
+      try {
+        openExport(ctx, services);
+        await charge(ctx, services);
+      } catch (err) {
+        await reply.discard();
+        throw err;
       }
-      reply.send();
-      return;
+      ctx.set('Content-Disposition', `attachment; filename="${filename}"`);
     }
-    openExport(ctx, services);
-    // Read before the work, charged after it: a key whose budget is spent sets nothing running, and a busy server charges nothing.
-    const spent = await budget(ctx, services, false);
-    if (!spent.allowed) throw new ExportLimitError(services.limits.exports.policy.perMinute, spent.retryAfterSeconds);
-    const rows =
-      format.name === 'parquet'
-        ? parquetFile(services, def, source, filters, period?.years)
-        : served.rows.stream(format.name, matchingRids(services.db, served, whereClauses(served, filters, period?.years), BATCH));
-    const parts = await inTurns(ctx, services, rows);
-    try {
-      await charge(ctx, services);
-    } catch (err) {
-      await parts.return(undefined);
-      throw err;
-    }
-    ctx.set('Content-Disposition', `attachment; filename="${filename}"`);
-    ctx.set('Cache-Control', cacheControl);
-    ctx.type = format.contentType;
-    // The stream owns the hold from here: it lets go when it ends, finished or cut off.
-    ctx.body = Readable.from(held(parts, hold), { objectMode: false, highWaterMark: 1 });
-    streaming = true;
-  } finally {
-    if (!streaming) hold.letGo();
+    reply.send();
+    return;
   }
+  openExport(ctx, services);
+  // Read before the work, charged after it: a key whose budget is spent sets nothing running, and a busy server charges nothing.
+  const spent = await budget(ctx, services, false);
+  if (!spent.allowed) throw new ExportLimitError(services.limits.exports.policy.perMinute, spent.retryAfterSeconds);
+  // What the export runs stops with this: the client gone, or the deadline to its first byte passed.
+  const stop = new AbortController();
+  parts =
+    format.name === 'parquet'
+      ? parquetFile(services, def, source, filters, period?.years, stop.signal)
+      : served.rows.stream(
+          format.name,
+          matchingRids(services.db, served, whereClauses(served, filters, period?.years), BATCH, stop.signal),
+        );
+  const first = await inTurns(ctx, services, parts, stop);
+  await charge(ctx, services);
+  ctx.set('Content-Disposition', `attachment; filename="${filename}"`);
+  ctx.set('Cache-Control', cacheControl);
+  ctx.type = format.contentType;
+  ctx.body = Readable.from(first, { objectMode: false, highWaterMark: 1 });
 }
 
 /** Charges one export to the key's daily budget, or throws the 429 when it is spent. */
@@ -120,24 +119,34 @@ async function charge(ctx: Context, services: Services): Promise<void> {
 
 /**
  * `parts` with each part made in the key's turn for heavy work (a batch of rows read
- * and rendered, the filtered Parquet file written), the first before the answer
- * starts: a server too busy for it answers a clean 503, not a cut-off file.
+ * and rendered, the filtered Parquet file written). The first is made before the
+ * answer starts, within the deadline: a server too busy for it answers a clean 503,
+ * and one too slow a 504, not a cut-off file. The parts after it wait for their turns
+ * but are never refused and have no deadline: the 200 has been sent, and
+ * EXPORT_IDLE_SECONDS bounds a stream nobody reads. `stop` aborts with whatever
+ * cancels a turn, so the part being made stops too.
  */
-async function inTurns(ctx: Context, services: Services, parts: AsyncGenerator<Buffer>): Promise<AsyncGenerator<Buffer>> {
-  const next = () => heavyWork(ctx, services, 'export', () => parts.next());
-  let first: IteratorResult<Buffer>;
-  try {
-    first = await next();
-  } catch (err) {
-    await parts.return(undefined);
-    throw err;
-  }
+async function inTurns(
+  ctx: Context,
+  services: Services,
+  parts: AsyncGenerator<Buffer>,
+  stop: AbortController,
+): Promise<AsyncIterable<Buffer>> {
+  const next = (streaming: boolean) =>
+    heavyWork(
+      ctx,
+      services,
+      'export',
+      (signal) => {
+        const relay = () => stop.abort(signal.reason);
+        signal.addEventListener('abort', relay, { once: true });
+        return parts.next().finally(() => signal.removeEventListener('abort', relay));
+      },
+      { streaming },
+    );
+  const first = await next(false);
   return (async function* () {
-    try {
-      for (let part = first; !part.done; part = await next()) yield part.value;
-    } finally {
-      await parts.return(undefined);
-    }
+    for (let part: IteratorResult<Buffer> = first; !part.done; part = await next(true)) yield part.value;
   })();
 }
 
@@ -152,14 +161,6 @@ async function budget(ctx: Context, services: Services, charge: boolean): Promis
   return decision;
 }
 
-async function* held(parts: AsyncGenerator<Buffer>, hold: ReleaseHandle): AsyncGenerator<Buffer> {
-  try {
-    yield* parts;
-  } finally {
-    hold.letGo();
-  }
-}
-
 /** Parquet of the matching rows, written by DuckDB to a scratch file, then sent and removed. */
 async function* parquetFile(
   services: Services,
@@ -167,11 +168,12 @@ async function* parquetFile(
   source: string,
   filters: Filters,
   period: YearRange | undefined,
+  signal: AbortSignal,
 ): AsyncGenerator<Buffer> {
-  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'dqs-export-'));
+  const dir = await fs.mkdtemp(path.join(services.scratchDir, 'export-'));
   try {
     const out = path.join(dir, `${def.name}.parquet`);
-    await copyParquet(services.db, def, source, filters, period, out);
+    await copyParquet(services.db, def, source, filters, period, out, signal);
     const handle = await fs.open(out, 'r');
     try {
       for await (const chunk of handle.createReadStream({ highWaterMark: 1 << 20, autoClose: false })) yield chunk as Buffer;
@@ -193,7 +195,7 @@ export const exporter: Route = {
     tags: ['data'],
     summary: 'Every matching row of a financial dataset in one file',
     description: `The rows /v1/financials would page for the same filters and release, in the same order, as flat columns (the dimensions, then the metrics; \`year\` INTEGER, metrics DOUBLE), in one response. \`format\` (${EXPORT_FORMATS.join(', ')}) or else \`Accept\` picks the file: ${mediaTypes.map((t) => `\`${t}\``).join(', ')}; none or \`*/*\` is Parquet. Counts one request and one export of the key's daily export budget. Unfiltered Parquet is the release's own published file: ETag, 304, and \`Range\` for resumable downloads.`,
-    parameters: financialParameters(schema),
+    parameters: [...financialParameters(schema), PREFER_WAIT],
     'x-codeSamples': exampleRequest('/v1/export?metric=fx&fx_local_currency=JPY&format=csv'),
     responses: {
       200: {
@@ -237,7 +239,7 @@ export const exporter: Route = {
         },
         headerRefs([...LIMIT_HEADERS, 'Retry-After']),
       ),
-      ...unknownRelease(),
+      ...releaseResponses(),
     },
   },
 };

@@ -3,8 +3,8 @@ import { InvalidCursorError, InvalidFilterDimensionError, InvalidParametersError
 import { findDataset } from '../../registry.ts';
 import { envelope, releaseId, rowOf, warnings } from '../openapi/components.ts';
 import { exampleRequest } from '../openapi/examples.ts';
-import { financialParameters, financialSets } from '../openapi/parameters.ts';
-import { keyedErrors, metricErrors, pageResponses, unknownRelease } from '../openapi/responses.ts';
+import { financialParameters, financialSets, PREFER_WAIT } from '../openapi/parameters.ts';
+import { keyedErrors, metricErrors, pageResponses, releaseResponses } from '../openapi/responses.ts';
 import { dimensionFilters, filterParams, filtersApplied, yearParam } from '../params/dimension-filters.ts';
 import { datasetParam, financialDataset } from '../params/metric.ts';
 import { cursorParam, formatParam, limitParam, parseQuery, periodParam, releaseParam } from '../params/params.ts';
@@ -56,7 +56,7 @@ export const financials: Route = {
     tags: ['data'],
     summary: 'Query a financial dataset',
     description: `Rows of one financial dataset, filtered by its dimensions. A parameter that is not a dimension of the metric is the invalid-filter-dimension error. Dimensions and metrics per metric:\n\n| metric | dimensions | metrics |\n|---|---|---|\n${perMetric}`,
-    parameters: financialParameters(schema),
+    parameters: [...financialParameters(schema), PREFER_WAIT],
     'x-codeSamples': exampleRequest('/v1/financials?metric=ggr&country=France&year=2024&limit=5'),
     responses: {
       ...pageResponses('FinancialResponse'),
@@ -66,7 +66,7 @@ export const financials: Route = {
         invalidFilterDimension: new InvalidFilterDimensionError('product', 'fx', fx.dimensions),
         invalidCursor: new InvalidCursorError(),
       }),
-      ...unknownRelease(),
+      ...releaseResponses(),
     },
   },
   schemas: {

@@ -3,8 +3,8 @@ import { InvalidCursorError, InvalidParametersError } from '../../errors/index.t
 import { findDataset } from '../../registry.ts';
 import { envelope, releaseId, rowOf } from '../openapi/components.ts';
 import { exampleRequest } from '../openapi/examples.ts';
-import { queryParameters, referenceSets } from '../openapi/parameters.ts';
-import { keyedErrors, missingParameters, pageResponses, unknownRelease } from '../openapi/responses.ts';
+import { PREFER_WAIT, queryParameters, referenceSets } from '../openapi/parameters.ts';
+import { keyedErrors, missingParameters, pageResponses, releaseResponses } from '../openapi/responses.ts';
 import { datasetParam, unknownDataset } from '../params/metric.ts';
 import { cursorParam, formatParam, limitParam, parseQuery, releaseParam, unknownKeys } from '../params/params.ts';
 import { PAGE_FORMATS } from '../respond/negotiate.ts';
@@ -46,7 +46,7 @@ export const reference: Route = {
     tags: ['data'],
     summary: 'Query a reference dataset',
     description: 'Flat rows of a reference dataset. Any parameter other than dataset, limit, cursor, format and release is refused.',
-    parameters: queryParameters(schema),
+    parameters: [...queryParameters(schema), PREFER_WAIT],
     'x-codeSamples': exampleRequest('/v1/reference?dataset=country_reference&limit=3'),
     responses: {
       ...pageResponses('ReferenceResponse'),
@@ -57,7 +57,7 @@ export const reference: Route = {
         unknownParameter: new InvalidParametersError({ country: [UNKNOWN_PARAMETER] }),
         invalidCursor: new InvalidCursorError(),
       }),
-      ...unknownRelease(),
+      ...releaseResponses(),
     },
   },
   schemas: {

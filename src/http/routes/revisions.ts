@@ -13,8 +13,8 @@ import { revisionTable } from '../../render/revisions.ts';
 import { renderTable } from '../../render/table.ts';
 import { envelope, releaseId } from '../openapi/components.ts';
 import { exampleRequest } from '../openapi/examples.ts';
-import { financialParameters, financialSets } from '../openapi/parameters.ts';
-import { keyedErrors, metricErrors, pageResponses, ref, unknownRelease } from '../openapi/responses.ts';
+import { financialParameters, financialSets, PREFER_WAIT } from '../openapi/parameters.ts';
+import { keyedErrors, metricErrors, pageResponses, ref, releaseResponses } from '../openapi/responses.ts';
 import { dimensionFilters, filterParams, filtersApplied, yearParam } from '../params/dimension-filters.ts';
 import { financialDataset } from '../params/metric.ts';
 import { financialPageParams } from '../params/page.ts';
@@ -87,8 +87,8 @@ export const revisions: Route = {
       limit,
       releases: [from, to],
       // Into a DuckDB table that its pages read.
-      compute: () =>
-        RevisionDiff.compute(services.db, { def, ...files, filters, period: period?.years, changes }).catch(async (err: Error) => {
+      compute: (signal) =>
+        RevisionDiff.compute(services.db, { def, ...files, filters, period: period?.years, changes }, signal).catch(async (err: Error) => {
           // Removed by `etl prune` under the request: the release is gone, not broken.
           if (!(await exists(files.from))) throw new UnknownReleaseError(from);
           if (!(await exists(files.to))) throw new UnknownReleaseError(to);
@@ -119,7 +119,7 @@ export const revisions: Route = {
     summary: 'Rows of a financial dataset that differ between two published releases',
     description:
       'Rows matched by their dimension values: `added` (only in `to`), `removed` (only in `from`) or `changed` (any metric differs), with their values in each release. Takes every filter of /v1/financials. Pages follow the dimension values in order; one walk computes the diff once.',
-    parameters: financialParameters(schema, DESCRIPTIONS),
+    parameters: [...financialParameters(schema, DESCRIPTIONS), PREFER_WAIT],
     'x-codeSamples': exampleRequest('/v1/revisions?metric=ggr&country=France&change=changed&limit=5'),
     responses: {
       ...pageResponses('RevisionsResponse', {
@@ -134,7 +134,7 @@ export const revisions: Route = {
         invalidFilterDimension: new InvalidFilterDimensionError('product', 'fx', findDataset('fx', 'financial')!.dimensions),
         invalidCursor: new InvalidCursorError(),
       }),
-      ...unknownRelease(),
+      ...releaseResponses(),
     },
   },
   schemas: {

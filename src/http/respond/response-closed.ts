@@ -1,0 +1,24 @@
+import type { Context } from 'koa';
+
+/**
+ * Calls `callback` once the request's response has closed, however it ended: written
+ * whole, failed, or cut off by the client (`finished` false). Every step that holds
+ * something for a response (the client-gone signal, an open export, an export's
+ * release and files) lets go here; one listener on the response serves them all,
+ * in the order they were added.
+ */
+export function onResponseClosed(ctx: Context, callback: (finished: boolean) => void): void {
+  let callbacks = ctx.state.onResponseClosed as Array<(finished: boolean) => void> | undefined;
+  if (!callbacks) {
+    const list: Array<(finished: boolean) => void> = [];
+    callbacks = list;
+    ctx.state.onResponseClosed = list;
+    const { res } = ctx;
+    const closed = () => {
+      for (const call of list) call(res.writableFinished);
+    };
+    if (res.closed) queueMicrotask(closed);
+    else res.once('close', closed);
+  }
+  callbacks.push(callback);
+}

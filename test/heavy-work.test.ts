@@ -1,0 +1,298 @@
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { request } from 'undici';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { loadDrop } from '../etl/load.ts';
+import { fixtureDataDir, send, startTestService, type TestService, tempDir } from './helpers/service.ts';
+
+// Heavy work stops when it should: past its deadline (QUERY_TIMEOUT_MS, or a shorter
+// Prefer: wait), and when its client has gone, whether it was queued, running in
+// DuckDB, or running in slices on the event loop; and an export let go of its release,
+// its scratch file and its file handle however it ended, and once started is never cut
+// short by admission. Two published releases in which every row differs (two seeds),
+// so a revisions diff runs long enough to be cut in the middle.
+
+const SCALE = 0.5;
+const OLD = '2026-10';
+const NEW = '2026-11';
+const FULL_DIFF = `/v1/revisions?metric=ggr&from=${OLD}&to=${NEW}&limit=3`;
+
+const state: { dataDir: string } = { dataDir: '' };
+
+async function publishTwoReleases(): Promise<string> {
+  const dataDir = await tempDir('dqs-heavy-');
+  for (const [release, seed] of [
+    [OLD, 7],
+    [NEW, 8],
+  ] as const) {
+    const generated = path.join(await fixtureDataDir({ seed, scale: SCALE, release }), release);
+    await loadDrop({ drop: generated, dataDir, release, force: true, minYear: 1990, maxYear: 2100, maxRowChange: 0.25 });
+  }
+  return dataDir;
+}
+
+const newKey = async (service: TestService, client: string): Promise<string> => (await service.admin('POST', '/keys', { client })).json.key;
+
+/** GET with a key, the whole body read; `abortAfterMs` cuts the request off (the client leaves). */
+async function get(
+  service: TestService,
+  pathAndQuery: string,
+  options: { key?: string; headers?: Record<string, string>; abortAfterMs?: number } = {},
+) {
+  const signal = options.abortAfterMs === undefined ? undefined : AbortSignal.timeout(options.abortAfterMs);
+  const started = performance.now();
+  try {
+    const res = await request(`${service.url}${pathAndQuery}`, {
+      headers: { 'x-api-key': options.key ?? service.key, ...options.headers },
+      signal,
+    });
+    const body = Buffer.from(await res.body.arrayBuffer());
+    return { status: res.statusCode, headers: res.headers, body, ms: performance.now() - started, aborted: false };
+  } catch (err) {
+    if (!signal?.aborted) throw err;
+    return { status: 0, headers: {}, body: Buffer.alloc(0), ms: performance.now() - started, aborted: true };
+  }
+}
+
+const metric = async (service: TestService, pattern: RegExp): Promise<number> =>
+  Number(pattern.exec((await send(`${service.adminUrl}/metrics`)).text)?.[1] ?? 0);
+
+const computations = (service: TestService) => metric(service, /^dqs_revision_computations_total (\d+)/m);
+const cancellations = (service: TestService, kind: string, reason: string) =>
+  metric(service, new RegExp(`^dqs_heavy_cancellations_total\\{kind="${kind}",reason="${reason}"\\} (\\d+)`, 'm'));
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** This process's CPU seconds (every thread: DuckDB's too), read from /proc as `top` does. */
+async function cpuSeconds(): Promise<number> {
+  const fields = (await fs.readFile('/proc/self/stat', 'utf8')).split(') ')[1]!.split(' ');
+  // utime and stime, fields 14 and 15 of stat(5), in clock ticks (100 a second on Linux).
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/**
+ * How long after now the server (this process: the test service runs in it) has a
+ * 250 ms window using under a quarter of a core, i.e. its work has stopped; Infinity
+ * when none comes within `withinMs`. The test itself only sleeps meanwhile.
+ */
+async function msUntilIdle(withinMs: number): Promise<number> {
+  const started = performance.now();
+  while (performance.now() - started < withinMs) {
+    const before = await cpuSeconds();
+    const from = performance.now();
+    await sleep(250);
+    const used = (await cpuSeconds()) - before;
+    if (used / ((performance.now() - from) / 1000) < 0.25) return from - started;
+  }
+  return Infinity;
+}
+
+const deadlines = suite('heavy work: deadlines');
+const dl: { service?: TestService; other: string } = { other: '' };
+deadlines.before(async () => {
+  state.dataDir = await publishTwoReleases();
+  dl.service = await startTestService({ dataDir: state.dataDir, env: { QUERY_TIMEOUT_MS: '300' } });
+  dl.other = await newKey(dl.service, 'other');
+});
+deadlines.after(async () => {
+  await dl.service?.stop();
+});
+
+deadlines('a diff past QUERY_TIMEOUT_MS answers 504 timeout within the limit plus 500 ms, and the server is idle within 1 s', async () => {
+  const service = dl.service!;
+  // Another key's answer, cached before the heavy request starts.
+  const cached = '/v1/financials?metric=ggr&limit=5';
+  assert.is((await get(service, cached, { key: dl.other })).status, 200);
+  const victim: number[] = [];
+  let heavyDone = false;
+  const probe = (async () => {
+    while (!heavyDone) {
+      victim.push((await get(service, cached, { key: dl.other })).status);
+      await sleep(10);
+    }
+  })();
+  const heavy = await get(service, FULL_DIFF);
+  heavyDone = true;
+  await probe;
+  assert.is(heavy.status, 504, heavy.body.toString());
+  const body = JSON.parse(heavy.body.toString());
+  assert.match(body.error, /0\.3 s \(QUERY_TIMEOUT_MS\)/);
+  assert.match(body.error, /group_by/);
+  assert.match(body.error, /year=/);
+  assert.ok(heavy.ms < 300 + 500, `answered after ${heavy.ms.toFixed(0)} ms`);
+  assert.ok(victim.length > 0 && victim.every((s) => s === 200), `the other key's cached answers: ${victim.join(',')}`);
+  const idle = await msUntilIdle(3000);
+  assert.ok(idle <= 1000, `the server's CPU fell near idle ${idle} ms after the 504`);
+  assert.is(await cancellations(service, 'revisions', 'deadline'), 1);
+  const log = service.logs.find((line) => line.msg === 'request' && line.url?.startsWith('/v1/revisions'));
+  assert.is(log?.code, 'timeout');
+  assert.is(log?.status, 504);
+});
+
+deadlines('what timed out is not kept: the same request computes again, and times out again', async () => {
+  const service = dl.service!;
+  const before = await computations(service);
+  assert.is((await get(service, FULL_DIFF)).status, 504);
+  assert.is(await computations(service), before + 1);
+});
+
+const gone = suite('heavy work: a client that leaves');
+const cg: { service?: TestService; second: string } = { second: '' };
+gone.before(async () => {
+  cg.service = await startTestService({ dataDir: state.dataDir, env: { QUERY_TIMEOUT_MS: '60000', ADMISSION_CONCURRENCY: '1' } });
+  cg.second = await newKey(cg.service, 'second');
+});
+gone.after(async () => {
+  await cg.service?.stop();
+});
+
+gone('a diff whose client leaves after 300 ms stops: the server is idle within 1 s, and nothing is kept', async () => {
+  const service = cg.service!;
+  const before = await computations(service);
+  const cut = await get(service, FULL_DIFF, { abortAfterMs: 300 });
+  assert.ok(cut.aborted);
+  const idle = await msUntilIdle(3000);
+  assert.ok(idle <= 1000, `the server's CPU fell near idle ${idle} ms after the client left`);
+  assert.is(await cancellations(service, 'revisions', 'client_gone'), 1);
+  assert.is(await computations(service), before + 1);
+  // Nothing was kept: asked again (and left again), it computes afresh.
+  await get(service, FULL_DIFF, { abortAfterMs: 300 });
+  assert.is(await computations(service), before + 2);
+  await msUntilIdle(3000);
+});
+
+gone("a request queued behind another key's work, whose client leaves, never runs", async () => {
+  const service = cg.service!;
+  const aggregatesBefore = await metric(service, /^dqs_aggregate_computations_total (\d+)/m);
+  // ADMISSION_CONCURRENCY=1: the diff holds the only turn while the aggregate waits for it.
+  const holder = get(service, FULL_DIFF, { abortAfterMs: 1500 });
+  await sleep(200);
+  const queued = await get(service, '/v1/aggregate?metric=ggr&fx=USD&group_by=country&group_by=year', {
+    key: cg.second,
+    abortAfterMs: 300,
+  });
+  assert.ok(queued.aborted);
+  await holder;
+  await msUntilIdle(3000);
+  assert.is(await cancellations(service, 'aggregate', 'client_gone'), 1);
+  assert.is(await metric(service, /^dqs_aggregate_computations_total (\d+)/m), aggregatesBefore + 1, 'counted once asked, never run');
+  // The turn it would have taken is free: the same aggregate now runs and answers.
+  assert.is((await get(service, '/v1/aggregate?metric=ggr&fx=USD&group_by=country&group_by=year', { key: cg.second })).status, 200);
+});
+
+gone('Prefer: wait=0.2 times out quickly on a server whose limit is 60 s, and says so', async () => {
+  const service = cg.service!;
+  const res = await get(service, `${FULL_DIFF}&change=changed`, { headers: { Prefer: 'wait=0.2' } });
+  assert.is(res.status, 504);
+  assert.is(res.headers['preference-applied'], 'wait=0.2');
+  assert.match(JSON.parse(res.body.toString()).error, /0\.2 s \(Prefer: wait\)/);
+  assert.ok(res.ms < 200 + 500, `answered after ${res.ms.toFixed(0)} ms`);
+  await msUntilIdle(3000);
+  // A longer wait than the limit is not applied, and a malformed one is ignored: both answer.
+  const small = '/v1/revisions?metric=ggr&from=2026-10&to=2026-11&country=France&year=2024&limit=3';
+  for (const prefer of ['wait=600', 'wait=soon']) {
+    const answered = await get(service, small, { headers: { Prefer: prefer } });
+    assert.is(answered.status, 200, prefer);
+    assert.is(answered.headers['preference-applied'], undefined, prefer);
+  }
+});
+
+gone('an aggregate computed in slices stops at its deadline', async () => {
+  const service = cg.service!;
+  const wide =
+    '/v1/aggregate?metric=ggr&fx=USD&group_by=country&group_by=state&group_by=product&group_by=channel&group_by=year&rollup=true&limit=5';
+  const res = await get(service, wide, { headers: { Prefer: 'wait=0.001' } });
+  assert.is(res.status, 504, res.body.toString());
+  assert.is(await cancellations(service, 'aggregate', 'deadline'), 1);
+  const idle = await msUntilIdle(3000);
+  assert.ok(idle <= 1000, `idle after ${idle} ms`);
+});
+
+const exporting = suite('heavy work: exports cut off');
+const ex: { service?: TestService; others: string[] } = { others: [] };
+exporting.before(async () => {
+  ex.service = await startTestService({
+    dataDir: state.dataDir,
+    env: { RELEASE_GRACE_SECONDS: '0', RELEASES_IN_MEMORY: '3', ADMISSION_CONCURRENCY: '1', ADMISSION_WAIT_MS: '200' },
+  });
+  for (const name of ['a', 'b', 'c']) ex.others.push(await newKey(ex.service, name));
+});
+exporting.after(async () => {
+  await ex.service?.stop();
+  await fs.rm(state.dataDir, { recursive: true, force: true });
+});
+
+/** File descriptors of this process open on files in `dir` (a file removed while open still shows its old path). */
+async function fdsUnder(dir: string): Promise<number> {
+  let n = 0;
+  for (const fd of await fs.readdir('/proc/self/fd')) {
+    const target = await fs.readlink(`/proc/self/fd/${fd}`).catch(() => '');
+    if (target.startsWith(dir)) n++;
+  }
+  return n;
+}
+
+/** Once the server is idle and has polled DATA_DIR (every second): releases loaded, scratch files left, file descriptors open. */
+async function leftovers(service: TestService) {
+  await msUntilIdle(5000);
+  await sleep(1500);
+  const scratch = path.join(service.stateDir, 'scratch');
+  const files: string[] = [];
+  for (const dir of await fs.readdir(scratch)) files.push(...(await fs.readdir(path.join(scratch, dir))));
+  return { loaded: await metric(service, /^dqs_releases_loaded (\d+)/m), files, fds: await fdsUnder(scratch) };
+}
+
+exporting('an export cut off at each stage lets go of its release, scratch file and file handle', async () => {
+  const service = ex.service!;
+  const before = await leftovers(service);
+  assert.is(before.loaded, 1);
+  const filtered = `/v1/export?metric=ggr&temporal=Current&temporal=Forecast&release=${OLD}`;
+  const stages = [
+    // While DuckDB writes the filtered Parquet file (the release loaded for it first).
+    { url: `${filtered}&format=parquet`, abortAfterMs: 150 },
+    // While the file is sent: the client reads the head and leaves.
+    { url: `${filtered}&format=parquet`, firstBytes: true },
+    // While CSV batches stream.
+    { url: `${filtered}&format=csv`, firstBytes: true },
+  ];
+  for (const stage of stages) {
+    if (stage.firstBytes) {
+      const controller = new AbortController();
+      const res = await request(`${service.url}${stage.url}`, { headers: { 'x-api-key': service.key }, signal: controller.signal });
+      assert.is(res.statusCode, 200, stage.url);
+      for await (const _ of res.body) break;
+      controller.abort();
+    } else {
+      assert.ok((await get(service, stage.url, { abortAfterMs: stage.abortAfterMs })).aborted);
+    }
+    const after = await leftovers(service);
+    assert.is(after.loaded, 1, `${stage.url}: the old release is let go and unloaded`);
+    assert.equal(after.files, [], `${stage.url}: no scratch file left`);
+    assert.is(after.fds, 0, `${stage.url}: no file handle left open on a scratch file`);
+  }
+});
+
+exporting("a started export's later batches wait for their turns under load instead of cutting the 200 short", async () => {
+  const service = ex.service!;
+  const whole = await get(service, '/v1/export?metric=ggr&format=csv&channel=Online');
+  assert.is(whole.status, 200);
+  // The export starts, and its client reads slowly; meanwhile (ADMISSION_CONCURRENCY=1,
+  // ADMISSION_WAIT_MS=200) three other keys' diffs keep the only turn busy past the wait bound.
+  const res = await request(`${service.url}/v1/export?metric=ggr&format=csv&channel=Online`, { headers: { 'x-api-key': service.key } });
+  assert.is(res.statusCode, 200);
+  const chunks: Buffer[] = [];
+  const reader = res.body[Symbol.asyncIterator]();
+  chunks.push((await reader.next()).value);
+  const heavy = ex.others.map((key) => get(service, `${FULL_DIFF}&change=changed`, { key }));
+  await sleep(500);
+  for (let chunk = await reader.next(); !chunk.done; chunk = await reader.next()) chunks.push(chunk.value);
+  await Promise.all(heavy);
+  const streamed = Buffer.concat(chunks);
+  assert.is(streamed.length, whole.body.length, 'the whole file, not a cut-off one');
+  assert.ok(streamed.equals(whole.body));
+});
+
+deadlines.run();
+gone.run();
+exporting.run();
