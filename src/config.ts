@@ -192,6 +192,15 @@ export const settings = {
     schema: positiveInt(15_000),
     help: 'Longest heavy work may run from its turn to the first byte of its answer; past it the work is stopped and the request answered 504 timeout (Prefer: wait=N may lower it)',
   },
+  KEY_HEAVY_SECONDS_PER_MINUTE: {
+    schema: v.pipe(
+      v.optional(v.string(), '60'),
+      v.regex(/^\d{1,9}(\.\d{1,3})?$/, 'Expected a number of seconds, such as 60 or 0.5'),
+      v.transform(Number),
+      v.minValue(0.001, 'Expected more than 0 seconds'),
+    ),
+    help: "Seconds of heavy work each API key may use in any rolling minute, charged as each ends or is stopped; past it the key's heavy requests get 429 heavy_budget (shared through Redis when REDIS_URL is set)",
+  },
   EXPORT_IDLE_SECONDS: {
     schema: positiveInt(60),
     help: 'An export the client has not read from for this long is ended, and the release it reads let go',

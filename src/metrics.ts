@@ -122,6 +122,13 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly heavySeconds = new Counter({
+    name: 'dqs_heavy_seconds_total',
+    help: "Seconds of heavy work charged to keys' budgets (KEY_HEAVY_SECONDS_PER_MINUTE), by kind: from each job's turn to its end or cancellation",
+    labelNames: ['kind'] as const,
+    registers: [this.registry],
+  });
+
   /** Children bound once for what every cached hit counts: a labelled call looks its child up each time. */
   readonly cacheHits = this.cacheLookups.labels('hit');
   readonly cacheMisses = this.cacheLookups.labels('miss');

@@ -17,10 +17,14 @@ import { FileInviteStore } from './invites/file-store.ts';
 import { RedisInviteStore } from './invites/redis-store.ts';
 import { FileKeyStore } from './keys/file-store.ts';
 import { RedisKeyStore } from './keys/redis-store.ts';
+import type { HeavyBudget } from './limits/budget.ts';
 import type { Limiter, LimitPolicy } from './limits/limiter.ts';
 import { MemoryLimiter } from './limits/memory.ts';
+import { MemoryBudget } from './limits/memory-budget.ts';
 import { NoopLimiter } from './limits/noop.ts';
+import { NoopBudget } from './limits/noop-budget.ts';
 import { RedisLimiter } from './limits/redis.ts';
+import { RedisBudget } from './limits/redis-budget.ts';
 import { Metrics } from './metrics.ts';
 import { resultBytes } from './query/aggregate.ts';
 import { CursorCodec } from './query/cursor.ts';
@@ -82,12 +86,20 @@ export async function startService(config: Config, log: Logger, options: StartOp
       ? new RedisLimiter(policy, { redis, prefix, log, clock: options.clock, onError: redisError })
       : new MemoryLimiter(policy, clock);
   };
+  const heavyBudget = (): HeavyBudget => {
+    const perMinuteMs = config.KEY_HEAVY_SECONDS_PER_MINUTE * 1000;
+    if (config.BENCH_DISABLE_LIMITS) return new NoopBudget(perMinuteMs);
+    return redis
+      ? new RedisBudget(perMinuteMs, { redis, prefix: 'dqs:heavy:key:', log, clock: options.clock, onError: redisError })
+      : new MemoryBudget(perMinuteMs, clock);
+  };
   const limits = {
     requests: limiter({ perMinute: config.RATE_LIMIT_PER_MINUTE, perDay: config.RATE_LIMIT_PER_DAY }, 'dqs:limit:key:'),
     badKeys: limiter({ perMinute: config.BAD_KEY_LIMIT_PER_MINUTE }, 'dqs:limit:address:'),
     // A day budget: its minute window is as large, so it never binds first.
     exports: limiter({ perMinute: config.EXPORT_LIMIT_PER_DAY, perDay: config.EXPORT_LIMIT_PER_DAY }, 'dqs:limit:export:'),
     claims: limiter({ perMinute: config.CLAIM_GUARD_PER_MINUTE }, 'dqs:limit:claim:'),
+    heavy: heavyBudget(),
   };
   const invites = redis
     ? await RedisInviteStore.open(redis, log, { onDataLost: dataLost('invites') })

@@ -6,6 +6,7 @@ import type { Clock } from './clock.ts';
 import type { Database } from './duckdb/database.ts';
 import type { InviteStore } from './invites/store.ts';
 import type { KeyStore } from './keys/store.ts';
+import type { HeavyBudget } from './limits/budget.ts';
 import type { Limiter } from './limits/limiter.ts';
 import type { Metrics } from './metrics.ts';
 import type { AggregateResult } from './query/aggregate.ts';
@@ -24,6 +25,8 @@ export interface Limits {
   readonly exports: Limiter;
   /** Per client address: unknown invite tokens on the claim page (CLAIM_GUARD_PER_MINUTE). */
   readonly claims: Limiter;
+  /** Per API key: seconds of heavy work a minute (KEY_HEAVY_SECONDS_PER_MINUTE). */
+  readonly heavy: HeavyBudget;
 }
 
 /** What request handlers depend on, built once at start and passed down. */

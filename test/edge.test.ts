@@ -104,6 +104,18 @@ edge('a malformed request gets a JSON 400', async ({ service }) => {
   assert.equal(bodyOf(text), { error: 'Malformed HTTP request' });
 });
 
+edge('a malformed chunked body after valid headers gets a JSON 400 too, keyed or not', async ({ service }) => {
+  for (const head of ['GET /healthz HTTP/1.1', `GET /v1/financials?metric=ggr&limit=1 HTTP/1.1\r\nx-api-key: ${service.key}`]) {
+    const before = queries(service);
+    const { text } = await raw(service, `${head}\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nZZZ\r\nnot a chunk\r\n\r\n`);
+    assert.match(text, /^HTTP\/1\.1 400 /, head);
+    assert.match(text, /Content-Type: application\/json/);
+    assert.equal(bodyOf(text), { error: 'Malformed HTTP request' });
+    assert.ok(queries(service) - before <= 1, 'at most the page its handler had started');
+  }
+  assert.ok(service.logs.some((l) => l.msg === 'client error' && l.status === 400 && l.code === 'HPE_INVALID_CHUNK_SIZE'));
+});
+
 edge('a silent connection is answered 408 and closed on the headers timeout', async ({ service }) => {
   const { text, ms } = await raw(service, '', true);
   assert.match(text, /^HTTP\/1\.1 408 /);
@@ -137,6 +149,42 @@ edge('a key pasted into the URL never reaches the request log', async ({ service
   const logged = JSON.stringify(service.logs);
   assert.not.ok(logged.includes(key.slice(8)), 'the secret part of the key was logged');
   assert.ok(service.logs.some((l) => l.msg === 'request' && l.url === '/v1/catalog?api_key=sk_live_[redacted]'));
+});
+
+edge('every answer, success or error, keyed or not, forbids sniffing and framing', async ({ service }) => {
+  for (const [path, key] of [
+    ['/v1/financials?metric=ggr&limit=1', undefined],
+    ['/v1/financials?metric=nope', undefined],
+    ['/v1/financials?metric=ggr', null],
+    ['/healthz', null],
+    ['/nowhere', null],
+  ] as const) {
+    const res = await service.get(path, { key });
+    assert.is(res.headers['x-content-type-options'], 'nosniff', path);
+    assert.match(String(res.headers['content-security-policy']), /frame-ancestors 'none'/, path);
+  }
+});
+
+edge('a key in any spelling, in the URL or as X-Request-Id, is neither logged nor echoed', async ({ service }) => {
+  const key = service.key;
+  const secret = key.slice(8);
+  const percent = [...key].map((c) => `%${c.charCodeAt(0).toString(16).padStart(2, '0')}`).join('');
+  const spellings = [percent, percent.replace(/%/g, '%25'), key.replace(/_/g, '+'), secret, encodeURIComponent(` ${key} `)];
+  for (const spelling of spellings) {
+    await service.get(`/v1/financials?metric=ggr&limit=1&q=${spelling}`);
+    await service.get(`/v1/${spelling}/x`);
+  }
+  for (const id of [key, secret]) {
+    const res = await service.get('/v1/financials?metric=ggr&limit=1', { headers: { 'x-request-id': id } });
+    assert.is.not(res.headers['x-request-id'], id, 'a key sent as X-Request-Id is replaced, not echoed');
+  }
+  const logged = JSON.stringify(service.logs);
+  assert.not.ok(logged.includes(secret), 'the secret was logged');
+  assert.not.ok(logged.includes(percent.slice(24, 60)), 'the encoded secret was logged');
+  assert.ok(service.logs.some((l) => l.msg === 'request' && l.url === '/v1/financials?metric=ggr&limit=1&q=[redacted]'));
+  // A request id of the accepted form that is not a key is kept.
+  const own = await service.get('/v1/financials?metric=ggr&limit=1', { headers: { 'x-request-id': 'trace-0af7651916cd43dd' } });
+  assert.is(own.headers['x-request-id'], 'trace-0af7651916cd43dd');
 });
 
 edge.run();

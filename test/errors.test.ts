@@ -13,6 +13,7 @@ import { Database } from '../src/duckdb/database.ts';
 import { FileInviteStore } from '../src/invites/file-store.ts';
 import { FileKeyStore } from '../src/keys/file-store.ts';
 import { MemoryLimiter } from '../src/limits/memory.ts';
+import { MemoryBudget } from '../src/limits/memory-budget.ts';
 import { createLogger } from '../src/log.ts';
 import { Metrics } from '../src/metrics.ts';
 import type { AggregateResult } from '../src/query/aggregate.ts';
@@ -304,6 +305,7 @@ loading('data routes answer 503 with Retry-After; catalog and key checks still w
     badKeys: new MemoryLimiter({ perMinute: 30 }, Date.now),
     exports: new MemoryLimiter({ perMinute: 50, perDay: 50 }, Date.now),
     claims: new MemoryLimiter({ perMinute: 10 }, Date.now),
+    heavy: new MemoryBudget(60_000, Date.now),
   };
   const log = createLogger('silent');
   const metrics = new Metrics();

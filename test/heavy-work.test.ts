@@ -209,6 +209,51 @@ gone('an aggregate computed in slices stops at its deadline', async () => {
   assert.ok(idle <= 1000, `idle after ${idle} ms`);
 });
 
+const budget = suite('heavy work: a budget of heavy seconds per key');
+const hb: { service?: TestService; other: string } = { other: '' };
+budget.before(async () => {
+  // 50 ms of heavy work a minute: a few aggregates of the small sample spend it.
+  hb.service = await startTestService({ env: { KEY_HEAVY_SECONDS_PER_MINUTE: '0.05' } });
+  hb.other = await newKey(hb.service, 'other');
+});
+budget.after(async () => {
+  await hb.service?.stop();
+});
+
+budget('a key that spends it gets 429 heavy_budget with Retry-After; its light requests and another key are served', async () => {
+  const service = hb.service!;
+  const dims = ['region', 'country', 'product', 'channel', 'category', 'sub_channel', 'temporal', 'calculation'];
+  // Distinct aggregates, each over a different pair of dimensions: a result of its own,
+  // never a page of a kept one, so each is heavy work, charged as it ends.
+  const heavy = (i: number) =>
+    `/v1/aggregate?metric=ggr&fx=USD&group_by=${dims[i % 8]},${dims[(i + 1 + Math.floor(i / 8)) % 8]},year&limit=5`;
+  let refused: Awaited<ReturnType<typeof get>> | undefined;
+  const answered: number[] = [];
+  for (let i = 0; i < 56 && !refused; i++) {
+    const res = await get(service, heavy(i));
+    if (res.status === 429) refused = res;
+    else {
+      assert.is(res.status, 200, res.body.toString());
+      assert.match(String(res.headers['x-heavy-remaining']), /^\d+$/);
+      answered.push(i);
+    }
+  }
+  assert.ok(refused, 'refused within 56 aggregates');
+  const body = JSON.parse(refused!.body.toString());
+  assert.match(body.error, /^Heavy request budget spent: at most 0\.05 s of heavy work per key per minute/);
+  assert.is(refused!.headers['retry-after'], String(body.retryAfterSeconds));
+  assert.ok(body.retryAfterSeconds >= 1 && body.retryAfterSeconds <= 60);
+  assert.is(refused!.headers['x-heavy-remaining'], '0');
+  // Light requests of the same key: an answer already made, a page of rows, the catalog.
+  assert.is((await get(service, heavy(answered[0]!))).status, 200);
+  assert.is((await get(service, '/v1/financials?metric=ggr&limit=5')).status, 200);
+  assert.is((await get(service, '/v1/catalog')).status, 200);
+  // Another key's heavy request is served.
+  assert.is((await get(service, heavy(99), { key: hb.other })).status, 200);
+  assert.ok((await metric(service, /^dqs_heavy_refusals_total\{reason="heavy_budget"\} (\d+)/m)) >= 1);
+  assert.ok((await metric(service, /^dqs_heavy_seconds_total\{kind="aggregate"\} ([\d.e-]+)/m)) > 0);
+});
+
 const exporting = suite('heavy work: exports cut off');
 const ex: { service?: TestService; others: string[] } = { others: [] };
 exporting.before(async () => {
@@ -295,4 +340,5 @@ exporting("a started export's later batches wait for their turns under load inst
 
 deadlines.run();
 gone.run();
+budget.run();
 exporting.run();

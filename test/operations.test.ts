@@ -230,6 +230,8 @@ codes('every error in the catalog has its own stable snake_case code', () => {
     new errors.ExportsOpenError(2, 10),
     new errors.QueryTimeoutError(15_000, false),
     new errors.ClientGoneError(),
+    new errors.HeavyBudgetError(60, 1),
+    new errors.StoreUnavailableError(),
   ];
   const catalog = Object.values(errors).filter((e) => typeof e === 'function' && e.prototype instanceof errors.ApiError);
   assert.is(instances.length, catalog.length, 'every class of the catalog is listed here');

@@ -104,7 +104,14 @@ if (!REDIS_BINARY) {
     // 250 ms, not the default 100: during the 150-request burst on a shared 2-core
     // machine a reply can wait longer than 100 ms for the event loop, and a timed-out
     // call fails open by design; the burst case is about atomicity, not this machine.
-    const env = { REDIS_URL: redis.url, REDIS_TIMEOUT_MS: String(TIMEOUT_MS), DATA_DIR: await fixtureDataDir(), STATE_DIR: stateDir };
+    // 50 ms of heavy work a key a minute: a few aggregates of the sample spend it.
+    const env = {
+      REDIS_URL: redis.url,
+      REDIS_TIMEOUT_MS: String(TIMEOUT_MS),
+      DATA_DIR: await fixtureDataDir(),
+      STATE_DIR: stateDir,
+      KEY_HEAVY_SECONDS_PER_MINUTE: '0.05',
+    };
     a = await startReplica(env); // first, so it alone creates the shared secrets
     b = await startReplica(env);
     token = (await fs.readFile(path.join(stateDir, 'admin-token'), 'utf8')).trim();
@@ -168,6 +175,32 @@ if (!REDIS_BINARY) {
     assert.ok(results.some((r, i) => i % 2 === 1 && r.status === 200) && results.some((r, i) => i % 2 === 0 && r.status === 200));
   });
 
+  replicas(
+    "one key's heavy seconds are one budget across both; with Redis not answering, each replica counts its own, never a 5xx",
+    async () => {
+      const { key } = (await admin(a, 'POST', '/keys', { client: 'heavy' })).json;
+      const dims = ['region', 'country', 'product', 'channel', 'category', 'sub_channel', 'temporal', 'calculation'];
+      // Each a different pair of dimensions: a result of its own, never a page of a kept one.
+      const heavy = (i: number) =>
+        `/v1/aggregate?metric=ggr&fx=USD&group_by=${dims[i % 8]},${dims[(i + 1 + Math.floor(i / 8)) % 8]},year&limit=5`;
+      let i = 0;
+      for (; i < 40; i++) if ((await get(a, key, heavy(i))).status === 429) break;
+      assert.ok(i < 40, 'A refused the key within 40 aggregates');
+      // B has run none of them, and refuses the key's next one: the budget is shared.
+      const onB = await get(b, key, heavy(i + 1));
+      assert.is(onB.status, 429, onB.text);
+      assert.match(onB.json.error, /^Heavy request budget spent/);
+      redis.pause();
+      try {
+        // B counts alone now, and has charged nothing itself: served, not a 5xx.
+        const outage = await get(b, key, heavy(i + 2));
+        assert.is(outage.status, 200, outage.text);
+      } finally {
+        redis.resume();
+      }
+    },
+  );
+
   replicas('Redis stopped, then killed: requests answer within the timeout as documented, never 500', async () => {
     const { key } = (await admin(a, 'POST', '/keys', { client: 'outage' })).json;
     assert.is((await get(a, key)).status, 200);
@@ -206,6 +239,19 @@ if (!REDIS_BINARY) {
     await redis.stop();
     await outage('Redis gone');
     assert.is((await get(b, key)).status, 200, 'the other replica, which had seen the key, too');
+    // The admin listener says Redis is the cause, and that nothing changed: the key is not revoked.
+    const adminCalls = [
+      admin(a, 'POST', '/keys', { client: 'during the outage' }),
+      admin(a, 'POST', '/keys/revoke', { ref: key }),
+      admin(b, 'GET', '/keys'),
+      admin(b, 'POST', '/invites', { client: 'during the outage' }),
+    ];
+    for (const res of await Promise.all(adminCalls)) {
+      assert.is(res.status, 503, res.text);
+      assert.match(res.json.error, /^Redis \(REDIS_URL\) is not answering, so nothing was changed/);
+      assert.is(res.headers['retry-after'], '5');
+    }
+    assert.is((await get(a, key)).status, 200, 'the key still works');
   });
 
   replicas.run();

@@ -5,13 +5,14 @@ import Koa from 'koa';
 import type { Logger } from 'pino';
 import * as v from 'valibot';
 import type { Clock } from '../clock.ts';
-import { AdminUnauthorizedError, InvalidParametersError, NotFoundError, ReleaseLoadError } from '../errors/index.ts';
+import { AdminUnauthorizedError, InvalidParametersError, NotFoundError, ReleaseLoadError, StoreUnavailableError } from '../errors/index.ts';
 import { observeRequests } from '../http/middleware/observe.ts';
 import { unmatched } from '../http/middleware/unmatched.ts';
 import { invalidParameters } from '../http/params/params.ts';
 import type { InviteStore } from '../invites/store.ts';
 import type { KeyRecord, KeyStore } from '../keys/store.ts';
 import type { Metrics } from '../metrics.ts';
+import { RedisUnavailableError } from '../state/redis-unavailable.ts';
 import * as invites from './invites.ts';
 
 // The operators' surface: bound to 127.0.0.1 only and authenticated by the token in
@@ -69,6 +70,14 @@ export function createAdminApp(options: {
     const given = Buffer.from(ctx.get('authorization'));
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw new AdminUnauthorizedError();
     await next();
+  });
+  // Keys and invites live in Redis with REDIS_URL: when it does not answer, say so.
+  app.use(async (_ctx, next) => {
+    try {
+      await next();
+    } catch (err) {
+      throw err instanceof RedisUnavailableError ? new StoreUnavailableError() : err;
+    }
   });
   app.use(
     bodyParser({

@@ -53,3 +53,22 @@ export class AdminUnauthorizedError extends ApiError {
     super(401, { error: 'Missing or invalid admin token' });
   }
 }
+
+/**
+ * Admin only: Redis (REDIS_URL) did not answer, so the change asked for was not made.
+ * Refused rather than queued: a revocation held back in one process would be lost
+ * with it, and the operator would believe the key revoked.
+ */
+export class StoreUnavailableError extends ApiError {
+  override readonly code = 'store_unavailable';
+  constructor() {
+    super(
+      503,
+      {
+        error:
+          'Redis (REDIS_URL) is not answering, so nothing was changed (a key asked to be revoked still works); try again when it answers',
+      },
+      { 'Retry-After': '5' },
+    );
+  }
+}

@@ -84,6 +84,21 @@ export class ClientGoneError extends ApiError {
   }
 }
 
+/** A key spent its heavy seconds (KEY_HEAVY_SECONDS_PER_MINUTE) in the last minute; light requests are still served. */
+export class HeavyBudgetError extends ApiError {
+  override readonly code = 'heavy_budget';
+  constructor(seconds: number, retryAfterSeconds: number) {
+    super(
+      429,
+      {
+        error: `Heavy request budget spent: at most ${seconds} s of heavy work per key per minute; try again in ${retryAfterSeconds} seconds, or ask for less (a filter, a year, fewer group_by dimensions)`,
+        retryAfterSeconds,
+      },
+      { 'Retry-After': String(retryAfterSeconds), 'X-Heavy-Remaining': '0' },
+    );
+  }
+}
+
 /** A per-key budget of bulk exports (EXPORT_LIMIT_PER_DAY) is spent until the UTC day ends. */
 export class ExportLimitError extends ApiError {
   override readonly code = 'export_limited';

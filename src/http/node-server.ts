@@ -29,26 +29,44 @@ export function createHttpServer(handler: http.RequestListener, timeouts: Connec
   server.headersTimeout = timeouts.headersMs;
   server.requestTimeout = timeouts.requestMs;
   server.keepAliveTimeout = timeouts.keepAliveMs;
-  // Responses under way per connection: a refusal written on one of those would land inside an answer.
-  const answering = new WeakMap<Duplex, number>();
+  // Responses under way per connection: a refusal written on the socket itself would land inside one of those.
+  const answering = new WeakMap<Duplex, Set<http.ServerResponse>>();
   server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
     const socket = req.socket;
-    answering.set(socket, (answering.get(socket) ?? 0) + 1);
-    res.once('close', () => answering.set(socket, (answering.get(socket) ?? 1) - 1));
+    const responses = answering.get(socket) ?? new Set();
+    answering.set(socket, responses.add(res));
+    res.once('close', () => responses.delete(res));
   });
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
     const refusal = refusalFor(err.code);
     const reqId = newRequestId();
+    const responses = [...(answering.get(socket) ?? [])];
+    // A malformed body (a bad chunk) comes after its request's headers: that request's
+    // own response, if it has not started, carries the refusal instead of its answer.
+    // A reset connection, or one whose response already started, cannot take one.
+    const through = responses.length === 1 && !responses[0]!.headersSent ? responses[0] : undefined;
+    const answered = refusal !== undefined && socket.writable && (responses.length === 0 || through !== undefined);
     log.warn(
-      { reqId, code: err.code, status: refusal?.status, remote: (socket as { remoteAddress?: string }).remoteAddress },
-      'client error',
+      {
+        reqId,
+        code: err.code,
+        status: answered ? refusal.status : undefined,
+        remote: (socket as { remoteAddress?: string }).remoteAddress,
+      },
+      answered ? 'client error' : 'client error: connection closed without an answer',
     );
-    // A reset connection, or one whose response already started, cannot take an answer.
-    if (!refusal || !socket.writable || (answering.get(socket) ?? 0) > 0) {
+    if (!answered) {
       socket.destroy();
       return;
     }
     const body = JSON.stringify(refusal.body);
+    const headers = { 'Content-Type': 'application/json; charset=utf-8', 'X-Request-Id': reqId, Connection: 'close' };
+    if (through) {
+      // The handler still running finds its response ended, and writes nothing (Koa checks).
+      through.writeHead(refusal.status, { ...headers, 'Content-Length': Buffer.byteLength(body) }).end(body);
+      through.once('finish', () => socket.end());
+      return;
+    }
     socket.end(
       `HTTP/1.1 ${refusal.status} ${http.STATUS_CODES[refusal.status]}\r\n` +
         `Content-Type: application/json; charset=utf-8\r\nX-Request-Id: ${reqId}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,

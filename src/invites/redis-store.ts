@@ -1,6 +1,7 @@
 import type { ChainableCommander, Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { RedisCopy, results } from '../state/redis-copy.ts';
+import { answered } from '../state/redis-unavailable.ts';
 import { hashToken, type InviteRecord, type InviteStatus, type InviteStore, inviteStatus, issueInvite, type Spend } from './store.ts';
 
 const RECORDS = 'dqs:invites';
@@ -54,7 +55,7 @@ export class RedisInviteStore implements InviteStore {
   async create(input: { client: string; expiresAt: number; replaces: string | null }, now: number) {
     const issued = issueInvite(input, now);
     const text = JSON.stringify(issued.record);
-    results(await this.redis.multi().hset(RECORDS, issued.record.hash, text).incr(VERSION).exec());
+    results(await answered(this.redis.multi().hset(RECORDS, issued.record.hash, text).incr(VERSION).exec()));
     this.records.set(issued.record.hash, text);
     return issued;
   }
@@ -87,7 +88,7 @@ export class RedisInviteStore implements InviteStore {
   }
 
   async list(): Promise<InviteRecord[]> {
-    const [records, closed] = await Promise.all([this.redis.hgetall(RECORDS), this.redis.hgetall(CLOSED)]);
+    const [records, closed] = await answered(Promise.all([this.redis.hgetall(RECORDS), this.redis.hgetall(CLOSED)]));
     return Object.entries(records).map(([hash, text]) => merge(text, closed[hash]));
   }
 
@@ -105,7 +106,7 @@ export class RedisInviteStore implements InviteStore {
   /** Closes an invite (a claim or a revocation) unless it is closed already; true when this call did. */
   private async closeInvite(hash: string, closing: Closing): Promise<boolean> {
     const text = JSON.stringify(closing);
-    const [won] = results(await this.redis.multi().hsetnx(CLOSED, hash, text).incr(VERSION).exec());
+    const [won] = results(await answered(this.redis.multi().hsetnx(CLOSED, hash, text).incr(VERSION).exec()));
     if (won === 1) this.closed.set(hash, text);
     return won === 1;
   }

@@ -28,6 +28,13 @@ const KEY_SHAPE = new RegExp(`^${KEY_PREFIX}[0-9A-Za-z]{32,}$`);
 /** Checked on every /v1 request, before any lookup. */
 export const looksLikeKey = (text: string) => KEY_SHAPE.test(text);
 
+// A key however a client mangled it: `sk_live_`, `sk-live-`, `sk live ` (a `+`
+// decoded), or its secret alone (SECRET_LENGTH base62 characters standing on their own).
+const KEY_IN_TEXT = new RegExp(`sk[\\s_+-]?live[\\s_+-]?[0-9A-Za-z]{8}|(?<![0-9A-Za-z])[0-9A-Za-z]{${SECRET_LENGTH}}(?![0-9A-Za-z])`, 'i');
+
+/** Whether `text` (decoded) may hold a key, or enough of one to matter: what logs and echoed ids must never carry. */
+export const mayBeKey = (text: string) => KEY_IN_TEXT.test(text);
+
 /** A new key and the record kept of it, for any store to save. */
 export function issueKey(client: string, origin?: { inviteId: string }): { key: string; record: KeyRecord } {
   const key = generateKey();

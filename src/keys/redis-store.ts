@@ -1,6 +1,7 @@
 import type { ChainableCommander, Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { RedisCopy, results } from '../state/redis-copy.ts';
+import { answered, RedisUnavailableError } from '../state/redis-unavailable.ts';
 import { hashKey, issueKey, looksLikeKey } from './key-format.ts';
 import { activeRecord, type KeyRecord, type KeyStore } from './store.ts';
 import { latest, UseLog } from './use-log.ts';
@@ -92,7 +93,7 @@ export class RedisKeyStore implements KeyStore {
         .incr(VERSION)
         .exec()
         .catch(() => {});
-      throw err;
+      throw new RedisUnavailableError(err);
     }
     // In the copy at once: if Redis lost its data before the next reload, this replica still writes it back.
     this.byHash.set(record.hash, record);
@@ -100,7 +101,7 @@ export class RedisKeyStore implements KeyStore {
   }
 
   async list(): Promise<KeyRecord[]> {
-    const [records, used] = await Promise.all([this.records(), this.redis.zrange(LAST_USED, '0', '-1', 'WITHSCORES')]);
+    const [records, used] = await answered(Promise.all([this.records(), this.redis.zrange(LAST_USED, '0', '-1', 'WITHSCORES')]));
     const stored = new Map<string, number>();
     for (let i = 0; i < used.length; i += 2) stored.set(used[i]!, Number(used[i + 1]));
     return records.map((r) => ({
@@ -119,12 +120,12 @@ export class RedisKeyStore implements KeyStore {
 
   async revoke(ref: string): Promise<KeyRecord | undefined> {
     const found = looksLikeKey(ref)
-      ? await this.redis.hget(RECORDS, hashKey(ref)).then((text) => (text ? (JSON.parse(text) as KeyRecord) : undefined))
-      : (await this.records()).find((r) => r.id === ref);
+      ? await answered(this.redis.hget(RECORDS, hashKey(ref))).then((text) => (text ? (JSON.parse(text) as KeyRecord) : undefined))
+      : (await answered(this.records())).find((r) => r.id === ref);
     if (!found) return undefined;
     if (found.revoked_at !== null) return found;
     const revoked = { ...found, revoked_at: new Date().toISOString() };
-    await this.redis.multi().hset(RECORDS, found.hash, JSON.stringify(revoked)).incr(VERSION).exec();
+    await answered(this.redis.multi().hset(RECORDS, found.hash, JSON.stringify(revoked)).incr(VERSION).exec());
     this.byHash.set(found.hash, revoked);
     return revoked;
   }

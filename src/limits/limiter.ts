@@ -2,6 +2,19 @@ export const MINUTE_MS = 60_000;
 export const DAY_MS = 86_400_000;
 
 /**
+ * The first lines of the Redis scripts that count: `now`, in milliseconds, from ARGV[1]
+ * when a clock is injected (tests), otherwise from Redis itself, so replicas whose
+ * clocks disagree still agree on when a unit comes back.
+ */
+export const LUA_NOW = `local now
+if ARGV[1] == '' then
+  local t = redis.call('TIME')
+  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+else
+  now = tonumber(ARGV[1])
+end`;
+
+/**
  * A rolling 60 s window (a sliding log: each unit comes back exactly 60 s after it
  * was spent) and, optionally, a UTC calendar day. A request is admitted only when
  * both have room, and then consumes from both; a refused request consumes nothing.

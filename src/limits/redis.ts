@@ -2,21 +2,12 @@ import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.ts';
-import { DAY_MS, type Decision, decide, type Limiter, type LimitPolicy, MINUTE_MS, uncounted } from './limiter.ts';
+import { DAY_MS, type Decision, decide, type Limiter, type LimitPolicy, LUA_NOW, MINUTE_MS, uncounted } from './limiter.ts';
 
 // One script checks and consumes both windows atomically, so every replica sharing
 // this Redis shares one budget per id. KEYS[1]: sorted set of admission times (the
-// sliding log); KEYS[2]: hash {day, used} for the UTC day. Time comes from ARGV[1]
-// when a clock is injected (tests), otherwise from Redis itself, so replicas whose
-// clocks disagree still agree on when a unit comes back.
-const SCRIPT = `
-local now
-if ARGV[1] == '' then
-  local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-else
-  now = tonumber(ARGV[1])
-end
+// sliding log); KEYS[2]: hash {day, used} for the UTC day. Time: LUA_NOW.
+const SCRIPT = `${LUA_NOW}
 local perMinute = tonumber(ARGV[2])
 local perDay = tonumber(ARGV[3])
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - ${MINUTE_MS})

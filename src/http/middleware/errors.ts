@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import { ApiError, InternalError } from '../../errors/index.ts';
 import { loggableUrl } from './request-log.ts';
 
-const KEPT_ON_ERROR = /^(?:x-ratelimit-|ratelimit|retry-after$|x-request-id$|preference-applied$)/i;
+const KEPT_ON_ERROR = /^(?:x-ratelimit-|ratelimit|retry-after$|x-request-id$|preference-applied$|x-heavy-remaining$)/i;
 
 /**
  * Renders an error as the spec's JSON body. Errors from the catalog carry their own
@@ -18,8 +18,8 @@ export function renderError(ctx: Context, err: unknown, log: Logger): void {
   ctx.status = known.status;
   // Like koa's own error handler, drop what the failed handler had set (ETag,
   // Cache-Control, Vary, Content-Encoding…), but keep the rate-limit headers set
-  // before it ran: a client needs them most on an error, and Preference-Applied, which
-  // says what deadline a 504 had. Errors are never cached.
+  // before it ran: a client needs them most on an error, as it needs the heavy budget
+  // left, and Preference-Applied, which says what deadline a 504 had. Errors are never cached.
   for (const name of Object.keys(ctx.response.headers)) {
     if (!KEPT_ON_ERROR.test(name)) ctx.remove(name);
   }

@@ -7,8 +7,12 @@ import { loggableUrl } from './request-log.ts';
 /** What RFC 9110 15.4.5 has a 304 repeat of the 200 it stands for (the limit headers are set before). */
 const NOT_MODIFIED_HEADERS = new Set(['etag', 'cache-control', 'vary']);
 
-/** Headers that describe how one request was answered, not the answer: Preference-Applied follows the request's own Prefer. */
-const NOT_RECORDED = new Set(['content-length', 'preference-applied']);
+/**
+ * Headers that describe how one request was answered, not the answer: Preference-Applied
+ * follows the request's own Prefer, and X-Heavy-Remaining the key's budget when heavy
+ * work ran (a replay runs none).
+ */
+const NOT_RECORDED = new Set(['content-length', 'preference-applied', 'x-heavy-remaining']);
 
 /**
  * Answers a repeated request for a cached body without running its handler (`next`),

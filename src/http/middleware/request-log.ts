@@ -1,6 +1,7 @@
 import type { Context } from 'koa';
 import type { Logger } from 'pino';
 import { mayBeToken } from '../../invites/store.ts';
+import { mayBeKey } from '../../keys/key-format.ts';
 
 const MAX_URL = 512;
 
@@ -12,8 +13,38 @@ const TOKEN_IN_URL = /\/claim\/(?!assets\/)[^/?#]+/gi;
 
 /** The URL as logged: keys and invite tokens redacted, then cut to a bounded length. */
 export function loggableUrl(url: string): string {
-  const redacted = redactTokenSegments(url).replace(KEY_IN_URL, 'sk_live_[redacted]').replace(TOKEN_IN_URL, '/claim/[redacted]');
+  const redacted = redactEncodedKeys(
+    redactTokenSegments(url).replace(KEY_IN_URL, 'sk_live_[redacted]').replace(TOKEN_IN_URL, '/claim/[redacted]'),
+  );
   return redacted.length > MAX_URL ? `${redacted.slice(0, MAX_URL)}…` : redacted;
+}
+
+// What an encoded or bare key needs to appear at all: a percent sign, a `+`, "live",
+// or a run of 40 letters and digits. Most URLs have none, and are not split.
+const MAY_HIDE_KEY = /%|\+|live|[0-9A-Za-z]{40}/i;
+const DECODINGS = 3;
+
+/**
+ * Each path segment and query name or value that, decoded up to three times (a `+` as
+ * a space), may hold a key: a key fully percent-encoded, encoded twice, with its
+ * underscores as `+`, or its secret alone. The whole piece is replaced.
+ */
+function redactEncodedKeys(url: string): string {
+  if (!MAY_HIDE_KEY.test(url)) return url;
+  return url
+    .split(/([/?&#;=])/)
+    .map((piece, i) => (i % 2 === 0 && piece !== '' && mayBeKey(decodedDeep(piece)) ? '[redacted]' : piece))
+    .join('');
+}
+
+function decodedDeep(piece: string): string {
+  let text = piece;
+  for (let i = 0; i < DECODINGS; i++) {
+    const next = decoded(text.replace(/\+/g, ' '));
+    if (next === text) break;
+    text = next;
+  }
+  return text;
 }
 
 /**
@@ -59,7 +90,8 @@ function requestLine(ctx: Context, ms: number): RequestLine {
     reqId: ctx.state.requestId,
     method: ctx.method,
     url: loggableUrl(ctx.url),
-    status: ctx.status,
+    // Sent already only when the connection's own refusal answered in the handler's place (src/http/node-server.ts).
+    status: ctx.res.headersSent ? ctx.res.statusCode : ctx.status,
     ms: Math.round(ms * 100) / 100,
     bytes: ctx.length,
     key: ctx.state.key?.id,

@@ -3,6 +3,7 @@ import {
   type ApiError,
   BusyError,
   DuplicateKeyHeaderError,
+  HeavyBudgetError,
   InternalError,
   InvalidKeyError,
   InvalidParametersError,
@@ -56,6 +57,12 @@ export const HEADERS: Readonly<Record<string, Json>> = {
     schema: { type: 'string' },
   },
   'Retry-After': { required: true, description: 'Seconds to wait before retrying.', schema: { type: 'integer', minimum: 1 } },
+  'X-Heavy-Remaining': {
+    required: false,
+    description:
+      'Whole seconds of heavy work the key has left in the rolling minute (KEY_HEAVY_SECONDS_PER_MINUTE), on answers that ran heavy work and on 429 `heavy_budget`.',
+    schema: { type: 'integer', minimum: 0 },
+  },
   'Preference-Applied': {
     required: false,
     description:
@@ -141,11 +148,11 @@ export function keyedErrors(extra400: Record<string, ApiError>): Json {
     ),
     414: errorResponse('Query string too long.', { tooLong: new QueryTooLongError(QUERY_LIMITS.maxBytes) }, limits),
     429: errorResponse(
-      'A rate limit is exceeded (spec 8); retry after `Retry-After` seconds.',
-      { limited: new TooManyRequestsError(42) },
+      "A rate limit is exceeded (spec 8), or the key's heavy-seconds budget (KEY_HEAVY_SECONDS_PER_MINUTE) is spent for a request that would run heavy work; retry after `Retry-After` seconds.",
+      { limited: new TooManyRequestsError(42), heavyBudget: new HeavyBudgetError(60, 12) },
       {
         ...limits,
-        ...headerRefs(['Retry-After']),
+        ...headerRefs(['Retry-After', 'X-Heavy-Remaining']),
       },
     ),
     500: errorResponse('Unexpected failure.', { internal: new InternalError() }),

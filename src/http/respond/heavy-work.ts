@@ -1,7 +1,8 @@
 import type { Context } from 'koa';
 import { DeadlineError, type HeavyKind, QueueFullError } from '../../admission/queue.ts';
 import { isOutOfMemory } from '../../duckdb/database.ts';
-import { BusyError, ClientGoneError, QueryTimeoutError } from '../../errors/index.ts';
+import { BusyError, ClientGoneError, HeavyBudgetError, QueryTimeoutError } from '../../errors/index.ts';
+import type { BudgetState } from '../../limits/budget.ts';
 import type { Services } from '../../services.ts';
 import { requestKey } from './request-key.ts';
 import { onResponseClosed } from './response-closed.ts';
@@ -11,9 +12,13 @@ import { onResponseClosed } from './response-closed.ts';
 // deadline: QUERY_TIMEOUT_MS from its turn, or less with `Prefer: wait=N` (RFC 7240).
 // Whether it waited too long or DuckDB ran out of memory for it, the server is busy,
 // not broken: both answer 503 busy with Retry-After, here and nowhere else. Past its
-// deadline it answers 504 timeout; a client that left stops it too.
+// deadline it answers 504 timeout; a client that left stops it too. Each job's time,
+// from its turn to its end or cancellation, is charged to its key's heavy-seconds
+// budget; a key that has spent it gets 429 heavy_budget before its work is queued.
 
-type HeavyServices = Pick<Services, 'admission' | 'metrics' | 'queryTimeoutMs'>;
+type HeavyServices = Pick<Services, 'admission' | 'metrics' | 'queryTimeoutMs' | 'clock'> & {
+  readonly limits: Pick<Services['limits'], 'heavy'>;
+};
 
 export interface HeavyOptions {
   /** What cancels the work besides its deadline; by default, the client gone. */
@@ -25,7 +30,8 @@ export interface HeavyOptions {
 /**
  * Runs `work` in the request's key's turn, with a signal that aborts when it is to
  * stop: past its deadline, or when `options.signal` aborts. A refusal for load is a
- * BusyError; a deadline passed, a QueryTimeoutError.
+ * BusyError; a deadline passed, a QueryTimeoutError; a key whose heavy seconds are
+ * spent, a HeavyBudgetError (never for the rest of a response already started).
  */
 export async function heavyWork<T>(
   ctx: Context,
@@ -35,12 +41,27 @@ export async function heavyWork<T>(
   options: HeavyOptions = {},
 ): Promise<T> {
   const { signal = clientGone(ctx), streaming = false } = options;
+  const key = requestKey(ctx).id;
+  const budget = services.limits.heavy;
+  if (!streaming) {
+    const state = await budget.read(key);
+    showBudget(ctx, state);
+    if (state.remainingMs <= 0) {
+      services.metrics.heavyRefusals.inc({ reason: 'heavy_budget' });
+      throw new HeavyBudgetError(budget.perMinuteMs / 1000, state.retryAfterSeconds);
+    }
+  }
   const preferred = streaming ? undefined : preferredWaitMs(ctx.get('prefer'));
   const lowered = preferred !== undefined && preferred < services.queryTimeoutMs;
   const deadlineMs = lowered ? preferred : services.queryTimeoutMs;
   if (lowered) ctx.set('Preference-Applied', `wait=${deadlineMs / 1000}`);
+  let started: number | undefined;
+  const timed = (own: AbortSignal) => {
+    started = services.clock();
+    return work(own);
+  };
   try {
-    return await services.admission.run(requestKey(ctx).id, kind, work, {
+    return await services.admission.run(key, kind, timed, {
       signal,
       deadlineMs: streaming ? undefined : deadlineMs,
       refusable: !streaming,
@@ -58,7 +79,20 @@ export async function heavyWork<T>(
     services.metrics.heavyRefusals.inc({ reason: 'busy' });
     // By the wait bound the jobs ahead have had their time.
     throw new BusyError(Math.ceil(services.admission.maxWaitMs / 1000));
+  } finally {
+    // Charged when the job ends or is cancelled; a job refused before its turn spent nothing.
+    if (started !== undefined) {
+      const ms = services.clock() - started;
+      services.metrics.heavySeconds.inc({ kind }, ms / 1000);
+      const state = await budget.charge(key, ms);
+      if (!ctx.headerSent) showBudget(ctx, state);
+    }
   }
+}
+
+/** X-Heavy-Remaining: whole seconds of heavy work the key has left in the rolling minute. */
+function showBudget(ctx: Context, state: BudgetState): void {
+  ctx.set('X-Heavy-Remaining', String(Math.floor(state.remainingMs / 1000)));
 }
 
 /**

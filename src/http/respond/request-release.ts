@@ -18,7 +18,7 @@ export interface ReleaseAsked {
   readonly cursor?: Cursor;
 }
 
-type ReleaseServices = Pick<Services, 'releases' | 'admission' | 'metrics' | 'releaseLoadWaitMs' | 'queryTimeoutMs'>;
+type ReleaseServices = Pick<Services, 'releases' | 'admission' | 'metrics' | 'releaseLoadWaitMs' | 'queryTimeoutMs' | 'clock' | 'limits'>;
 
 /**
  * Pins the release a request reads (docs/api.md "Releases"), for the caller to let go

@@ -6,6 +6,7 @@ import * as v from 'valibot';
 import {
   ExportLimitError,
   ExportsOpenError,
+  HeavyBudgetError,
   InvalidFilterDimensionError,
   RangeNotSatisfiableError,
   TooManyRequestsError,
@@ -231,13 +232,14 @@ export const exporter: Route = {
         invalidFilterDimension: new InvalidFilterDimensionError('product', 'fx', findDataset('fx', 'financial')!.dimensions),
       }),
       429: errorResponse(
-        "A rate limit (spec 8) or the key's daily export budget is spent, or the key has EXPORTS_OPEN_PER_KEY exports still open; retry after `Retry-After` seconds.",
+        "A rate limit (spec 8), the key's daily export budget or its heavy-seconds budget is spent, or the key has EXPORTS_OPEN_PER_KEY exports still open; retry after `Retry-After` seconds.",
         {
           limited: new TooManyRequestsError(42),
           exportLimited: new ExportLimitError(50, 3600),
           exportsOpen: new ExportsOpenError(2, 10),
+          heavyBudget: new HeavyBudgetError(60, 12),
         },
-        headerRefs([...LIMIT_HEADERS, 'Retry-After']),
+        headerRefs([...LIMIT_HEADERS, 'Retry-After', 'X-Heavy-Remaining']),
       ),
       ...releaseResponses(),
     },
