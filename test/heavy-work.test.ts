@@ -10,10 +10,11 @@ import { fixtureDataDir, send, startTestService, type TestService, tempDir } fro
 // Prefer: wait), and when its client has gone, whether it was queued, running in
 // DuckDB, or running in slices on the event loop; and an export let go of its release,
 // its scratch file and its file handle however it ended, and once started is never cut
-// short by admission. Two published releases in which every row differs (two seeds),
-// so a revisions diff runs long enough to be cut in the middle.
+// short by admission. Two published full-size releases in which every row differs (two
+// seeds), so a revisions diff runs long enough to be cut in the middle, and is as large
+// as a user's full diff.
 
-const SCALE = 0.5;
+const SCALE = 1;
 const OLD = '2026-10';
 const NEW = '2026-11';
 const FULL_DIFF = `/v1/revisions?metric=ggr&from=${OLD}&to=${NEW}&limit=3`;
@@ -179,6 +180,23 @@ gone("a request queued behind another key's work, whose client leaves, never run
   assert.is(await metric(service, /^dqs_aggregate_computations_total (\d+)/m), aggregatesBefore + 1, 'counted once asked, never run');
   // The turn it would have taken is free: the same aggregate now runs and answers.
   assert.is((await get(service, '/v1/aggregate?metric=ggr&fx=USD&group_by=country&group_by=year', { key: cg.second })).status, 200);
+});
+
+gone('walking the pages of a full-size diff runs it once', async () => {
+  const service = cg.service!;
+  const before = await computations(service);
+  let url = `/v1/revisions?metric=ggr&from=${OLD}&to=${NEW}&limit=1000`;
+  const seen = new Set<string>();
+  for (let page = 0; page < 4; page++) {
+    const res = await get(service, url);
+    assert.is(res.status, 200, res.body.toString());
+    const body = JSON.parse(res.body.toString());
+    assert.is(body.data.length, 1000);
+    for (const row of body.data) seen.add(JSON.stringify(row));
+    url = `/v1/revisions?metric=ggr&from=${OLD}&to=${NEW}&limit=1000&cursor=${encodeURIComponent(body.pagination.cursor)}`;
+  }
+  assert.is(seen.size, 4000, 'four pages, no row twice');
+  assert.is(await computations(service), before + 1, 'one diff for the whole walk');
 });
 
 gone('Prefer: wait=0.2 times out quickly on a server whose limit is 60 s, and says so', async () => {
