@@ -147,7 +147,7 @@ config('valid values are parsed and directories resolved', () => {
     RELEASE_POLL_MS: 250,
     AGGREGATE_MAX_GROUPS: 500,
     AGGREGATE_KEEP_BYTES: 0,
-    REVISIONS_KEEP_BYTES: 67_108_864,
+    REVISIONS_KEEP_BYTES: 1_073_741_824,
     EXPORT_LIMIT_PER_DAY: 50,
     CACHE_MAX_BYTES: 0,
     REPLAY_MAX_BYTES: 1024,
