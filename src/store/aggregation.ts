@@ -308,7 +308,7 @@ export async function mergeGroups(
   sizes: readonly number[],
   include: (g: number) => boolean,
   pad: boolean,
-  turns = new Turns(),
+  turns: Turns,
 ): Promise<{ groups: Groups; targetOf: Int32Array }> {
   const width = groups.groupBy.length;
   const kept = groups.groupBy.slice(0, keep).map((d) => sizes[d]!);
