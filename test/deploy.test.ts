@@ -24,7 +24,7 @@ const run = requiring(
   'deploy.test.ts',
 );
 
-run('two replicas behind haproxy share keys, revocations and one rate-limit budget', async () => {
+run('two replicas behind haproxy share keys, revocations, one rate-limit budget and one heavy-seconds budget', async () => {
   const [balancer, a, b, adminA, adminB, redis] = (await Promise.all(Array.from({ length: 6 }, freePort))) as [
     number,
     number,
@@ -47,6 +47,8 @@ run('two replicas behind haproxy share keys, revocations and one rate-limit budg
       STATE_DIR: stateDir,
       WORK: path.join(work, 'cluster'),
       RATE_LIMIT_PER_MINUTE: String(PER_MINUTE),
+      // 50 ms of heavy work a key a minute: a few aggregates of the sample spend it.
+      KEY_HEAVY_SECONDS_PER_MINUTE: '0.05',
     },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -109,6 +111,22 @@ run('two replicas behind haproxy share keys, revocations and one rate-limit budg
     for (let i = 0; i < 4; i++) {
       const res = await send(`${url}/v1/catalog`, { headers: { 'x-api-key': other.key } });
       assert.is(res.status, 401, `request ${i} after revocation: ${res.status}`);
+    }
+
+    // Heavy seconds are one budget too: spent on replica A alone, refused through the
+    // balancer, so on B as well, which never ran one of this key's requests.
+    const heavyKey: string = (await admin(adminA, '/keys', { client: 'cluster-heavy' })).json.key;
+    const dims = ['region', 'country', 'product', 'channel', 'category', 'sub_channel', 'temporal', 'calculation'];
+    const heavy = (i: number) =>
+      `/v1/aggregate?metric=ggr&fx=USD&group_by=${dims[i % 8]},${dims[(i + 1 + Math.floor(i / 8)) % 8]},year&limit=5`;
+    let i = 0;
+    for (; i < 40; i++) if ((await send(`http://127.0.0.1:${a}${heavy(i)}`, { headers: { 'x-api-key': heavyKey } })).status === 429) break;
+    assert.ok(i < 40, 'replica A refused the key within 40 aggregates');
+    for (let j = 1; j <= 4; j++) {
+      const res = await send(`${url}${heavy(i + j)}`, { headers: { 'x-api-key': heavyKey } });
+      assert.is(res.status, 429, res.text);
+      assert.match(res.json.error, /^Heavy request budget spent/);
+      assert.ok(Number(res.headers['retry-after']) >= 1, 'Retry-After');
     }
 
     script.kill('SIGTERM');
