@@ -1,3 +1,4 @@
+import { CANCEL_HEADER, cancelRow } from '../scenarios/cancel.ts';
 import type { Figure } from './measure.ts';
 import type { Result, Target } from './result.ts';
 import type { SweepEntry } from './sweep.ts';
@@ -74,6 +75,7 @@ export function summary(result: Result, file: string): string {
     ...TABLE_HEADER,
     ...figures.map(figureRow),
     ...(entries.length ? ['', 'Scale sweep (cache off, 1 client):', ...entries.map((e) => sweepRow(e, entries[0]))] : []),
+    ...(result.cancel ? ['', CANCEL_HEADER, ...result.cancel.map(cancelRow)] : []),
     '',
     `Targets (${result.mode} run, ${result.durationSeconds.toFixed(0)} s, commit ${result.commit}${result.dirty ? ' with uncommitted changes' : ''}):`,
     ...targetLines(result.targets),

@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import os from 'node:os';
+import type { CancelFigure } from '../scenarios/cancel.ts';
 import { derivedTargets } from '../scenarios/derived.ts';
 import type { Figure, Timing } from './measure.ts';
 import type { SweepEntry } from './sweep.ts';
@@ -51,6 +52,8 @@ export interface Result {
   readonly selfCheck: SelfCheck | null;
   readonly peer: { clickhouse: { version: string; loadSeconds: number } | { skipped: string } };
   readonly sweep: { entries: SweepEntry[] } | { skipped: string };
+  /** Heavy work stopped by its deadline or its client (absent from results before it was measured). */
+  readonly cancel?: CancelFigure[];
   readonly targets: Target[];
   readonly durationSeconds: number;
 }

@@ -10,6 +10,7 @@ import { type Captured, startBare } from '../ceilings/bare.ts';
 import { CLICKHOUSE_BINARY, CLICKHOUSE_SKIP_REASON, startClickHouse } from '../ceilings/clickhouse.ts';
 import { AGGREGATE, AGGREGATE_SQL, aggregateAlone, checkGroups, ourGroups } from '../ceilings/duckdb-aggregate.ts';
 import { openQueryCeilings } from '../ceilings/duckdb-pages.ts';
+import { CANCEL_HEADER, cancelFigures, cancelRow } from '../scenarios/cancel.ts';
 import { derivedAtScale, derivedHits, derivedScenarios } from '../scenarios/derived.ts';
 import { mixedWorkload } from '../scenarios/mixed.ts';
 import {
@@ -459,6 +460,11 @@ async function main(): Promise<void> {
     await limits.stop();
   }
 
+  // Heavy work stopped: its CPU after a deadline or a client gone, beside the same work run to its end.
+  line(`\n${CANCEL_HEADER}`);
+  const cancel = await cancelFigures(WORK, progress);
+  for (const f of cancel) line(cancelRow(f));
+
   let swept: Result['sweep'] = { skipped: 'quick run: loading the 16x release alone takes a minute or more' };
   if (scaled.length) {
     line('');
@@ -506,6 +512,7 @@ async function main(): Promise<void> {
     selfCheck: selfCheck ?? null,
     peer,
     sweep: swept,
+    cancel,
     targets: evaluateTargets(figures, swept, selfCheck, 'skipped' in peer.clickhouse ? peer.clickhouse.skipped : undefined),
     durationSeconds: (performance.now() - started) / 1000,
   };

@@ -1,5 +1,6 @@
 import type { DatasetKind } from '../registry.ts';
 import type { ColumnStore } from '../store/column-store.ts';
+import { SLICE, Turns } from '../store/slices.ts';
 import { ArrowRenderer, END_OF_STREAM } from './arrow-renderer.ts';
 import { csvHeader, csvSyntax } from './csv-syntax.ts';
 import { envelopeAfter, envelopeBefore, type PageEnvelope } from './formats.ts';
@@ -62,12 +63,20 @@ export class RowRenderers {
     const ndjson = format === 'ndjson' ? await this.ndjsonRenderer : undefined;
     if (format === 'csv') yield Buffer.from(this.csvHeader);
     if (format === 'arrow') yield arrow.streamStart;
-    for await (const rids of batches) {
-      if (format === 'csv') yield this.csv.render(rids, '', '');
-      else if (ndjson) yield ndjson.render(rids, '', '');
-      else {
-        const page = arrow.render(rids);
-        yield page.subarray(prefix, page.length - END_OF_STREAM.length);
+    // A batch is rendered a slice at a time, taking turns with the event loop between
+    // slices: a whole batch of text in one step held the loop for tens of milliseconds
+    // while other keys' requests waited.
+    const turns = new Turns();
+    for await (const batch of batches) {
+      for (let at = 0; at < batch.length; at += SLICE) {
+        await turns.turn();
+        const rids = batch.length <= SLICE ? batch : batch.slice(at, at + SLICE);
+        if (format === 'csv') yield this.csv.render(rids, '', '');
+        else if (ndjson) yield ndjson.render(rids, '', '');
+        else {
+          const page = arrow.render(rids);
+          yield page.subarray(prefix, page.length - END_OF_STREAM.length);
+        }
       }
     }
     if (format === 'arrow') yield END_OF_STREAM;

@@ -7,7 +7,7 @@
  * cancelled (a request's) makes its Turns with the request's signal: the next turn
  * after it aborts throws its reason, so the work stops within a slice.
  */
-export const SLICE = 1 << 15;
+export const SLICE = 1 << 12;
 const BUDGET_MS = 4;
 
 export class Turns {
