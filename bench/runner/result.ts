@@ -190,6 +190,12 @@ export function evaluateTargets(
   const aggregate = get('uncached-aggregate@1');
   const aggregate16 = get('x16-aggregate@1');
   atMost('aggregate-vs-duckdb', "uncached aggregate, 1 client: p50 ≤ 1.2× DuckDB alone's, same GROUP BY", aggregate?.ratios.duckdb, 1.2);
+  atMost(
+    'facets-cpu-vs-duckdb',
+    "uncached facets, 1 client: server CPU a request ≤ 2× DuckDB alone's, same counts",
+    cpuRatio(get('uncached-facets@1'), 'duckdb'),
+    2,
+  );
   const arrow = get('arrow-page@1');
   const csv = get('csv-page@1');
   atMost(

@@ -9,6 +9,7 @@ import { type ServiceProcess, startServer } from '../../tools/service-process.ts
 import { type Captured, startBare } from '../ceilings/bare.ts';
 import { CLICKHOUSE_BINARY, CLICKHOUSE_SKIP_REASON, startClickHouse } from '../ceilings/clickhouse.ts';
 import { AGGREGATE, AGGREGATE_SQL, aggregateAlone, checkGroups, ourGroups } from '../ceilings/duckdb-aggregate.ts';
+import { FACETS, facetsAlone } from '../ceilings/duckdb-facets.ts';
 import { openQueryCeilings } from '../ceilings/duckdb-pages.ts';
 import { CANCEL_HEADER, cancelFigures, cancelRow } from '../scenarios/cancel.ts';
 import { derivedAtScale, derivedHits, derivedScenarios } from '../scenarios/derived.ts';
@@ -198,8 +199,8 @@ async function main(): Promise<void> {
     `${mode} run on ${host.cpus}× ${host.model}, load average ${host.loadAverage.join(' ')}; release ${release.manifest.release}, ${release.manifest.datasets.ggr!.rows.toLocaleString('en')} ggr rows`,
   );
   const queries = await openQueryCeilings(release, QUERY_SPECS, progress);
-  /** DuckDB alone on the aggregates' GROUP BY, as they are measured (the pages' is a side of their rounds). */
-  const aggregateCeilings = new Map<string, { one: Stats; sixteen: Stats }>();
+  /** DuckDB alone on the aggregates' GROUP BY and the facets' counts, as they are measured (the pages' is a side of their rounds). */
+  const aloneCeilings = new Map<string, { one: Stats; sixteen: Stats }>();
   line(`\n${TABLE_HEADER.join('\n')}`);
   const figures: Figure[] = [];
   const record = (f: Figure) => {
@@ -248,7 +249,7 @@ async function main(): Promise<void> {
         const timed = await rounds(groups, connections, settings.timing, (text) => progress(`${connections} conn: ${text}`, false));
         for (const [i, s] of chosen.entries()) {
           const t = timed[i]!;
-          const duckdb = aggregateCeilings.get(s.id);
+          const duckdb = aloneCeilings.get(s.id);
           record(
             figure(
               s.id,
@@ -333,6 +334,7 @@ async function main(): Promise<void> {
   let mixed!: { one: Scenario; sixteen: Scenario };
   let uncachedPage!: Captured;
   let aggregate!: Captured;
+  let facets!: Captured;
   let peer: Result['peer'] = { clickhouse: { skipped: CLICKHOUSE_SKIP_REASON } };
   try {
     progress("capturing and checking every scenario's answer");
@@ -341,8 +343,12 @@ async function main(): Promise<void> {
     uncachedPage = scenarios[0]!.answers[0]!;
     aggregate = await capture(uncached.url, AGGREGATE, uncached.headers, 200);
     progress("DuckDB alone: the aggregate's GROUP BY");
-    aggregateCeilings.set('uncached-aggregate', await aggregateAlone(release, 1, ourGroups(aggregate.body), settings.aggregateAlone));
+    aloneCeilings.set('uncached-aggregate', await aggregateAlone(release, 1, ourGroups(aggregate.body), settings.aggregateAlone));
     scenarios.push(scenario('uncached-aggregate', 'uncached aggregate, region × year', AGGREGATE, {}, aggregate));
+    facets = await capture(uncached.url, FACETS, uncached.headers, 200);
+    progress("DuckDB alone: the facets' counts");
+    aloneCeilings.set('uncached-facets', await facetsAlone(release, facets.body, settings.aggregateAlone));
+    scenarios.push(scenario('uncached-facets', '/v1/facets under two filters, uncached', FACETS, {}, facets));
     scenarios.push(...(await derivedScenarios(uncached.url, uncached.headers)));
     progress('drawing and capturing the mixed workload');
     mixed = await mixedWorkload(release, MIXED_SEED, settings.mixed, (p) => capture(uncached.url, p, uncached.headers, 200));
@@ -412,12 +418,17 @@ async function main(): Promise<void> {
   try {
     const hits = await cachedScenarios(cached.url, cached.headers, uncachedPage);
     await capture(cached.url, AGGREGATE, cached.headers, 200);
+    await capture(cached.url, FACETS, cached.headers, 200);
+    const facetsHit = await capture(cached.url, FACETS, cached.headers, 200, (a) =>
+      a.body.equals(facets.body) ? undefined : 'a hit differs from the uncached facets',
+    );
     const aggregateHit = await capture(cached.url, AGGREGATE, cached.headers, 200, (a) =>
       a.body.equals(aggregate.body) ? undefined : 'a hit differs from the uncached aggregate',
     );
     await measureAll(
       [
         scenario('cached-aggregate', 'cached aggregate, region × year', AGGREGATE, {}, aggregateHit),
+        scenario('cached-facets', '/v1/facets under two filters, cached', FACETS, {}, facetsHit),
         ...(await derivedHits(cached.url, cached.headers)),
         ...hits,
         mixed,
@@ -477,7 +488,7 @@ async function main(): Promise<void> {
       const answer = await capture(x16.url, PAGE, x16.headers, 200);
       const grouped = await capture(x16.url, AGGREGATE, x16.headers, 200);
       progress("DuckDB alone: the aggregate's GROUP BY on the 16x release");
-      aggregateCeilings.set(
+      aloneCeilings.set(
         'x16-aggregate',
         await aggregateAlone(scaled.find((e) => e.scale === 16)!.release, 1, ourGroups(grouped.body), settings.aggregateAlone),
       );
