@@ -128,24 +128,66 @@ type DimensionName = (typeof DEFINITIONS)[number]['dimensions'][number];
 
 /**
  * What each dimension means, and a value it takes, as spec 2.4 illustrates them. Which
- * values a dimension holds is each release's to say, not the registry's (no closed set
- * is known here: docs/api.md "OpenAPI"). The OpenAPI document's descriptions and
- * examples read it.
+ * values a dimension holds is each release's to say, not the registry's (docs/api.md
+ * "OpenAPI"); the vocabularies every publisher shares (`values`) are named with their
+ * meanings, which the catalog and the OpenAPI document carry. `fx` names an ISO 4217
+ * code, an open set: only the two every market is given in are listed.
  */
-export const DIMENSIONS: Readonly<Record<DimensionName, { readonly meaning: string; readonly example: string }>> = {
+export interface DimensionDef {
+  readonly meaning: string;
+  readonly example: string;
+  /** A vocabulary's values and what each means. */
+  readonly values?: Readonly<Record<string, string>>;
+  /** `values` names some of the values only (an ISO code list): others occur too. */
+  readonly open?: boolean;
+}
+
+export const DIMENSIONS: Readonly<Record<DimensionName, DimensionDef>> = {
   year: { meaning: 'Calendar year, an integer', example: '2024' },
   region: { meaning: 'Geographic region', example: 'Europe' },
   country: { meaning: 'Country name', example: 'France' },
   state: { meaning: 'State or province; "" on a country\'s national rows', example: 'Nevada' },
   category: { meaning: 'Gambling category', example: 'Betting' },
   product: { meaning: 'Product type', example: 'Sport Betting' },
-  channel: { meaning: 'Distribution channel', example: 'Online' },
-  sub_channel: { meaning: 'Sub-channel classification', example: 'Onshore' },
-  fx: { meaning: 'Currency code of the amounts', example: 'USD' },
-  fx_local_currency: { meaning: 'Local currency code', example: 'JPY' },
-  temporal: { meaning: 'Time classification', example: 'Current' },
-  calculation: { meaning: 'Calculation method', example: 'Reported' },
-  country_type: { meaning: 'Country type', example: 'Tracked' },
+  channel: {
+    meaning: 'Distribution channel',
+    example: 'Online',
+    values: { Online: 'Played over the internet or a mobile app', Land: 'Played in a venue: casino, betting shop, arcade, retailer' },
+  },
+  sub_channel: {
+    meaning: 'Whether the operator is licensed in the market it serves',
+    example: 'Onshore',
+    values: {
+      Onshore: 'Licensed in the market (regulated, locally taxed)',
+      Offshore: 'Serving the market from outside it, unlicensed there (an estimate)',
+    },
+  },
+  fx: {
+    meaning: 'Currency code (ISO 4217) the amounts are in: every market in USD, EUR and its local currency',
+    example: 'USD',
+    values: { USD: 'US dollars', EUR: 'Euros' },
+    open: true,
+  },
+  fx_local_currency: { meaning: 'Local currency code (ISO 4217)', example: 'JPY' },
+  temporal: {
+    meaning: 'Whether the year is history or projection, as of the release',
+    example: 'Current',
+    values: { Current: "A year up to the release's data year: history", Forecast: "A year after the release's data year: a projection" },
+  },
+  calculation: {
+    meaning: 'How the figure was arrived at',
+    example: 'Reported',
+    values: {
+      Reported: 'Published by the regulator or operators of the market',
+      Calculated: 'Derived from reported figures (a state or province from its parts, a rate from its inputs)',
+      Estimated: 'Modelled where nothing is reported: forecasts, amalgamated markets, offshore play',
+    },
+  },
+  country_type: {
+    meaning: 'Whether the country is tracked on its own',
+    example: 'Tracked',
+    values: { Tracked: 'Covered as its own market', Amalgamated: 'Estimated as part of a group of small markets' },
+  },
 };
 
 export const dimensionDef = (name: string) => DIMENSIONS[name as DimensionName];

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { denominatorsTable, metricsTable } from '../src/http/routes/aggregate.ts';
+import { dimensionsTable } from '../src/http/routes/catalog.ts';
 import { DATASETS } from '../src/registry.ts';
 
 // docs/api.md's dataset table is derived from the registry; this keeps it so.
@@ -22,6 +23,12 @@ test('docs/api.md lists what each metric means as the registry says it', async (
   const doc = await fs.readFile(path.resolve(import.meta.dirname, '../docs/api.md'), 'utf8');
   const between = /<!-- metrics:begin[^\n]*-->\n([\s\S]*?)\n<!-- metrics:end -->/.exec(doc)?.[1];
   assert.is(between, metricsTable(), 'replace the table in docs/api.md with the expected one');
+});
+
+test("docs/api.md gives each dimension's meaning and its vocabulary's, as the registry defines them", async () => {
+  const doc = await fs.readFile(path.resolve(import.meta.dirname, '../docs/api.md'), 'utf8');
+  const between = /<!-- dimensions:begin[^\n]*-->\n([\s\S]*?)\n<!-- dimensions:end -->/.exec(doc)?.[1];
+  assert.is(between, dimensionsTable(), 'replace the table in docs/api.md with the expected one');
 });
 
 test('docs/api.md lists each per= denominator as the registry defines it', async () => {

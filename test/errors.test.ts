@@ -257,6 +257,22 @@ errors('the catalog lists every dataset, year among financial dimensions, matchi
   }
 });
 
+errors("the catalog says what each dimension and each vocabulary's value means, and that derived ratios are fractions", async () => {
+  const { json } = await service.get('/v1/catalog');
+  const dimensions = new Set(DATASETS.flatMap((d) => d.dimensions));
+  assert.equal(Object.keys(json.dimensions).sort(), [...dimensions].sort());
+  // Every value the sample holds of a closed vocabulary has its meaning.
+  for (const [name, meaning] of Object.entries<{ values?: Record<string, string>; values_listed?: string }>(json.dimensions)) {
+    if (meaning.values_listed !== 'all') continue;
+    const held = (
+      await service.get(`/v1/facets?metric=${DATASETS.find((d) => d.kind === 'financial' && d.dimensions.includes(name))?.name ?? 'ggr'}`)
+    ).json.data[name] as { value: string }[] | undefined;
+    for (const { value } of held ?? []) assert.type(meaning.values![value], 'string', `${name}=${value} has a meaning`);
+  }
+  assert.match(json.dimensions.temporal.values.Forecast, /projection/);
+  for (const ratio of ['_pct_change', '_share', '_per_<metric>']) assert.match(json.derived[ratio], /fraction|ratio/, ratio);
+});
+
 errors('an unexpected failure is a generic JSON 500 and a log line, nothing leaked', async () => {
   const broken = await startTestService();
   try {

@@ -248,7 +248,7 @@ function program(env: NodeJS.ProcessEnv): Command {
       .addOption(
         new Option(
           '--compare <previous_year>',
-          'add <key>_prev, _change and _pct_change against the year before (needs --group-by year)',
+          'add <key>_prev, _change and _pct_change (a fraction) against the year before (needs --group-by year)',
         ).choices([...COMPARES]),
       )
       .addOption(

@@ -48,7 +48,7 @@ export type AggregateQuery<M extends Metric> = Filters<M> & {
   readonly order?: string;
   /** Adds subtotal rows and a grand total; a rolled-up dimension is null. */
   readonly rollup?: boolean;
-  /** Adds `k_prev`, `k_change` and `k_pct_change` per measure key against the year before; needs `year` in group_by. */
+  /** Adds `k_prev`, `k_change` and `k_pct_change` (a fraction: 0.05 is 5%) per measure key against the year before; needs `year` in group_by. */
   readonly compare?: 'previous_year';
   /** Adds `k_share` per sum: its fraction of the total over every value of this group_by dimension, or of the grand total (`all`). */
   readonly share?: DimensionOf<M> | 'all';

@@ -83,6 +83,19 @@ const SUFFIX: Record<Exclude<ColumnKind, 'value' | 'per'>, string> = {
 };
 
 /**
+ * Each derived key's suffix and what it holds, in its unit: the catalog and the
+ * OpenAPI document state them from here. Every ratio is a plain fraction (0.05, not 5),
+ * so a client formats all three the same way.
+ */
+export const DERIVED_KEYS: Readonly<Record<string, string>> = {
+  _prev: "the same group's value one year earlier, in the measure's unit",
+  _change: "this value minus `_prev`, in the measure's unit",
+  _pct_change: 'the change as a fraction of `_prev` (`_change ÷ _prev`: 0.05 is 5% growth)',
+  _share: "the group's fraction of its total (0.25 is a quarter)",
+  '_per_<metric>': 'the sum divided by the denominator over the same keys, a plain ratio (hold: a fraction of turnover)',
+};
+
+/**
  * The answer's columns in output order: each measure, then its derived keys (the
  * comparison's three, its share, its ratio). A share is of a sum; a ratio of a sum in
  * the unit its denominator asks for.

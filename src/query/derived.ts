@@ -68,15 +68,15 @@ export async function priorGroups(def: DatasetDef, tables: AggregateTables, leve
   return prior;
 }
 
-/** The comparison of group `g` with group `p` (its predecessor, or -1): prev, change and percent change. */
+/** The comparison of group `g` with group `p` (its predecessor, or -1): prev, change and the change as a fraction of prev. */
 export function compareValues(groups: Groups, m: MeasureSource, g: number, p: number): [number, number, number] {
   if (p < 0) return [NaN, NaN, NaN];
   const value = measureValue(groups, m, g);
   const prev = measureValue(groups, m, p);
   const change =
     m.fn === 'sum' ? roundedDifference(groups.sums[m.position]!.partialsOf(g), groups.sums[m.position]!.partialsOf(p)) : value - prev;
-  // (this ÷ prev − 1) × 100, as change ÷ prev: one division, of the exact change.
-  return [prev, change, divide(change, prev) * 100];
+  // this ÷ prev − 1, as change ÷ prev: one division, of the exact change; a fraction, as shares and ratios are.
+  return [prev, change, divide(change, prev)];
 }
 
 /** Share denominators: each group's total and where it sits, for the measures given. */

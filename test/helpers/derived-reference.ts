@@ -65,7 +65,7 @@ export async function expectedGroups(connection: DuckDBConnection, releaseDir: s
       select.push(
         `${prev} AS ${q(`${key}_prev`)}`,
         `${change} AS ${q(`${key}_change`)}`,
-        `CASE WHEN ${prev} = 0 THEN NULL ELSE ${change} / ${prev} * 100 END AS ${q(`${key}_pct_change`)}`,
+        `CASE WHEN ${prev} = 0 THEN NULL ELSE ${change} / ${prev} END AS ${q(`${key}_pct_change`)}`,
       );
     }
     if (c.share && fn === 'sum')

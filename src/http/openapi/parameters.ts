@@ -71,16 +71,23 @@ export function dimensionParameters(taken: readonly Json[]): Json[] {
   const dimensions = [...new Set(financialSets.flatMap((d) => d.dimensions))].filter((d) => !known.has(d));
   return dimensions.map((dimension) => {
     const metrics = financialSets.filter((d) => d.dimensions.includes(dimension)).map((d) => d.name);
-    const { meaning, example } = dimensionDef(dimension);
+    const { meaning, example, values, open } = dimensionDef(dimension);
+    const named = values ? Object.entries(values).map(([value, means]) => `\`${value}\`: ${means}`) : [];
+    const vocabulary = !values
+      ? "Its values are the release's (no closed set: an answer without rows names the values it does not hold in `meta.warnings`)."
+      : open
+        ? `Among its values: ${named.join('; ')}; the others are the release's.`
+        : `One of: ${named.join('; ')}.`;
+    const items = values && !open ? { type: 'string', enum: Object.keys(values), 'x-enumDescriptions': values } : { type: 'string' };
     return {
       name: dimension,
       in: 'query',
       required: false,
       style: 'form',
       explode: true,
-      description: `${meaning}. Filter by ${dimension}; repeat for several values (OR). Applies to metric ${metrics.join(', ')}; with any other metric it is the invalid-filter-dimension error. Its values are the release's (no closed set: an answer without rows names the values it does not hold in \`meta.warnings\`).`,
+      description: `${meaning}. Filter by ${dimension}; repeat for several values (OR). Applies to metric ${metrics.join(', ')}; with any other metric it is the invalid-filter-dimension error. ${vocabulary}`,
       'x-metrics': metrics,
-      schema: { type: 'array', items: { type: 'string' } },
+      schema: { type: 'array', items },
       example: [example],
     };
   });

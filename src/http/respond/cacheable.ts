@@ -7,8 +7,9 @@ import { encode, negotiateCoding } from './content-coding.ts';
  * Folded into every ETag. ETags come from the request, not the bytes, so a change
  * to how a body is rendered must change this or clients keep the old bytes on a 304.
  * 3: JSON pages' cursors name their format, and empty answers carry meta.warnings.
+ * 4: `_pct_change` is a fraction, as `_share` and `_per_*` are (it was percent).
  */
-const REPRESENTATION = 3;
+const REPRESENTATION = 4;
 
 /** A response body, and the cursor of the page after it when there is one. */
 export interface Rendered {

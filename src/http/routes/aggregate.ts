@@ -109,7 +109,7 @@ export function denominatorsTable(): string {
 
 const DERIVED_DESCRIPTIONS = {
   compare:
-    '`previous_year` adds, for each measure key `k`, `k_prev`, `k_change` (this minus prev) and `k_pct_change` (`(this ÷ prev − 1) × 100`), set against the same group one year earlier, found by year and read even when `year` or `period` filters it out. Null where that group does not exist; `k_pct_change` null where `k_prev` is 0. Needs `year` in group_by. Given once.',
+    '`previous_year` adds, for each measure key `k`, `k_prev`, `k_change` (this minus prev) and `k_pct_change` (`this ÷ prev − 1`, a fraction: 0.05 is 5% growth), set against the same group one year earlier, found by year and read even when `year` or `period` filters it out. Null where that group does not exist; `k_pct_change` null where `k_prev` is 0. Needs `year` in group_by. Given once.',
   share:
     "`all` or a group_by dimension: adds `k_share` to each sum measure, its fraction of the total over every value of that dimension with the other group_by dimensions fixed (the dimension's own filter does not narrow the total), or of the grand total with `all`. Not with rollup. Given once.",
   per: `Divides each sum measure by another dataset's metric summed over exactly the keys of the group's rows, as \`k_per_<metric>\`; null where a key has no denominator row (counted in \`meta.unmatched\`). ${perList()}. Given once.`,
@@ -276,7 +276,7 @@ export const aggregate: Route = {
         values: {
           type: 'object',
           description:
-            'Each measure as `<metric>_<fn>` and its derived keys (`_prev`, `_change`, `_pct_change`, `_share`, `_per_<metric>`), and `rows`: the rows added up. Null for a sum beyond the largest double, and for a derived value that has none.',
+            'Each measure as `<metric>_<fn>` and its derived keys (`_prev`, `_change`, `_pct_change`, `_share`, `_per_<metric>`; every ratio a plain fraction, as /v1/catalog `derived` says), and `rows`: the rows added up. Null for a sum beyond the largest double, and for a derived value that has none.',
           required: ['rows'],
           properties: { rows: { type: 'integer', minimum: 0 } },
           additionalProperties: { type: ['number', 'null'] },

@@ -2,8 +2,8 @@ import { createHash } from 'node:crypto';
 import type { Context } from 'koa';
 import * as v from 'valibot';
 import { InvalidParametersError } from '../../errors/index.ts';
-import { denominatorEntries } from '../../query/derived-plan.ts';
-import { DATASETS, DENOMINATORS } from '../../registry.ts';
+import { DERIVED_KEYS, denominatorEntries } from '../../query/derived-plan.ts';
+import { DATASETS, DENOMINATORS, dimensionDef } from '../../registry.ts';
 import type { LoadedRelease } from '../../releases/releases.ts';
 import type { Services } from '../../services.ts';
 import { releaseId } from '../openapi/components.ts';
@@ -52,8 +52,26 @@ function render(release: LoadedRelease | undefined): Rendered {
       synthetic: release.manifest.synthetic ?? false,
     },
   };
-  const body = Buffer.from(JSON.stringify({ ...meta, datasets }));
+  const body = Buffer.from(JSON.stringify({ ...meta, datasets, dimensions: DIMENSION_MEANINGS, derived: DERIVED_KEYS }));
   return { body, key: `catalog ${createHash('sha256').update(body).digest('base64url')}` };
+}
+
+/** Every dimension's meaning, and the meaning of each value of a vocabulary (the registry's DIMENSIONS). */
+const DIMENSION_MEANINGS = Object.fromEntries(
+  [...new Set(DATASETS.flatMap((d) => d.dimensions))].map((name) => {
+    const { meaning, values, open } = dimensionDef(name);
+    return [name, { description: meaning, ...(values && { values, values_listed: open ? 'some' : 'all' }) }];
+  }),
+);
+
+/** docs/api.md's table of dimensions and their values' meanings (test/docs.test.ts keeps it current). */
+export function dimensionsTable(): string {
+  const rows = Object.entries(DIMENSION_MEANINGS).map(([name, d]) => {
+    const values = d.values ? Object.entries(d.values).map(([value, means]) => `\`${value}\`: ${means}`) : [];
+    const listed = values.length ? `${values.join('; ')}${d.values_listed === 'some' ? '; and others' : ''}` : "the release's";
+    return `| ${name} | ${d.description.replace(/\|/g, '\\|')} | ${listed} |`;
+  });
+  return ['| dimension | meaning | values |', '|---|---|---|', ...rows].join('\n');
 }
 
 const rendered = new WeakMap<LoadedRelease, Rendered>();
@@ -109,8 +127,29 @@ export const catalog: Route = {
     CatalogResponse: {
       type: 'object',
       additionalProperties: false,
-      required: ['datasets'],
+      required: ['datasets', 'dimensions', 'derived'],
       properties: {
+        dimensions: {
+          type: 'object',
+          description:
+            "Each dimension's meaning; for a vocabulary, each value's meaning too (`values_listed`: `all` for a closed vocabulary, `some` where other values occur, such as ISO currency codes).",
+          additionalProperties: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['description'],
+            properties: {
+              description: { type: 'string' },
+              values: { type: 'object', additionalProperties: { type: 'string' } },
+              values_listed: { enum: ['all', 'some'] },
+            },
+          },
+        },
+        derived: {
+          type: 'object',
+          description:
+            'What each derived key /v1/aggregate may add to a measure key holds, and its unit: every ratio (`_pct_change`, `_share`, `_per_<metric>`) is a plain fraction.',
+          additionalProperties: { type: 'string' },
+        },
         // Absent only while the first release loads.
         release: {
           type: 'object',
