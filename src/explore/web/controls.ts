@@ -37,8 +37,9 @@ export function datasetControl(endpoint: Endpoint, params: URLSearchParams, data
   const kind = endpoint === 'reference' ? 'reference' : 'financial';
   const select = h('select', {}, h('option', { value: '' }, '(choose)'));
   for (const d of datasets.filter((x) => x.kind === kind)) {
-    select.append(h('option', { value: d.name, selected: params.get(name) === d.name }, d.name));
+    select.append(h('option', { value: d.name }, d.name));
   }
+  select.value = params.get(name) ?? '';
   // A new dataset keeps no other parameter: another dataset's filters and measures would be refused.
   select.addEventListener('change', () => navigate(pageUrl(endpoint, new URLSearchParams(select.value ? { [name]: select.value } : {}))));
   return control(name, name === 'metric' ? 'Dataset (metric)' : 'Dataset', select);
@@ -64,7 +65,8 @@ function fieldFor(endpoint: Endpoint, params: URLSearchParams, p: OperationParam
   const choices = p.schema?.enum;
   if (choices && choices.length <= 40) {
     const select = h('select', {}, h('option', { value: '' }, '(none)'));
-    for (const c of choices) select.append(h('option', { value: c, selected: values[0] === c }, c));
+    for (const c of choices) select.append(h('option', { value: c }, c));
+    select.value = values[0] ?? '';
     select.addEventListener('change', () => setParam(endpoint, params, p.name, select.value ? [select.value] : []));
     return control(p.name, p.name, select, help);
   }

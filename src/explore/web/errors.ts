@@ -45,6 +45,7 @@ export function showError(box: HTMLElement, err: unknown): void {
     const note = document.getElementById(`note-${name}`);
     if (!note) continue;
     note.textContent = messages.join(' ');
+    note.classList.add('bad');
     note.closest('.control')?.querySelector('input, select')?.setAttribute('aria-invalid', 'true');
     placed.push(name);
   }

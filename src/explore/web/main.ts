@@ -14,7 +14,7 @@ const view = h('main', { id: 'view', tabindex: '-1' });
 function shell(): void {
   const keyForm = h(
     'form',
-    { class: 'key', 'aria-label': 'API key' },
+    { class: 'key', 'aria-label': 'Your key' },
     h('label', { for: 'api-key' }, 'API key'),
     keyInput,
     h('button', { type: 'submit' }, 'Use key'),

@@ -83,7 +83,8 @@ function renderAnswer(
   if (rows && choices.length) {
     // The first derived key when there is one (the question asked), else the first measure.
     const picked = choices.find((c) => /_(pct_change|share|per_.+)$/.test(c)) ?? choices[0]!;
-    const select = h('select', { id: 'measure' }, ...choices.map((c) => h('option', { value: c, selected: c === picked }, c)));
+    const select = h('select', { id: 'measure' }, ...choices.map((c) => h('option', { value: c }, c)));
+    select.value = picked;
     select.addEventListener('change', () => drawChart(select.value));
     chartBox.append(h('div', { class: 'control' }, h('label', { for: 'measure' }, 'Measure charted'), select));
     const drawing = h('div');
