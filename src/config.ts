@@ -172,6 +172,10 @@ export const settings = {
     schema: positiveInt(100_000),
     help: 'Most groups (subtotals included) one /v1/aggregate request may produce; more is a 400 that names the count',
   },
+  FACET_VALUES: {
+    schema: positiveInt(50),
+    help: 'Most values /v1/facets lists per dimension, most rows first; meta.values_left_out counts the rest',
+  },
   AGGREGATE_KEEP_BYTES: {
     schema: count(64 * 1024 * 1024, 'bytes'),
     help: 'Bound of the aggregate results kept whole for paging (docs/api.md "Aggregates"); a result evicted mid-walk is computed again',

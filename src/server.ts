@@ -161,6 +161,7 @@ export async function startService(config: Config, log: Logger, options: StartOp
     cursors,
     aggregates,
     aggregateMaxGroups: config.AGGREGATE_MAX_GROUPS,
+    facetValues: config.FACET_VALUES,
     revisions,
     cache,
     keys,

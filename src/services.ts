@@ -43,6 +43,8 @@ export interface Services {
   readonly aggregates: KeptResults<AggregateResult>;
   /** Most groups one aggregate may produce (AGGREGATE_MAX_GROUPS). */
   readonly aggregateMaxGroups: number;
+  /** FACET_VALUES: the most values /v1/facets lists per dimension. */
+  readonly facetValues: number;
   /** Revisions diffs kept whole for paging. */
   readonly revisions: KeptResults<RevisionDiff>;
   /** Finished bodies of successful responses, emptied when the releases change. */

@@ -332,6 +332,7 @@ loading('data routes answer 503 with Retry-After; catalog and key checks still w
     cache: new NoopResponseCache(),
     aggregates: new KeptResults<AggregateResult>({ maxBytes: 1 << 20, sizeOf: () => 1, counted: () => {} }),
     aggregateMaxGroups: 1000,
+    facetValues: 50,
     revisions: new KeptResults<RevisionDiff>({ maxBytes: 1 << 20, sizeOf: () => 1, counted: () => {} }),
     keys,
     limits,

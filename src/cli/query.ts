@@ -132,15 +132,19 @@ const financialSets = DATASETS.filter((d) => d.kind === 'financial');
 const flagOf = (dimension: string) => `--${dimension.replaceAll('_', '-')}`;
 
 /** A filter option per dimension of `def`, `--period`, and the paging and format options every command shares. */
-function addQueryOptions(command: Command, def: DatasetDef, unit: string): Command {
+/** A --<dimension> option per dimension of `def` (repeatable) and --period. */
+function addFilterOptions(command: Command, def: DatasetDef): Command {
   for (const dimension of def.dimensions) {
     const parse: (text: string) => string | number = dimension === 'year' ? integer('--year') : (text) => text;
     command.addOption(
       new Option(`${flagOf(dimension)} <value>`, `filter on ${dimension}; repeat for several values`).argParser(collect(parse)),
     );
   }
-  return command
-    .option('--period <from:to>', 'date range YYYY-MM-DD:YYYY-MM-DD')
+  return command.option('--period <from:to>', 'date range YYYY-MM-DD:YYYY-MM-DD');
+}
+
+function addQueryOptions(command: Command, def: DatasetDef, unit: string): Command {
+  return addFilterOptions(command, def)
     .option('--all', 'walk every page (default: the first page only)')
     .addOption(new Option('--limit <n>', `${unit} per page, 1 to 1000`).argParser(integer('--limit')).default(1000))
     .addOption(new Option('--format <format>', 'output format').choices(['json', 'csv', 'arrow']).default('json'))
@@ -299,15 +303,7 @@ function program(env: NodeJS.ProcessEnv): Command {
     .command('export')
     .description('Every matching row in one file (GET /v1/export): Parquet by default; bytes to stdout, progress to stderr');
   for (const def of financialSets) {
-    const command = exporter.command(def.name).description(`Export ${def.name} rows`);
-    for (const dimension of def.dimensions) {
-      const parse: (text: string) => string | number = dimension === 'year' ? integer('--year') : (text) => text;
-      command.addOption(
-        new Option(`${flagOf(dimension)} <value>`, `filter on ${dimension}; repeat for several values`).argParser(collect(parse)),
-      );
-    }
-    command
-      .option('--period <from:to>', 'date range YYYY-MM-DD:YYYY-MM-DD')
+    addFilterOptions(exporter.command(def.name).description(`Export ${def.name} rows`), def)
       .addOption(new Option('--format <format>', 'file format').choices(['parquet', 'csv', 'arrow', 'ndjson']).default('parquet'))
       .addOption(
         new Option('--release <YYYY-MM>', 'export this published release instead of the current one').argParser(releaseId('--release')),
@@ -337,6 +333,21 @@ function program(env: NodeJS.ProcessEnv): Command {
         } finally {
           bar.stop();
         }
+      });
+  }
+  const facets = cli
+    .command('facets')
+    .description("Each dimension's values and their row counts under the filters, as JSON (GET /v1/facets)");
+  for (const def of financialSets) {
+    addFilterOptions(facets.command(def.name).description(`Facets of ${def.name}: every filter applied but the dimension's own`), def)
+      .addOption(
+        new Option('--release <YYYY-MM>', 'count this published release instead of the current one').argParser(releaseId('--release')),
+      )
+      .action(async (options: Record<string, unknown>) => {
+        const answer = await connect().facets(def.name as Metric, filtersOf(def, options), {
+          release: options.release as string | undefined,
+        });
+        await write(`${JSON.stringify(answer, null, 2)}\n`);
       });
   }
   cli

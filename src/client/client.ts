@@ -4,18 +4,23 @@ import { DataQueryError, DataQueryNetworkError } from './errors.ts';
 import { backoffMs, DEFAULT_RETRY, type RetryEvent, type RetryPolicy, retryAfterMs } from './retry.ts';
 import type {
   AggregateMeta,
+  AggregatePage,
   AggregateQuery,
   AggregateRow,
   CatalogEntry,
   ErrorDetails,
+  FacetsAnswer,
   Filters,
+  FinancialPage,
   FinancialRow,
   Metric,
   Page,
   RateLimit,
   ReferenceDataset,
+  ReferencePage,
   ReferenceRow,
   ReleaseInfo,
+  RevisionPage,
   RevisionQuery,
   RevisionRow,
 } from './types.ts';
@@ -46,46 +51,6 @@ export interface WalkOptions<Body = unknown> {
   readonly onPage?: (page: Page<Body>) => void;
   /** A published release `YYYY-MM` to read instead of the current one (`releases()` lists them). */
   readonly release?: string;
-}
-
-export interface FinancialPage<M extends Metric> {
-  /** `warnings`: on a page without rows, each filter value the release does not hold, and what was meant (docs/api.md "Responses"). */
-  readonly meta: {
-    dataset: M;
-    metric: M;
-    filters_applied: Record<string, string[]>;
-    row_count: number;
-    release: string;
-    warnings?: string[];
-  };
-  readonly data: FinancialRow<M>[];
-  readonly pagination: { cursor: string; has_more: boolean };
-}
-
-export interface ReferencePage<R extends ReferenceDataset> {
-  readonly meta: { dataset: R; row_count: number };
-  readonly data: ReferenceRow<R>[];
-  readonly pagination: { cursor: string; has_more: boolean };
-}
-
-export interface RevisionPage<M extends Metric> {
-  readonly meta: {
-    dataset: M;
-    metric: M;
-    from: string;
-    to: string;
-    change?: string[];
-    filters_applied: Record<string, string[]>;
-    row_count: number;
-  };
-  readonly data: RevisionRow<M>[];
-  readonly pagination: { cursor: string; has_more: boolean };
-}
-
-export interface AggregatePage<M extends Metric> {
-  readonly meta: AggregateMeta<M>;
-  readonly data: AggregateRow<M>[];
-  readonly pagination: { cursor: string; has_more: boolean };
 }
 
 /** A page's body in `format`: the JSON envelope, CSV text, or the Arrow stream's bytes. */
@@ -241,6 +206,20 @@ export class DataQueryClient {
       true,
     )) as Streamed;
     return answer.stream;
+  }
+
+  /**
+   * Each dimension's values with their row counts under `filters`, every filter applied
+   * but the dimension's own (GET /v1/facets): e.g. `facets('ggr', { country: 'France' })`
+   * still lists every country.
+   */
+  async facets<M extends Metric>(
+    metric: M,
+    filters: Filters<M> = {} as Filters<M>,
+    options: { release?: string } = {},
+  ): Promise<FacetsAnswer<M>> {
+    const answer = await this.send('/v1/facets', { metric, ...filters, release: options.release } as Params, 'json');
+    return JSON.parse(answer.body.toString('utf8')) as FacetsAnswer<M>;
   }
 
   /** The published releases, newest first (GET /v1/releases). */

@@ -1,15 +1,11 @@
 // The typed client, for consumers: `import { DataQueryClient } from 'data-query-service/client'`
 // (TypeScript sources: run them with tsx, or any loader that strips types).
 export {
-  type AggregatePage,
   type ClientOptions,
   DataQueryClient,
   EXPORT_MEDIA,
   type ExportOptions,
-  type FinancialPage,
   MEDIA,
-  type ReferencePage,
-  type RevisionPage,
   type WalkOptions,
 } from './client.ts';
 export { DataQueryError, DataQueryNetworkError } from './errors.ts';

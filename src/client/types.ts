@@ -150,3 +150,65 @@ export interface Page<Body> {
   readonly rateLimit: RateLimit;
   readonly requestId: string | undefined;
 }
+
+/** One value of a dimension in /v1/facets, and how many rows have it under the other dimensions' filters. */
+export interface FacetValue<V> {
+  readonly value: V;
+  readonly rows: number;
+}
+
+/** /v1/facets' answer for `metric`: each dimension's values, most rows first. */
+export interface FacetsAnswer<M extends Metric> {
+  readonly data: { readonly [D in DimensionOf<M>]: readonly FacetValue<D extends 'year' ? number : string>[] };
+  readonly meta: {
+    readonly dataset: M;
+    readonly metric: M;
+    readonly filters_applied: Readonly<Record<string, readonly string[]>>;
+    /** FACET_VALUES: the most values listed per dimension. */
+    readonly facet_values: number;
+    /** Per dimension, how many values with rows are not listed. */
+    readonly values_left_out: { readonly [D in DimensionOf<M>]: number };
+    readonly release: string;
+    readonly warnings?: readonly string[];
+  };
+}
+
+export interface FinancialPage<M extends Metric> {
+  /** `warnings`: on a page without rows, each filter value the release does not hold, and what was meant (docs/api.md "Responses"). */
+  readonly meta: {
+    dataset: M;
+    metric: M;
+    filters_applied: Record<string, string[]>;
+    row_count: number;
+    release: string;
+    warnings?: string[];
+  };
+  readonly data: FinancialRow<M>[];
+  readonly pagination: { cursor: string; has_more: boolean };
+}
+
+export interface ReferencePage<R extends ReferenceDataset> {
+  readonly meta: { dataset: R; row_count: number };
+  readonly data: ReferenceRow<R>[];
+  readonly pagination: { cursor: string; has_more: boolean };
+}
+
+export interface RevisionPage<M extends Metric> {
+  readonly meta: {
+    dataset: M;
+    metric: M;
+    from: string;
+    to: string;
+    change?: string[];
+    filters_applied: Record<string, string[]>;
+    row_count: number;
+  };
+  readonly data: RevisionRow<M>[];
+  readonly pagination: { cursor: string; has_more: boolean };
+}
+
+export interface AggregatePage<M extends Metric> {
+  readonly meta: AggregateMeta<M>;
+  readonly data: AggregateRow<M>[];
+  readonly pagination: { cursor: string; has_more: boolean };
+}

@@ -4,6 +4,7 @@ import { aggregate } from './aggregate.ts';
 import { catalog } from './catalog.ts';
 import { docRoutes } from './docs.ts';
 import { exporter } from './export.ts';
+import { facets } from './facets.ts';
 import { financials } from './financials.ts';
 import { healthz } from './healthz.ts';
 import { reference } from './reference.ts';
@@ -19,6 +20,7 @@ export const ROUTES: readonly Route[] = [
   reference,
   aggregate,
   revisions,
+  facets,
   exporter,
   releases,
   catalog,
