@@ -77,7 +77,6 @@ export interface Catalog {
 
 export interface CatalogDataset {
   readonly name: string;
-  readonly kind: 'financial' | 'reference';
   readonly description: string;
   readonly dimensions: readonly unknown[];
   readonly metrics: readonly unknown[];

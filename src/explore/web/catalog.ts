@@ -26,8 +26,10 @@ export async function renderCatalog(into: HTMLElement, stale: () => boolean): Pr
   for (const d of catalog.datasets) {
     const rows = typeof d.row_count === 'number' ? `${d.row_count.toLocaleString('en')} rows` : '';
     const years = d.first_year ? `, ${d.first_year} to ${d.last_year}` : '';
-    const first = d.kind === 'reference' ? 'reference' : 'financials';
-    const param = d.kind === 'reference' ? 'dataset' : 'metric';
+    // A reference dataset (a lookup table) is the one kind without metrics (src/registry.ts).
+    const financial = d.metrics.length > 0;
+    const first = financial ? 'financials' : 'reference';
+    const param = financial ? 'metric' : 'dataset';
     const query = new URLSearchParams({ [param]: d.name });
     into.append(
       h(
@@ -49,8 +51,8 @@ export async function renderCatalog(into: HTMLElement, stale: () => boolean): Pr
           'p',
           {},
           h('a', { href: pageUrl(first, query) }, `Rows of ${d.name}`),
-          d.kind === 'financial' ? ' · ' : null,
-          d.kind === 'financial' ? h('a', { href: pageUrl('aggregate', query) }, `Aggregate ${d.name}`) : null,
+          financial ? ' · ' : null,
+          financial ? h('a', { href: pageUrl('aggregate', query) }, `Aggregate ${d.name}`) : null,
         ),
       ),
     );

@@ -32,13 +32,11 @@ export function control(name: string, label: string, field: HTMLInputElement | H
   );
 }
 
-export function datasetControl(endpoint: Endpoint, params: URLSearchParams, datasets: readonly CatalogDataset[]): HTMLElement {
+/** The datasets the endpoint takes: its `metric` (or `dataset`) parameter's enum in /openapi.json. */
+export function datasetControl(endpoint: Endpoint, params: URLSearchParams, operation: readonly OperationParameter[]): HTMLElement {
   const name = datasetParam(endpoint);
-  const kind = endpoint === 'reference' ? 'reference' : 'financial';
   const select = h('select', {}, h('option', { value: '' }, '(choose)'));
-  for (const d of datasets.filter((x) => x.kind === kind)) {
-    select.append(h('option', { value: d.name }, d.name));
-  }
+  for (const d of operation.find((p) => p.name === name)?.schema?.enum ?? []) select.append(h('option', { value: d }, d));
   select.value = params.get(name) ?? '';
   // A new dataset keeps no other parameter: another dataset's filters and measures would be refused.
   select.addEventListener('change', () => navigate(pageUrl(endpoint, new URLSearchParams(select.value ? { [name]: select.value } : {}))));

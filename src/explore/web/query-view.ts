@@ -40,7 +40,7 @@ export async function renderQuery(into: HTMLElement, endpoint: Endpoint, params:
   }
   const name = params.get(datasetParam(endpoint));
   const dataset = cat.datasets.find((d) => d.name === name);
-  const form = h('form', { class: 'controls', 'aria-label': 'Query' }, datasetControl(endpoint, params, cat.datasets));
+  const form = h('form', { class: 'controls', 'aria-label': 'Query' }, datasetControl(endpoint, params, operation));
   form.addEventListener('submit', (event) => event.preventDefault());
   form.append(...parameterControls(endpoint, params, operation, cat.datasets));
   into.append(form);
