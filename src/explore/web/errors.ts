@@ -8,7 +8,8 @@ import { askForKey, h } from './dom.ts';
 
 let countdown: ReturnType<typeof setInterval> | undefined;
 
-export function showError(box: HTMLElement, err: unknown): void {
+/** Shows `err` in `box`; a 400's notes are looked for in `view` (the view being built, not yet on screen). */
+export function showError(box: HTMLElement, err: unknown, view: ParentNode = document): void {
   clearInterval(countdown);
   if (!(err instanceof ApiFailure)) {
     box.replaceChildren(h('p', { role: 'alert', class: 'error' }, `Something went wrong in the page: ${(err as Error).message}`));
@@ -42,7 +43,7 @@ export function showError(box: HTMLElement, err: unknown): void {
   const fields = fieldErrors(err.details);
   const placed: string[] = [];
   for (const [name, messages] of Object.entries(fields)) {
-    const note = document.getElementById(`note-${name}`);
+    const note = view.querySelector(`#note-${CSS.escape(name)}`);
     if (!note) continue;
     note.textContent = messages.join(' ');
     note.classList.add('bad');

@@ -54,8 +54,7 @@ export async function renderQuery(into: HTMLElement, endpoint: Endpoint, params:
   try {
     answer = await getJson<Answer>(apiPath(endpoint, params));
   } catch (err) {
-    // Shown once the view is on screen, so a 400's note lands beside its control.
-    if (!stale()) queueMicrotask(() => showError(problems, err));
+    if (!stale()) showError(problems, err, into);
     return;
   }
   if (stale()) return;
@@ -126,7 +125,7 @@ function renderAnswer(
 function copyPanel(endpoint: Endpoint, params: URLSearchParams, columns: readonly string[], operation: readonly OperationParameter[]) {
   const limit = operation.find((p) => p.name === 'limit')?.schema as { default?: number } | undefined;
   const input = { origin: location.origin, endpoint, params, columns, integers: new Set(['year']), defaultLimit: limit?.default ?? 100 };
-  const shown = h('pre', { id: 'snippet', tabindex: '0', 'aria-label': 'Snippet' });
+  const shown = h('pre', { id: 'snippet', role: 'region', tabindex: '0', 'aria-label': 'Snippet' });
   const panel = h(
     'section',
     { class: 'copy-as', 'aria-labelledby': 'copy-as-title' },
