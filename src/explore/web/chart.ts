@@ -9,6 +9,7 @@ import { readable } from './table.ts';
 
 const COLORS = ['#1f5fa8', '#c0392b', '#1e8449', '#8e44ad', '#b9770e', '#117a8b', '#a93266', '#566573', '#7d6608', '#2e4053', '#808b96'];
 const WIDTH = 860;
+const COMPACT = new Intl.NumberFormat('en', { notation: 'compact', maximumSignificantDigits: 3 });
 const HEIGHT = 360;
 
 export function renderChart(into: HTMLElement, data: ChartData, title: string, fileName: string): void {
@@ -26,7 +27,8 @@ export function renderChart(into: HTMLElement, data: ChartData, title: string, f
       scales: { x: { time: false, range: years ? undefined : [-0.5, xs.length - 0.5] } },
       axes: [
         { values: (_u, splits) => splits.map((i) => (Number.isInteger(i) ? String(data.x[i] ?? '') : '')) },
-        { size: 80, values: (_u, splits) => splits.map((v) => readable(v)) },
+        // Compact ticks (3.5B) fit the axis; the table has every value in full.
+        { size: 64, values: (_u, splits) => splits.map((v) => COMPACT.format(v)) },
       ],
       series: [
         {},
