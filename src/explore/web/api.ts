@@ -78,11 +78,7 @@ export interface Catalog {
 export interface CatalogDataset {
   readonly name: string;
   readonly description: string;
-  readonly dimensions: readonly unknown[];
-  readonly metrics: readonly unknown[];
+  readonly dimensions: readonly string[];
+  readonly metrics: readonly string[];
   readonly [field: string]: unknown;
 }
-
-/** A catalog entry's dimension or metric may be a name or an object naming it. */
-export const nameOf = (entry: unknown): string =>
-  typeof entry === 'string' ? entry : String((entry as { name?: string }).name ?? JSON.stringify(entry));

@@ -1,4 +1,4 @@
-import { type Catalog, getJson, nameOf } from './api.ts';
+import { type Catalog, getJson } from './api.ts';
 import { h } from './dom.ts';
 import { showError } from './errors.ts';
 import { pageUrl } from './url-state.ts';
@@ -41,9 +41,9 @@ export async function renderCatalog(into: HTMLElement, stale: () => boolean): Pr
           'dl',
           {},
           h('dt', {}, 'Metrics'),
-          h('dd', {}, d.metrics.map(nameOf).join(', ') || 'none (a lookup table)'),
+          h('dd', {}, d.metrics.join(', ') || 'none (a lookup table)'),
           h('dt', {}, 'Dimensions'),
-          h('dd', {}, d.dimensions.map(nameOf).join(', ')),
+          h('dd', {}, d.dimensions.join(', ')),
           rows ? h('dt', {}, 'Size') : null,
           rows ? h('dd', {}, rows + years) : null,
         ),

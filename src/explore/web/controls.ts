@@ -1,4 +1,4 @@
-import { type CatalogDataset, nameOf, type OperationParameter } from './api.ts';
+import type { CatalogDataset, OperationParameter } from './api.ts';
 import { h } from './dom.ts';
 import { datasetParam, type Endpoint, navigate, pageUrl } from './url-state.ts';
 
@@ -51,7 +51,7 @@ export function parameterControls(
   datasets: readonly CatalogDataset[],
 ): HTMLElement[] {
   // Any dataset's dimension is a filter, shown with the facets (or, of another dataset, not at all).
-  const dimensions = new Set(datasets.flatMap((d) => d.dimensions.map(nameOf)));
+  const dimensions = new Set(datasets.flatMap((d) => d.dimensions));
   return operation
     .filter((p) => p.in === 'query' && !NOT_CONTROLS.has(p.name) && !dimensions.has(p.name))
     .map((p) => fieldFor(endpoint, params, p));

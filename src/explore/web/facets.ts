@@ -1,4 +1,4 @@
-import { ApiFailure, type CatalogDataset, getJson, nameOf } from './api.ts';
+import { ApiFailure, type CatalogDataset, getJson } from './api.ts';
 import { control, setParam } from './controls.ts';
 import { h } from './dom.ts';
 import type { Endpoint } from './url-state.ts';
@@ -15,7 +15,7 @@ interface FacetAnswer {
 
 /** The facets request of a view: its dataset, its filters, period and release; nothing else of the view narrows rows. */
 export function facetsPath(dataset: CatalogDataset, params: URLSearchParams): string {
-  const dims = new Set(dataset.dimensions.map(nameOf));
+  const dims = new Set(dataset.dimensions);
   const query = new URLSearchParams({ metric: dataset.name });
   for (const [name, value] of params) if (dims.has(name) || name === 'period' || name === 'release') query.append(name, value);
   return `/v1/facets?${query}`;
@@ -31,7 +31,7 @@ export async function renderFilters(endpoint: Endpoint, params: URLSearchParams,
     problem = err instanceof ApiFailure ? `${err.status}: ${err.error}` : String(err);
   }
   if (problem) box.append(h('p', { class: 'note', role: 'note' }, `Value counts are not available (${problem}); the filters still work.`));
-  for (const dimension of dataset.dimensions.map(nameOf)) {
+  for (const dimension of dataset.dimensions) {
     const chosen = params.getAll(dimension);
     const input = h('input', { type: 'text', value: chosen.join(','), autocomplete: 'off', spellcheck: 'false' });
     input.addEventListener('change', () =>

@@ -1,4 +1,4 @@
-import { type Catalog, type CatalogDataset, download, getJson, nameOf, type OperationParameter } from './api.ts';
+import { type Catalog, type CatalogDataset, download, getJson, type OperationParameter } from './api.ts';
 import { renderChart } from './chart.ts';
 import { chartData, measures } from './chart-data.ts';
 import { datasetControl, parameterControls } from './controls.ts';
@@ -70,7 +70,7 @@ function renderAnswer(
   operation: readonly OperationParameter[],
 ): void {
   const flat = flatten(answer.data);
-  const dims = new Set([...dataset.dimensions.map(nameOf), 'change']);
+  const dims = new Set([...dataset.dimensions, 'change']);
   const rows = answer.data.length;
   const release = typeof answer.meta.release === 'string' ? `, release ${answer.meta.release}` : '';
   const caption = `${rows} ${endpoint === 'aggregate' ? 'groups' : 'rows'} of ${dataset.name}${release}`;
@@ -173,7 +173,7 @@ function downloads(endpoint: Endpoint, params: URLSearchParams, dataset: Catalog
   if (endpoint === 'financials') {
     // /v1/export takes the filters of /v1/financials: every matching row, not a page.
     const exp = new URLSearchParams();
-    const dims = new Set([...dataset.dimensions.map(nameOf), 'metric', 'period', 'release']);
+    const dims = new Set([...dataset.dimensions, 'metric', 'period', 'release']);
     for (const [k, v] of params) if (dims.has(k)) exp.append(k, v);
     actions.append(get('Parquet (every matching row, /v1/export)', `/v1/export?${exp}`, `${dataset.name}.parquet`));
   }
