@@ -248,6 +248,19 @@ if (!fs.existsSync(CHROMIUM)) {
     assert.equal((await tableOnPage(page)).rows, first.rows);
   });
 
+  test('a reference view: its table is the /v1/reference answer, and the TypeScript snippet returns those rows', async () => {
+    await open('/explore/reference?dataset=country_reference&limit=7');
+    await answerTable();
+    const shown = await tableOnPage(page);
+    assert.is(sameRows(shown, jsonGrid((await service.get('/v1/reference?dataset=country_reference&limit=7')).json.data)), undefined);
+    assert.is(shown.rows.length, 7);
+    await page.locator('button[data-snippet="TypeScript"]').click();
+    const code = await page.locator('#snippet[data-kind="TypeScript"]').innerText();
+    assert.is(sameRows(await runSnippet('TypeScript', code, service.key), shown), undefined);
+    await page.locator('button[data-snippet="CLI"]').click();
+    assert.match(await page.locator('#snippet[data-kind="CLI"]').innerText(), /no reference command/);
+  });
+
   test('a 400 shows its error beside the control that caused it; a 401 goes back to the key input', async () => {
     await open('/explore/financials?metric=ggr&limit=5000');
     const note = page.locator('#note-limit.bad');

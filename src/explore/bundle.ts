@@ -30,6 +30,7 @@ export async function bundleExplore(): Promise<Bundle> {
     target: 'es2022',
     platform: 'browser',
     entryNames: 'explore-[hash]',
+    // Nothing is written (write: false); esbuild still wants a folder to name its outputs in.
     outdir: 'assets',
     write: false,
     logLevel: 'silent',
