@@ -2,6 +2,7 @@ import Router from '@koa/router';
 import Koa from 'koa';
 import { claimRoutes } from './claim/routes.ts';
 import { ClientGoneError } from './errors/index.ts';
+import { exploreRoutes } from './explore/routes.ts';
 import { admitKey } from './http/middleware/api-key.ts';
 import { observeRequests } from './http/middleware/observe.ts';
 import { checkQuery } from './http/middleware/query-guard.ts';
@@ -27,7 +28,7 @@ const REPLAY_MAX_BYTES = 8 * 1024 * 1024;
  * is counted and logged (observe.ts); its key is checked and charged to its limits,
  * first, so that a refused query string from a valid key still counts and carries
  * limit headers; its query string is bounded; a repeat is answered from the record of
- * its first answer (replay.ts); then the claim pages, then its route
+ * its first answer (replay.ts); then the claim pages, the Explore page, then its route
  * (src/http/routes/index.ts).
  */
 export function createApp(services: Services, options: AppOptions = {}): Koa {
@@ -56,6 +57,7 @@ export function createApp(services: Services, options: AppOptions = {}): Koa {
     await replayOrRecord(ctx, services, table, next);
   });
   app.use(claimRoutes(services));
+  app.use(exploreRoutes(services));
   app.use(router.routes());
   app.use(unmatched(router));
   return app;

@@ -33,6 +33,7 @@ const LAYERS: Readonly<Record<string, number>> = {
   'services.ts': 4,
   http: 5,
   claim: 5,
+  explore: 5,
   admin: 6,
   'app.ts': 6,
   cli: 7,

@@ -1,0 +1,84 @@
+// Every data call of the page: the public /v1 API of this origin, with the key the user
+// typed as the x-api-key header. The key lives in sessionStorage only (this tab, gone
+// when it closes): never in a URL, localStorage, a cookie or a log line.
+
+const KEY_ITEM = 'dqs-explore-key';
+
+export const readKey = (): string => sessionStorage.getItem(KEY_ITEM) ?? '';
+export const saveKey = (key: string) => sessionStorage.setItem(KEY_ITEM, key);
+export const forgetKey = () => sessionStorage.removeItem(KEY_ITEM);
+
+/** A refusal from the API, as the spec's error body says it. */
+export class ApiFailure extends Error {
+  constructor(
+    readonly status: number,
+    readonly error: string,
+    readonly details: unknown,
+    /** Seconds from Retry-After (429, 503), when sent. */
+    readonly retryAfter: number | undefined,
+  ) {
+    super(`${status} ${error}`);
+  }
+}
+
+async function send(pathAndQuery: string): Promise<Response> {
+  let res: Response;
+  try {
+    res = await fetch(pathAndQuery, { headers: { 'x-api-key': readKey() }, credentials: 'omit', cache: 'no-store' });
+  } catch (err) {
+    throw new ApiFailure(0, `The service could not be reached: ${(err as Error).message}`, undefined, undefined);
+  }
+  if (res.ok) return res;
+  const text = await res.text();
+  let body: { error?: string; details?: unknown } = {};
+  try {
+    body = JSON.parse(text);
+  } catch {
+    body = { error: text || res.statusText };
+  }
+  const retry = Number(res.headers.get('retry-after'));
+  throw new ApiFailure(res.status, body.error ?? res.statusText, body.details, Number.isFinite(retry) && retry > 0 ? retry : undefined);
+}
+
+/** GET a /v1 path as JSON. */
+export async function getJson<T>(pathAndQuery: string): Promise<T> {
+  return (await (await send(pathAndQuery)).json()) as T;
+}
+
+/** GET a /v1 path as a file the browser saves: the key goes as a header, so a plain link cannot do it. */
+export async function download(pathAndQuery: string, fileName: string): Promise<void> {
+  const blob = await (await send(pathAndQuery)).blob();
+  saveBlob(blob, fileName);
+}
+
+export function saveBlob(blob: Blob, fileName: string): void {
+  const url = URL.createObjectURL(blob);
+  const link = document.createElement('a');
+  link.href = url;
+  link.download = fileName;
+  document.body.append(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 10_000);
+}
+
+/** The parts of /openapi.json the page reads: each /v1 operation's query parameters. */
+export interface OperationParameter {
+  readonly name: string;
+  readonly in: string;
+  readonly description?: string;
+  readonly schema?: { readonly type?: string; readonly enum?: readonly string[]; readonly items?: unknown };
+}
+
+export interface Catalog {
+  readonly datasets: readonly CatalogDataset[];
+  readonly release?: { readonly id: string };
+}
+
+export interface CatalogDataset {
+  readonly name: string;
+  readonly description: string;
+  readonly dimensions: readonly string[];
+  readonly metrics: readonly string[];
+  readonly [field: string]: unknown;
+}

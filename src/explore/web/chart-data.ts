@@ -1,0 +1,58 @@
+import type { Flat } from './table.ts';
+
+// What the chart draws, from the table's rows: lines over `year` when year is a
+// column, one per combination of the other dimensions (the 10 largest; the rest summed
+// into "other"); otherwise one bar per row.
+
+export const MAX_LINES = 10;
+
+export interface Series {
+  readonly label: string;
+  readonly values: readonly (number | null)[];
+}
+
+export interface ChartData {
+  readonly kind: 'line' | 'bar';
+  /** Years (line) or row labels (bar), one per x position. */
+  readonly x: readonly (number | string)[];
+  readonly series: readonly Series[];
+}
+
+/** The columns a chart can draw: numbers that are not dimensions (derived keys included). */
+export const measures = (flat: Flat, dimensions: ReadonlySet<string>) =>
+  flat.columns.filter((c, i) => !dimensions.has(c) && flat.rows.some((r) => typeof r[i] === 'number'));
+
+export function chartData(flat: Flat, dimensions: ReadonlySet<string>, measure: string): ChartData {
+  const m = flat.columns.indexOf(measure);
+  const yearAt = flat.columns.indexOf('year');
+  const others = flat.columns.map((c, i) => (dimensions.has(c) && c !== 'year' ? i : -1)).filter((i) => i >= 0);
+  const labelOf = (row: readonly unknown[]) => others.map((i) => (row[i] === null ? 'all' : String(row[i]))).join(' · ') || measure;
+  if (yearAt < 0) {
+    const labels = flat.rows.map((r) => labelOf(r));
+    return { kind: 'bar', x: labels, series: [{ label: measure, values: flat.rows.map((r) => num(r[m])) }] };
+  }
+  const years = [...new Set(flat.rows.map((r) => r[yearAt]).filter((y): y is number => typeof y === 'number'))].sort((a, b) => a - b);
+  const byLabel = new Map<string, (number | null)[]>();
+  for (const row of flat.rows) {
+    const year = row[yearAt];
+    if (typeof year !== 'number') continue; // a rollup's subtotal over years is no point on a line
+    const label = labelOf(row);
+    const line = byLabel.get(label) ?? years.map(() => null);
+    line[years.indexOf(year)] = num(row[m]);
+    byLabel.set(label, line);
+  }
+  const size = (values: readonly (number | null)[]) => values.reduce<number>((s, v) => s + Math.abs(v ?? 0), 0);
+  const ranked = [...byLabel].sort((a, b) => size(b[1]) - size(a[1]) || a[0].localeCompare(b[0]));
+  const series: Series[] = ranked.slice(0, MAX_LINES).map(([label, values]) => ({ label, values }));
+  const rest = ranked.slice(MAX_LINES);
+  if (rest.length) {
+    const other = years.map((_, i) => {
+      const held = rest.map(([, v]) => v[i]).filter((v): v is number => v !== null && v !== undefined);
+      return held.length ? held.reduce((s, v) => s + v, 0) : null;
+    });
+    series.push({ label: `other (${rest.length})`, values: other });
+  }
+  return { kind: 'line', x: years, series };
+}
+
+const num = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : null);

@@ -1,0 +1,72 @@
+import { ApiFailure, type CatalogDataset, getJson } from './api.ts';
+import { control, setParam } from './controls.ts';
+import { h } from './dom.ts';
+import type { Endpoint } from './url-state.ts';
+
+// The filters of a view: one per dimension of the dataset, each with the counts of
+// GET /v1/facets beside its values (each dimension's counts apply every other filter).
+// Clicking a value adds it to the filter, or takes it out: filters are repeated
+// parameters, `country=France&country=Spain`.
+
+interface FacetAnswer {
+  readonly data: Record<string, readonly { value: string; rows: number }[]>;
+  readonly meta: { readonly values_left_out?: Record<string, number> };
+}
+
+/** The facets request of a view: its dataset, its filters, period and release; nothing else of the view narrows rows. */
+export function facetsPath(dataset: CatalogDataset, params: URLSearchParams): string {
+  const dims = new Set(dataset.dimensions);
+  const query = new URLSearchParams({ metric: dataset.name });
+  for (const [name, value] of params) if (dims.has(name) || name === 'period' || name === 'release') query.append(name, value);
+  return `/v1/facets?${query}`;
+}
+
+export async function renderFilters(endpoint: Endpoint, params: URLSearchParams, dataset: CatalogDataset): Promise<HTMLElement> {
+  const box = h('fieldset', { class: 'filters' }, h('legend', {}, 'Filters'));
+  let facets: FacetAnswer | undefined;
+  let problem = '';
+  try {
+    facets = await getJson<FacetAnswer>(facetsPath(dataset, params));
+  } catch (err) {
+    problem = err instanceof ApiFailure ? `${err.status}: ${err.error}` : String(err);
+  }
+  if (problem) box.append(h('p', { class: 'note', role: 'note' }, `Value counts are not available (${problem}); the filters still work.`));
+  for (const dimension of dataset.dimensions) {
+    const chosen = params.getAll(dimension);
+    const input = h('input', { type: 'text', value: chosen.join(','), autocomplete: 'off', spellcheck: 'false' });
+    input.addEventListener('change', () =>
+      setParam(
+        endpoint,
+        params,
+        dimension,
+        input.value
+          .split(',')
+          .map((v) => v.trim())
+          .filter(Boolean),
+      ),
+    );
+    const group = h('div', { class: 'facet' }, control(dimension, `${dimension} (comma-separated)`, input));
+    const values = facets?.data[dimension];
+    if (values?.length) {
+      const list = h('ul', { class: 'facet-values', 'aria-label': `${dimension} values with row counts` });
+      for (const { value, rows } of values) {
+        const on = chosen.includes(value);
+        const button = h(
+          'button',
+          { type: 'button', 'aria-pressed': String(on), 'data-facet': dimension, 'data-value': value },
+          value === '' ? '(empty)' : value,
+          h('span', { class: 'count' }, ` ${rows.toLocaleString('en')}`),
+        );
+        button.addEventListener('click', () =>
+          setParam(endpoint, params, dimension, on ? chosen.filter((v) => v !== value) : [...chosen, value]),
+        );
+        list.append(h('li', {}, button));
+      }
+      group.append(list);
+      const left = facets?.meta.values_left_out?.[dimension];
+      if (left) group.append(h('p', { class: 'muted' }, `${left} more values not listed: type them above.`));
+    }
+    box.append(group);
+  }
+  return box;
+}

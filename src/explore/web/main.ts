@@ -1,0 +1,83 @@
+import 'uplot/dist/uPlot.min.css';
+import './style.css';
+import { forgetKey, readKey, saveKey } from './api.ts';
+import { renderCatalog } from './catalog.ts';
+import { announce, h } from './dom.ts';
+import { renderQuery } from './query-view.ts';
+import { currentView, ENDPOINTS, navigate, pageUrl, setNavigateHandler } from './url-state.ts';
+
+// The Explore page: the key form, the links to each view, and the view the URL names.
+
+const keyInput = h('input', { id: 'api-key', type: 'password', autocomplete: 'off', spellcheck: 'false', 'aria-describedby': 'key-help' });
+const view = h('main', { id: 'view', tabindex: '-1' });
+
+function shell(): void {
+  const keyForm = h(
+    'form',
+    { class: 'key', 'aria-label': 'Your key' },
+    h('label', { for: 'api-key' }, 'API key'),
+    keyInput,
+    h('button', { type: 'submit' }, 'Use key'),
+    h('button', { type: 'button', id: 'forget-key', class: 'secondary' }, 'Forget key'),
+    h('p', { id: 'key-help', class: 'muted' }, 'Kept in this tab only (sessionStorage), sent as the x-api-key header to /v1.'),
+  );
+  keyForm.addEventListener('submit', (event) => {
+    event.preventDefault();
+    const typed = keyInput.value.trim();
+    if (typed) saveKey(typed);
+    // Out of the DOM once saved: the input shows only that a key is held.
+    keyInput.value = '';
+    keyInput.placeholder = readKey() ? 'saved for this tab' : '';
+    announce(readKey() ? 'Key saved for this tab.' : 'No key entered.');
+    void show();
+  });
+  keyForm.querySelector('#forget-key')!.addEventListener('click', () => {
+    forgetKey();
+    keyInput.value = '';
+    keyInput.placeholder = '';
+    announce('Key forgotten.');
+    keyInput.focus();
+  });
+  const links = h(
+    'nav',
+    { 'aria-label': 'Views' },
+    h('a', { href: pageUrl(undefined) }, 'Catalog'),
+    ...ENDPOINTS.map((e) => h('a', { href: pageUrl(e) }, e[0]!.toUpperCase() + e.slice(1))),
+  );
+  // Links to another view change the URL in place: the page stays, with its key.
+  document.addEventListener('click', (event) => {
+    const link = (event.target as HTMLElement).closest('a');
+    if (!link?.getAttribute('href')?.startsWith('/explore') || event.ctrlKey || event.metaKey || event.shiftKey) return;
+    event.preventDefault();
+    navigate(link.getAttribute('href')!);
+  });
+  document.body.append(
+    h('header', {}, h('h1', {}, 'Explore'), h('p', { class: 'muted' }, 'Data Query Service: every view is a /v1 request.'), keyForm, links),
+    h('p', { id: 'status', role: 'status', 'aria-live': 'polite', class: 'muted' }),
+    view,
+  );
+}
+
+let generation = 0;
+async function show(): Promise<void> {
+  const mine = ++generation;
+  const { endpoint, params } = currentView();
+  const fresh = h('div');
+  const stale = () => mine !== generation;
+  if (!readKey()) {
+    view.replaceChildren(h('p', {}, 'Type your API key above to see the data.'));
+    keyInput.focus();
+    return;
+  }
+  keyInput.removeAttribute('aria-invalid');
+  view.replaceChildren(h('p', { 'aria-busy': 'true' }, 'Loading…'));
+  if (endpoint) await renderQuery(fresh, endpoint, params, stale);
+  else await renderCatalog(fresh, stale);
+  if (!stale()) view.replaceChildren(fresh);
+}
+
+shell();
+keyInput.placeholder = readKey() ? 'saved for this tab' : '';
+setNavigateHandler(() => void show());
+addEventListener('popstate', () => void show());
+void show();

@@ -1,0 +1,76 @@
+import { h } from './dom.ts';
+
+// An answer's rows as a table: the chart's text alternative, and what the snippets'
+// rows are compared with. Columns are flat, as the CSV of the same request has them:
+// the dimensions, then the values (`before_<metric>`, `after_<metric>` on revisions).
+
+export type Cell = string | number | boolean | null;
+export interface Flat {
+  readonly columns: readonly string[];
+  readonly rows: readonly (readonly Cell[])[];
+}
+
+/** Rows of `{dimensions, values}` (or `before`/`after`) flattened to named columns. */
+export function flatten(data: readonly Record<string, unknown>[]): Flat {
+  const columns: string[] = [];
+  const seen = new Set<string>();
+  const records = data.map((row) => {
+    const out: Record<string, Cell> = {};
+    for (const [key, value] of Object.entries(row)) {
+      if (value && typeof value === 'object') {
+        const prefix = key === 'dimensions' || key === 'values' ? '' : `${key}_`;
+        for (const [inner, v] of Object.entries(value)) out[prefix + inner] = v as Cell;
+      } else out[key] = value as Cell;
+    }
+    for (const key of Object.keys(out))
+      if (!seen.has(key)) {
+        seen.add(key);
+        columns.push(key);
+      }
+    return out;
+  });
+  return { columns, rows: records.map((r) => columns.map((c) => r[c] ?? null)) };
+}
+
+const NUMBER = new Intl.NumberFormat('en', { maximumFractionDigits: 2 });
+const SMALL = new Intl.NumberFormat('en', { maximumSignificantDigits: 4 });
+
+/** A number as read: grouped thousands, two decimals (four significant digits below 1, for shares and ratios). */
+export const readable = (n: number) => (Math.abs(n) < 1 && n !== 0 ? SMALL : NUMBER).format(n);
+
+export function renderTable(flat: Flat, caption: string, dimensions: ReadonlySet<string>): HTMLTableElement {
+  const head = h('tr', {}, ...flat.columns.map((c) => h('th', { scope: 'col' }, c)));
+  const body = h('tbody');
+  for (const row of flat.rows) {
+    const tr = h('tr');
+    row.forEach((value, i) => {
+      const name = flat.columns[i]!;
+      const text = value === null ? '' : String(value);
+      // The first dimension names the row for a screen reader; numbers are shown readable, the raw value kept.
+      const cell = i === 0 && dimensions.has(name) ? h('th', { scope: 'row' }) : h('td', typeof value === 'number' ? { class: 'num' } : {});
+      if (typeof value === 'number' && !dimensions.has(name)) {
+        cell.textContent = readable(value);
+        cell.title = text;
+        cell.dataset.raw = text;
+      } else cell.textContent = value === null ? '—' : text;
+      tr.append(cell);
+    });
+    body.append(tr);
+  }
+  const table = h('table', { class: 'answer' }, h('caption', {}, caption), h('thead', {}, head), body);
+  table.addEventListener('copy', (event) => copyRaw(event, table));
+  return table;
+}
+
+/** A copy from the table carries the raw values, tab-separated, not the rounded text shown. */
+function copyRaw(event: ClipboardEvent, table: HTMLTableElement): void {
+  const selection = getSelection();
+  if (!selection || selection.isCollapsed || !event.clipboardData) return;
+  const lines: string[] = [];
+  for (const tr of table.querySelectorAll('tr')) {
+    const cells = [...tr.children].filter((cell) => selection.containsNode(cell, true));
+    if (cells.length) lines.push(cells.map((cell) => (cell as HTMLElement).dataset.raw ?? cell.textContent ?? '').join('\t'));
+  }
+  event.clipboardData.setData('text/plain', lines.join('\n'));
+  event.preventDefault();
+}
