@@ -1,4 +1,5 @@
 import { CANCEL_HEADER, cancelRow } from '../scenarios/cancel.ts';
+import { exploreRow } from '../scenarios/explore-page.ts';
 import type { Figure } from './measure.ts';
 import type { Result, Target } from './result.ts';
 import type { SweepEntry } from './sweep.ts';
@@ -76,6 +77,8 @@ export function summary(result: Result, file: string): string {
     ...figures.map(figureRow),
     ...(entries.length ? ['', 'Scale sweep (cache off, 1 client):', ...entries.map((e) => sweepRow(e, entries[0]))] : []),
     ...(result.cancel ? ['', CANCEL_HEADER, ...result.cancel.map(cancelRow)] : []),
+    ...(result.explore?.x1 ? ['', exploreRow('Explore page, 1× release', result.explore.x1)] : []),
+    ...(result.explore?.x16 ? [exploreRow('Explore page, 16× release', result.explore.x16)] : []),
     '',
     `Targets (${result.mode} run, ${result.durationSeconds.toFixed(0)} s, commit ${result.commit}${result.dirty ? ' with uncommitted changes' : ''}):`,
     ...targetLines(result.targets),

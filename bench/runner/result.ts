@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import os from 'node:os';
 import type { CancelFigure } from '../scenarios/cancel.ts';
 import { derivedTargets } from '../scenarios/derived.ts';
+import type { ExploreFigures } from '../scenarios/explore-page.ts';
 import type { Figure, Timing } from './measure.ts';
 import type { SweepEntry } from './sweep.ts';
 
@@ -54,6 +55,8 @@ export interface Result {
   readonly sweep: { entries: SweepEntry[] } | { skipped: string };
   /** Heavy work stopped by its deadline or its client (absent from results before it was measured). */
   readonly cancel?: CancelFigure[];
+  /** The Explore page in Chromium: first chart at 1× and (full runs) 16×, and its JavaScript's size; absent from results before it was measured. */
+  readonly explore?: { readonly x1?: ExploreFigures; readonly x16?: ExploreFigures; readonly skipped?: string };
   readonly targets: Target[];
   readonly durationSeconds: number;
 }
@@ -111,6 +114,7 @@ export function evaluateTargets(
   sweep: Result['sweep'],
   selfCheck: SelfCheck | undefined,
   peerSkipped?: string,
+  explore?: Result['explore'],
 ): Target[] {
   const get = (id: string) => figures.find((f) => f.id === id);
   const targets: Target[] = [];
@@ -228,5 +232,22 @@ export function evaluateTargets(
     skipped,
   );
   derivedTargets(get, atMost, skipped);
+  const browser = explore?.skipped;
+  atMost(
+    'explore-first-chart-x16',
+    'Explore page, 16× release: first drawn chart ≤ 1.5 s after navigation (p50 of 10 fresh loads)',
+    explore?.x16?.p50 && explore.x16.p50 / 1000,
+    1.5,
+    undefined,
+    browser ?? skipped,
+  );
+  atMost(
+    'explore-javascript',
+    'Explore page: its JavaScript ≤ 150 kB gzipped',
+    explore?.x1 && explore.x1.scriptGzipBytes / 1024,
+    150,
+    undefined,
+    browser,
+  );
   return targets;
 }

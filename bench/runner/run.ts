@@ -13,6 +13,7 @@ import { FACETS, facetsAlone } from '../ceilings/duckdb-facets.ts';
 import { openQueryCeilings } from '../ceilings/duckdb-pages.ts';
 import { CANCEL_HEADER, cancelFigures, cancelRow } from '../scenarios/cancel.ts';
 import { derivedAtScale, derivedHits, derivedScenarios } from '../scenarios/derived.ts';
+import { EXPLORE_SKIP_REASON, type ExploreFigures, exploreFigures, exploreRow } from '../scenarios/explore-page.ts';
 import { mixedWorkload } from '../scenarios/mixed.ts';
 import {
   cachedScenarios,
@@ -203,6 +204,9 @@ async function main(): Promise<void> {
   const aloneCeilings = new Map<string, { one: Stats; sixteen: Stats }>();
   line(`\n${TABLE_HEADER.join('\n')}`);
   const figures: Figure[] = [];
+  const explore: { x1?: ExploreFigures; x16?: ExploreFigures; skipped?: string } = EXPLORE_SKIP_REASON
+    ? { skipped: EXPLORE_SKIP_REASON }
+    : {};
   const record = (f: Figure) => {
     figures.push(f);
     line(figureRow(f));
@@ -436,6 +440,11 @@ async function main(): Promise<void> {
       cached,
       true,
     );
+    if (!EXPLORE_SKIP_REASON) {
+      progress('the Explore page in Chromium, 1× release');
+      explore.x1 = await exploreFigures(cached.url, cached.headers['x-api-key']!);
+      line(exploreRow('Explore page, 1× release', explore.x1));
+    }
   } finally {
     await cached.stop();
   }
@@ -501,6 +510,11 @@ async function main(): Promise<void> {
         ],
         x16,
       );
+      if (!EXPLORE_SKIP_REASON) {
+        progress('the Explore page in Chromium, 16× release');
+        explore.x16 = await exploreFigures(x16.url, x16.headers['x-api-key']!);
+        line(exploreRow('Explore page, 16× release', explore.x16));
+      }
     } finally {
       await Promise.all([...result.servers.values()].map((s) => s.stop()));
     }
@@ -524,7 +538,8 @@ async function main(): Promise<void> {
     peer,
     sweep: swept,
     cancel,
-    targets: evaluateTargets(figures, swept, selfCheck, 'skipped' in peer.clickhouse ? peer.clickhouse.skipped : undefined),
+    explore,
+    targets: evaluateTargets(figures, swept, selfCheck, 'skipped' in peer.clickhouse ? peer.clickhouse.skipped : undefined, explore),
     durationSeconds: (performance.now() - started) / 1000,
   };
   await fs.mkdir(RESULTS, { recursive: true });
