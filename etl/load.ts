@@ -345,6 +345,26 @@ async function referenceProblems(
   return problems;
 }
 
+/**
+ * Whether the drop is `etl generate`'s invented data: its manifest.json says
+ * `"synthetic": true`. A publisher's drop has no manifest (or one without the flag), and
+ * is not; a manifest that is not JSON is refused rather than guessed at, since an analyst
+ * would take invented figures marked `false` as real ones.
+ */
+async function dropIsSynthetic(drop: string): Promise<boolean> {
+  const file = path.join(drop, 'manifest.json');
+  const text = await fs.readFile(file, 'utf8').catch((err: NodeJS.ErrnoException) => {
+    if (err.code === 'ENOENT') return undefined;
+    throw err;
+  });
+  if (text === undefined) return false;
+  try {
+    return (JSON.parse(text) as { synthetic?: unknown }).synthetic === true;
+  } catch (err) {
+    throw new ReleaseError(`${file}: not JSON (${(err as Error).message}); fix it, or remove it if the drop is not etl generate's output`);
+  }
+}
+
 /** Completes the work folder (carried-over files, the manifest), checks it as a server would, then renames it into place and moves the pointer. */
 async function publish(connection: DuckDBConnection, options: LoadOptions, plan: Plan, work: string, step: Step): Promise<Manifest> {
   const target = path.join(options.dataDir, options.release);
@@ -377,7 +397,7 @@ async function publish(connection: DuckDBConnection, options: LoadOptions, plan:
     created_at: now,
     published_at: now,
     source: path.resolve(options.drop),
-    synthetic: false,
+    synthetic: await dropIsSynthetic(options.drop),
     datasets,
   };
   if (plan.current) {

@@ -89,6 +89,39 @@ publish('fx values of 25 characters (-1.2345678901234567e-6): published, loaded 
   }
 });
 
+publish(
+  "generated data stays marked synthetic: etl generate's drop, loaded, is synthetic in /v1/releases, /v1/catalog and etl list; a publisher's drop is not",
+  async () => {
+    const dataDir = await scratch('dqs-data-');
+    const generated = await scratch('dqs-generated-');
+    await etl('generate', '--out', path.join(generated, '2026-05'), '--seed', '3', '--scale', '0.02');
+    await loadDrop(options(path.join(generated, '2026-05'), dataDir, '2026-05'));
+    // A publisher's drop: the same files, without etl generate's manifest.
+    const publisher = await scratch('dqs-publisher-');
+    for (const file of await fs.readdir(path.join(generated, '2026-05')))
+      if (file.endsWith('.parquet')) await fs.copyFile(path.join(generated, '2026-05', file), path.join(publisher, file));
+    await loadDrop(options(publisher, dataDir, '2026-06'));
+    const listed = (await etl('list', '--data-dir', dataDir)).stdout;
+    assert.match(listed, /2026-05.*synthetic/);
+    assert.not.match(listed, /2026-06.*synthetic/);
+    const service = await startTestService({ dataDir });
+    try {
+      const releases = (await service.get('/v1/releases')).json.releases.map((r: { id: string; synthetic: boolean }) => [
+        r.id,
+        r.synthetic,
+      ]);
+      assert.equal(releases, [
+        ['2026-06', false],
+        ['2026-05', true],
+      ]);
+      assert.is((await service.get('/v1/catalog')).json.release.synthetic, false);
+      assert.is((await service.get('/v1/catalog?release=2026-05')).json.release.synthetic, true);
+    } finally {
+      await service.stop();
+    }
+  },
+);
+
 publish('the manifest counts rows added, removed and changed against the release it replaced, once, at publishing', async () => {
   const dataDir = await scratch('dqs-data-');
   const fixture = path.join(await fixtureDataDir(), FIXTURE_RELEASE);
