@@ -164,7 +164,7 @@ errors('limit and year must be integers in range', async () => {
   }
   for (const year of ['20x0', '2020.5', '', 'two thousand']) {
     assert.equal(invalidParams(await service.get(`/v1/financials?metric=ggr&year=2020&year=${encodeURIComponent(year)}`), 'year'), [
-      'Expected an integer year',
+      'Expected an integer year; for a span repeat it (year=2019&year=2020) or send period=2019-01-01:2024-12-31',
     ]);
   }
 });
@@ -216,7 +216,7 @@ errors('an answer without rows names each filter value the release does not hold
 });
 
 errors('unknown paths are JSON 404s; under /v1 a key comes first', async () => {
-  for (const path of ['/', '/v2/financials', '/v10', '/healthz/x']) {
+  for (const path of ['/nope', '/v2/financials', '/v10', '/healthz/x']) {
     assertError(await service.get(path), 404, 'Not found');
     assertError(await service.get(path, { key: null }), 404, 'Not found');
   }

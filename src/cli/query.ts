@@ -61,6 +61,8 @@ function progress() {
   bar.start(0, 0, state);
   return {
     page(rows: number, page: Page<unknown>) {
+      // Said once, on the first page: every page of a walk has the same filters.
+      if (state.pages === 0) for (const warning of page.warnings ?? []) process.stderr.write(`warning: ${warning}\n`);
       state.rows += rows;
       state.pages += 1;
       state.budget = page.rateLimit.remaining === undefined ? '?' : String(page.rateLimit.remaining);

@@ -361,7 +361,8 @@ function toPage<Body>(answer: Answer, format: keyof typeof MEDIA, cursor: string
   // Non-JSON bodies have no envelope: the next cursor travels in a header, present only while more pages exist.
   const nextCursor = header(answer.headers, 'x-next-cursor') || undefined;
   const body = format === 'csv' ? answer.body.toString('utf8') : new Uint8Array(answer.body);
-  return { body: body as Body, nextCursor, cursor, rateLimit, requestId };
+  const warned = header(answer.headers, 'x-warnings');
+  return { body: body as Body, nextCursor, cursor, rateLimit, requestId, ...(warned && { warnings: JSON.parse(warned) as string[] }) };
 }
 
 /** The spec's error body when there is one; a proxy's HTML page or an empty body still makes a clear error. */

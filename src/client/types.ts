@@ -149,6 +149,8 @@ export interface Page<Body> {
   readonly cursor: string | undefined;
   readonly rateLimit: RateLimit;
   readonly requestId: string | undefined;
+  /** A CSV or Arrow page's `X-Warnings`: each filter value the release does not hold (JSON pages have them in `meta.warnings`). */
+  readonly warnings?: readonly string[];
 }
 
 /** One value of a dimension in /v1/facets, and how many rows have it under the other dimensions' filters. */

@@ -10,6 +10,8 @@ export interface ErrorBody {
   error: string;
   details?: FlatDetails;
   retryAfterSeconds?: number;
+  /** The way to what was asked, beside an `error` text the spec fixes (docs/api.md "Errors the spec leaves open"). */
+  hint?: string;
 }
 
 export class ApiError extends Error {

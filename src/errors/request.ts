@@ -31,9 +31,10 @@ export class UnknownDatasetError extends ApiError {
 export class InvalidFilterDimensionError extends ApiError {
   override readonly code = 'invalid_filter_dimension';
 
-  constructor(dimension: string, metric: string, valid: readonly string[]) {
+  constructor(dimension: string, metric: string, valid: readonly string[], hint?: string) {
     super(400, {
       error: `Invalid filter dimension "${dimension}" for metric "${metric}". Valid dimensions: ${valid.join(', ')}`,
+      ...(hint !== undefined && { hint }),
     });
   }
 }

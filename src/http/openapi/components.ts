@@ -77,6 +77,11 @@ export const SHARED_SCHEMAS: Readonly<Record<string, Json>> = {
         },
       },
       retryAfterSeconds: { type: 'integer', minimum: 1, description: '429 only: equals Retry-After.' },
+      hint: {
+        type: 'string',
+        description:
+          'Where the spec fixes `error` word for word and gives no `details`: how to get what was asked, e.g. that `group_by` is a parameter of /v1/aggregate.',
+      },
     },
   },
   ...Object.fromEntries(DATASETS.map((d) => [rowName(d), rowSchema(d)])),

@@ -108,6 +108,11 @@ export const HEADERS: Readonly<Record<string, Json>> = {
   },
   'Content-Range': { required: true, description: 'The bytes sent, `bytes a-b/size`.', schema: { type: 'string' } },
   'X-Next-Cursor': { description: "CSV and Arrow only, while more pages follow: the next page's cursor.", schema: { type: 'string' } },
+  'X-Warnings': {
+    description:
+      'CSV and Arrow only, when a filter names a value the release does not hold: a JSON array of the lines JSON answers give in `meta.warnings` (non-ASCII characters as `\\uXXXX` escapes).',
+    schema: { type: 'string' },
+  },
 };
 
 export const LIMIT_HEADERS = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'RateLimit-Policy', 'RateLimit'];
@@ -232,6 +237,7 @@ export function pageResponses(envelope: string, text: { csv: string; arrow: stri
         ...caching,
         Link: { $ref: '#/components/headers/Link' },
         'X-Next-Cursor': { $ref: '#/components/headers/X-Next-Cursor' },
+        'X-Warnings': { $ref: '#/components/headers/X-Warnings' },
       },
       content: Object.fromEntries(PAGE_FORMATS.map((f) => [FORMATS[f].mediaType, bodies[f]])),
     },

@@ -52,7 +52,15 @@ export const cursorParam = v.optional(single(v.string()));
 
 /** `format=`: one of the formats an endpoint serves, by name; it wins over Accept (docs/api.md "Formats"). */
 export const formatParam = <const N extends FormatName>(offered: readonly N[]) =>
-  v.optional(single(v.picklist(offered, `Expected ${offered.slice(0, -1).join(', ')} or ${offered.at(-1)}`)));
+  v.optional(
+    single(
+      v.picklist(
+        offered,
+        // A page format asked where only /v1/export writes it (Parquet, NDJSON): the message names where.
+        `Expected ${offered.slice(0, -1).join(', ')} or ${offered.at(-1)}${(offered as readonly string[]).includes('parquet') ? '' : '; Parquet and NDJSON files come from /v1/export (format=parquet)'}`,
+      ),
+    ),
+  );
 
 const PERIOD = /^(\d{4})-(\d{2})-(\d{2}):(\d{4})-(\d{2})-(\d{2})$/;
 

@@ -7,6 +7,7 @@ import type { Services } from '../../services.ts';
 import { respondCacheable } from './cacheable.ts';
 import { PAGE_FORMATS, responseFormat } from './negotiate.ts';
 import { acquireRelease } from './request-release.ts';
+import { setWarningsHeader } from './warnings-header.ts';
 
 export interface PageRequest {
   readonly dataset: string;
@@ -55,6 +56,7 @@ export async function respondWithPage(ctx: Context, services: Services, request:
       const envelope = { meta, pagination: { cursor, has_more: cursor !== '' } };
       return { body: served.rows.page(format.name, page.rids, envelope), next: cursor || undefined };
     };
+    setWarningsHeader(ctx, format.name, unmatchedValues(served, request.filters));
     const next = await respondCacheable(ctx, services, { key, contentType: format.contentType, render, release: release.id });
     setNextPage(ctx, format.name, next);
   } finally {

@@ -37,6 +37,7 @@ import { parseQuery, releaseParam, repeatable, single } from '../params/params.t
 import { respondWithKeptPage } from '../respond/kept-page.ts';
 import { PAGE_FORMATS, responseFormat } from '../respond/negotiate.ts';
 import { acquireRelease } from '../respond/request-release.ts';
+import { setWarningsHeader } from '../respond/warnings-header.ts';
 import type { Route } from './route.ts';
 
 // GET /v1/aggregate: totals, averages, minima and maxima of a financial dataset's
@@ -224,6 +225,7 @@ export const aggregate: Route = {
     try {
       const { id, datasets } = hold.release;
       const served = datasets.get(def.name)!;
+      setWarningsHeader(ctx, format.name, unmatchedValues(served, plan.filters));
       await respondWithKeptPage(ctx, services, {
         kind: 'aggregate',
         kept: services.aggregates,

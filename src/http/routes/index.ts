@@ -6,6 +6,7 @@ import { docRoutes } from './docs.ts';
 import { exporter } from './export.ts';
 import { facets } from './facets.ts';
 import { financials } from './financials.ts';
+import { frontDoor } from './front-door.ts';
 import { healthz } from './healthz.ts';
 import { reference } from './reference.ts';
 import { releases } from './releases.ts';
@@ -25,6 +26,7 @@ export const ROUTES: readonly Route[] = [
   releases,
   catalog,
   healthz,
+  frontDoor,
   ...docRoutes(() => openApiText),
 ];
 
