@@ -3,28 +3,19 @@ import path from 'node:path';
 import { type BrowserContext, chromium } from 'playwright-core';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { CHROMIUM, CHROMIUM_ARGS, CHROMIUM_MISSING } from '../tools/chromium.ts';
 import { startTestService, type TestService, tempDir } from './helpers/service.ts';
 import { skippedSuite } from './helpers/skip.ts';
 
 // The claim flow in a real browser: Debian's Chromium, headless, driven through
 // playwright-core. It also takes the screenshots README shows (docs/img/).
 
-const CHROMIUM = '/usr/bin/chromium';
-const ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-];
 // Screenshots are always taken; they replace the committed ones in docs/img only with
 // UPDATE_SCREENSHOTS=1, so an ordinary test run leaves the work tree clean.
 const UPDATE = process.env.UPDATE_SCREENSHOTS === '1';
 
-if (!fs.existsSync(CHROMIUM)) {
-  skippedSuite('claim page in headless Chromium', `${CHROMIUM} is absent (Debian: apt-get install -y chromium)`);
+if (CHROMIUM_MISSING) {
+  skippedSuite('claim page in headless Chromium', CHROMIUM_MISSING);
 } else {
   const test = suite('claim page in headless Chromium');
   let service: TestService;
@@ -39,7 +30,7 @@ if (!fs.existsSync(CHROMIUM)) {
     browser = await chromium.launchPersistentContext(profile, {
       executablePath: CHROMIUM,
       headless: true,
-      args: ARGS,
+      args: [...CHROMIUM_ARGS],
       viewport: { width: 480, height: 820 },
       timeout: 60_000,
     });

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { CHROMIUM, CHROMIUM_ARGS, CHROMIUM_MISSING } from '../tools/chromium.ts';
 import { jsonGrid, PYTHON, RSCRIPT, runSnippet, sameRows, tableOnPage } from './helpers/explore.ts';
 import { startTestService, type TestService, tempDir } from './helpers/service.ts';
 import { skippedSuite } from './helpers/skip.ts';
@@ -13,24 +14,14 @@ import { skippedSuite } from './helpers/skip.ts';
 // the "Copy as" snippets run for real, reload, errors, and axe-core's audit. It also
 // takes the screenshots README shows (docs/img/).
 
-const CHROMIUM = '/usr/bin/chromium';
-const ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-];
 const UPDATE = process.env.UPDATE_SCREENSHOTS === '1';
 const AXE = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
 /** A derived aggregate: each region's USD GGR by year against the year before. */
 const AGGREGATE = 'metric=ggr&group_by=region,year&fx=USD&period=2018-01-01:2024-12-31&compare=previous_year';
 
-if (!fs.existsSync(CHROMIUM)) {
-  skippedSuite('Explore page in headless Chromium', `${CHROMIUM} is absent (Debian: apt-get install -y chromium)`);
+if (CHROMIUM_MISSING) {
+  skippedSuite('Explore page in headless Chromium', CHROMIUM_MISSING);
 } else {
   const test = suite('Explore page in headless Chromium');
   let service: TestService;
@@ -50,7 +41,7 @@ if (!fs.existsSync(CHROMIUM)) {
     browser = await chromium.launchPersistentContext(profile, {
       executablePath: CHROMIUM,
       headless: true,
-      args: ARGS,
+      args: [...CHROMIUM_ARGS],
       viewport: { width: 1100, height: 900 },
       timeout: 60_000,
     });

@@ -490,7 +490,7 @@ Named('an unknown or repeated format is a 400 listing the accepted ones, in JSON
       const res = await service.get(`${url}&format=${value}`, { headers: { accept: CSV } });
       const expected = value.includes('&')
         ? 'Expected a single value, received several'
-        : `Expected ${formats.slice(0, -1).join(', ')} or ${formats.at(-1)}`;
+        : `Expected ${formats.slice(0, -1).join(', ')} or ${formats.at(-1)}${(formats as readonly string[]).includes('parquet') ? '' : '; Parquet and NDJSON files come from /v1/export (format=parquet)'}`;
       assert.equal(
         [res.status, res.json],
         [400, { error: 'Invalid query parameters', details: { formErrors: [], fieldErrors: { format: [expected] } } }],

@@ -1,5 +1,4 @@
 import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -8,6 +7,7 @@ import * as assert from 'uvu/assert';
 import * as errors from '../src/errors/index.ts';
 import { openApiText } from '../src/http/routes/index.ts';
 import { DATASETS } from '../src/registry.ts';
+import { CHROMIUM, CHROMIUM_ARGS, CHROMIUM_MISSING } from '../tools/chromium.ts';
 import { openApi, validateResponse } from './helpers/openapi.ts';
 import { send, startTestService, type TestService, tempDir } from './helpers/service.ts';
 import { requiring } from './helpers/skip.ts';
@@ -151,7 +151,6 @@ Doc.run();
 // ---------------------------------------------------------------------------------
 
 const Page = suite('openapi: the /docs page in headless Chromium');
-const CHROMIUM = '/usr/bin/chromium';
 let profile: string;
 Page.before(async () => {
   service = await startTestService();
@@ -173,26 +172,14 @@ Page('GET /docs: HTML with a self-only CSP, no key needed; its assets come from 
   }
 });
 
-const withChromium = requiring(
-  Page,
-  existsSync(CHROMIUM) ? undefined : `no Chromium at ${CHROMIUM} (apt-get install chromium; .ci/run installs it)`,
-  'the /docs page in headless Chromium',
-);
+const withChromium = requiring(Page, CHROMIUM_MISSING, 'the /docs page in headless Chromium');
 
 withChromium('Chromium renders every operation from /openapi.json, loading nothing from elsewhere and breaking no CSP rule', async () => {
   const { chromium } = await import('playwright-core');
   // A fresh profile (--user-data-dir) per run: playwright takes it as launchPersistentContext's first argument.
   const browser = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--no-first-run',
-    ],
+    args: [...CHROMIUM_ARGS],
     viewport: { width: 1280, height: 900 },
   });
   try {

@@ -1,15 +1,14 @@
-import fs from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import { chromium } from 'playwright-core';
 import { request } from 'undici';
+import { CHROMIUM, CHROMIUM_ARGS, CHROMIUM_MISSING } from '../../tools/chromium.ts';
 
 // The Explore page as a browser meets it (docs/performance.md "Explore"): the time from
 // navigation to the first drawn chart, p50 of LOADS fresh loads (no browser cache, a
 // new tab each) of a chart view, and the gzipped size of the JavaScript the page loads.
 // Debian's Chromium, headless; skipped with a reason where it is absent.
 
-export const CHROMIUM = '/usr/bin/chromium';
-export const EXPLORE_SKIP_REASON = fs.existsSync(CHROMIUM) ? undefined : `${CHROMIUM} is absent (Debian: apt-get install -y chromium)`;
+export const EXPLORE_SKIP_REASON = CHROMIUM_MISSING;
 /** A chart view: online GGR by region and year in USD, a line per region. */
 export const EXPLORE_VIEW = '/explore/aggregate?metric=ggr&group_by=region,year&fx=USD&channel=Online';
 const LOADS = 10;
@@ -28,14 +27,7 @@ export interface ExploreFigures {
 export async function exploreFigures(url: string, key: string): Promise<ExploreFigures> {
   const browser = await chromium.launch({
     executablePath: CHROMIUM,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--no-first-run',
-    ],
+    args: [...CHROMIUM_ARGS],
   });
   try {
     const firstChartMs: number[] = [];

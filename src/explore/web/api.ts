@@ -16,6 +16,8 @@ export class ApiFailure extends Error {
     readonly details: unknown,
     /** Seconds from Retry-After (429, 503), when sent. */
     readonly retryAfter: number | undefined,
+    /** The body's `hint`: the endpoint that takes a parameter this one refused. */
+    readonly hint?: string,
   ) {
     super(`${status} ${error}`);
   }
@@ -30,14 +32,20 @@ async function send(pathAndQuery: string): Promise<Response> {
   }
   if (res.ok) return res;
   const text = await res.text();
-  let body: { error?: string; details?: unknown } = {};
+  let body: { error?: string; details?: unknown; hint?: string } = {};
   try {
     body = JSON.parse(text);
   } catch {
     body = { error: text || res.statusText };
   }
   const retry = Number(res.headers.get('retry-after'));
-  throw new ApiFailure(res.status, body.error ?? res.statusText, body.details, Number.isFinite(retry) && retry > 0 ? retry : undefined);
+  throw new ApiFailure(
+    res.status,
+    body.error ?? res.statusText,
+    body.details,
+    Number.isFinite(retry) && retry > 0 ? retry : undefined,
+    body.hint,
+  );
 }
 
 /** GET a /v1 path as JSON. */

@@ -56,6 +56,7 @@ export function showError(box: HTMLElement, err: unknown, view: ParentNode = doc
       'div',
       { role: 'alert', class: 'error' },
       h('p', {}, `${err.status}: ${err.error}`),
+      err.hint ? h('p', {}, err.hint) : null,
       details ? h('pre', {}, details) : null,
       placed.length ? h('p', {}, `See the note beside: ${placed.join(', ')}.`) : null,
     ),

@@ -56,7 +56,7 @@ export async function respondWithPage(ctx: Context, services: Services, request:
       const envelope = { meta, pagination: { cursor, has_more: cursor !== '' } };
       return { body: served.rows.page(format.name, page.rids, envelope), next: cursor || undefined };
     };
-    setWarningsHeader(ctx, format.name, unmatchedValues(served, request.filters));
+    setWarningsHeader(ctx, format.name, () => unmatchedValues(served, request.filters));
     const next = await respondCacheable(ctx, services, { key, contentType: format.contentType, render, release: release.id });
     setNextPage(ctx, format.name, next);
   } finally {

@@ -6,8 +6,10 @@ import type { Context } from 'koa';
  * the query CLI as a header instead: a JSON array of the same lines. Header values are
  * Latin-1: any other character is written as a JSON `\uXXXX` escape, which JSON.parse reads back.
  */
-export function setWarningsHeader(ctx: Context, format: string, warnings: readonly string[]): void {
-  if (format === 'json' || warnings.length === 0) return;
+export function setWarningsHeader(ctx: Context, format: string, unmatched: () => readonly string[]): void {
+  if (format === 'json') return;
+  const warnings = unmatched();
+  if (warnings.length === 0) return;
   const ascii = JSON.stringify(warnings).replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
   ctx.set('X-Warnings', ascii);
 }

@@ -225,7 +225,7 @@ export const aggregate: Route = {
     try {
       const { id, datasets } = hold.release;
       const served = datasets.get(def.name)!;
-      setWarningsHeader(ctx, format.name, unmatchedValues(served, plan.filters));
+      setWarningsHeader(ctx, format.name, () => unmatchedValues(served, plan.filters));
       await respondWithKeptPage(ctx, services, {
         kind: 'aggregate',
         kept: services.aggregates,
