@@ -7,7 +7,7 @@ import * as assert from 'uvu/assert';
 import { loadDrop } from '../etl/load.ts';
 import { quoteIdent, quoteLiteral } from '../src/duckdb/sql-text.ts';
 import { DATASETS, metricDef } from '../src/registry.ts';
-import { exactSum } from './helpers/exact-sum.ts';
+import { columnSum, isDecimalColumn } from './helpers/exact-sum.ts';
 import { bodiesPerThreads, FIXTURE_RELEASE, send, startTestService, type TestService, tempDir, walkPages } from './helpers/service.ts';
 
 // /v1/aggregate against DuckDB grouping the release's own Parquet files, with each
@@ -104,6 +104,13 @@ async function expected(connection: DuckDBConnection, file: string, c: Case): Pr
   const sql = `SELECT ${[...dims, ...metrics.map((m) => `list(${quoteIdent(m)}::DOUBLE)`), 'count(*)::INTEGER'].join(', ')}
     FROM read_parquet(${quoteLiteral(file)}) WHERE ${c.where} ${dims.length ? `GROUP BY ALL` : ''}`;
   const rows = (await connection.runAndReadAll(sql)).getRowsJS();
+  const decimal: Record<string, boolean> = {};
+  for (const m of metrics) {
+    const all = (
+      await connection.runAndReadAll(`SELECT list(${quoteIdent(m)}::DOUBLE) FROM read_parquet(${quoteLiteral(file)})`)
+    ).getRowsJS();
+    decimal[m] = isDecimalColumn(all[0]![0] as number[]);
+  }
   const groups = new Map<string, Record<string, number>>();
   for (const row of rows) {
     const count = row.at(-1) as number;
@@ -113,7 +120,13 @@ async function expected(connection: DuckDBConnection, file: string, c: Case): Pr
     for (const [key, [metric, fn]] of Object.entries(c.measures)) {
       const list = lists[metric]!;
       values[key] =
-        fn === 'sum' ? exactSum(list) : fn === 'avg' ? exactSum(list) / count : fn === 'min' ? Math.min(...list) : Math.max(...list);
+        fn === 'sum'
+          ? columnSum(list, decimal[metric]!)
+          : fn === 'avg'
+            ? columnSum(list, decimal[metric]!) / count
+            : fn === 'min'
+              ? Math.min(...list)
+              : Math.max(...list);
     }
     groups.set(JSON.stringify(row.slice(0, c.groupBy.length)), values);
   }

@@ -232,7 +232,7 @@ const inputs = () => [
   { name: 'region', dictionary: dictionary(['Asia', 'Europe']), codes: Uint8Array.from([1, 0, 1, 1]) },
   { name: 'country', dictionary: dictionary(['France', 'Japan', 'Côte "d" Ivoire']), codes: Uint8Array.from([0, 1, 0, 2]) },
 ];
-const metric = () => [{ name: 'ggr', values: Float64Array.from([1, 2.5, -0, 1e21]) }];
+const metric = () => [{ name: 'ggr', values: Float64Array.from([1, 2.5, -0, 1e21]), scale: null }];
 const expected = [
   '{"dimensions":{"year":2020,"region":"Europe","country":"France"},"values":{"ggr":1.0}}',
   '{"dimensions":{"year":2020,"region":"Asia","country":"Japan"},"values":{"ggr":2.5}}',

@@ -187,6 +187,7 @@ numbers('JSON, CSV and Arrow pages of the longest values: every byte, none cut s
   const metrics = ['m0', 'm1', 'm2', 'm3'].map((name, m) => ({
     name,
     values: Float64Array.from({ length: rows }, (_, r) => values[r * 4 + m]!),
+    scale: null,
   }));
   const dimension = { name: 'year', dictionary: { values: [2020], json: ['2020'] }, codes: new Uint8Array(rows) };
   const store = await ColumnStore.build(rows, [dimension], metrics, 1);

@@ -9,7 +9,7 @@ import { loadDrop } from '../etl/load.ts';
 import { DataQueryClient } from '../src/client/index.ts';
 import { quoteLiteral } from '../src/duckdb/sql-text.ts';
 import { DATASETS } from '../src/registry.ts';
-import { exactSum } from './helpers/exact-sum.ts';
+import { columnSum, isDecimalColumn } from './helpers/exact-sum.ts';
 import { runQueryCli } from './helpers/query-cli.ts';
 import {
   FIXTURE_RELEASE,
@@ -123,9 +123,11 @@ vintages('release= serves each published release, compared with DuckDB on its dr
     const totals = await rows(
       `SELECT year::INTEGER AS year, list(ggr) AS values FROM ${ggrOf(release)} WHERE fx = 'USD' AND state = '' GROUP BY year ORDER BY year`,
     );
+    const [all] = await rows(`SELECT list(ggr) AS ggr FROM ${ggrOf(release)}`);
+    const decimal = isDecimalColumn(all!.ggr);
     assert.equal(
       sums.json.data.map((g: any) => [g.dimensions.year, g.values.ggr_sum]),
-      totals.map((t) => [t.year, exactSum(t.values)]),
+      totals.map((t) => [t.year, columnSum(t.values, decimal)]),
       `${release} aggregate`,
     );
 

@@ -15,6 +15,8 @@ export interface FlatGroups {
   readonly width: number;
   /** Each group's values, one per key of the answer; NaN for null. */
   readonly values: Float64Array;
+  /** By index into `values`: exact decimals to print instead of a value's double. */
+  readonly exact: ReadonlyMap<number, string>;
   readonly n: number;
   /** Served rows in each group. */
   readonly rows: Float64Array;
@@ -84,6 +86,8 @@ async function permute(flat: FlatGroups, kept: readonly number[], order: Uint32A
   const codes = new Int32Array(order.length * width);
   const values = new Float64Array(order.length * n);
   const rows = new Float64Array(order.length);
+  const exact = new Map<number, string>();
+  const moved = flat.exact.size > 0;
   await inSlices(
     order.length,
     (start, end) => {
@@ -92,9 +96,14 @@ async function permute(flat: FlatGroups, kept: readonly number[], order: Uint32A
         codes.set(flat.codes.subarray(from * width, (from + 1) * width), to * width);
         values.set(flat.values.subarray(from * n, (from + 1) * n), to * n);
         rows[to] = flat.rows[from]!;
+        if (moved)
+          for (let k = 0; k < n; k++) {
+            const text = flat.exact.get(from * n + k);
+            if (text !== undefined) exact.set(to * n + k, text);
+          }
       }
     },
     turns,
   );
-  return { count: order.length, codes, width, values, n, rows };
+  return { count: order.length, codes, width, values, exact, n, rows };
 }

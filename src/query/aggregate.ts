@@ -7,12 +7,14 @@ import { type Allowed, allowedCodes, groupRows, type Level, levelsOf, withPriorY
 import { filterAndSort } from './aggregate-order.ts';
 import type { AggregatePlan } from './aggregate-plan.ts';
 import {
+  type Compared,
   compareValues,
   type FineKeys,
   type LevelDenominators,
   levelDenominators,
   type MeasureSource,
   matchKeys,
+  measureText,
   measureValue,
   perValue,
   priorGroups,
@@ -36,6 +38,8 @@ export interface AggregateResult {
   readonly width: number;
   /** Each group's values, one per column of the plan; NaN where there is none (null). */
   readonly values: Float64Array;
+  /** By index into `values`: the exact decimal of a sum whose double prints other digits (beyond 2^52 units). */
+  readonly exact: ReadonlyMap<number, string>;
   /** Served rows in each group. */
   readonly rows: Float64Array;
   /** With `per`: the numerator keys that have no denominator row. */
@@ -43,7 +47,7 @@ export interface AggregateResult {
 }
 
 export const resultBytes = (result: AggregateResult) =>
-  result.codes.byteLength + result.values.byteLength + result.rows.byteLength + 64 + (result.unmatched ? 1024 : 0);
+  result.codes.byteLength + result.values.byteLength + result.rows.byteLength + result.exact.size * 96 + 64 + (result.unmatched ? 1024 : 0);
 
 /** The aggregate tables of another dataset of the same release (a `per` denominator's). */
 export type TablesOf = (dataset: string) => AggregateTables;
@@ -124,6 +128,7 @@ export async function computeAggregate(
   const width = groupBy.length;
   const codes = new Int32Array(count * width);
   const values = new Float64Array(count * n);
+  const exact = new Map<number, string>();
   const rows = new Float64Array(count);
   let at = 0;
   for (const [l, level] of levels.entries()) {
@@ -136,18 +141,24 @@ export async function computeAggregate(
           if (!level.shown[g]) continue;
           codes.set(groups.codes.subarray(g * width, (g + 1) * width), at * width);
           rows[at] = groups.rows[g]!;
-          let compared: [number, number, number] | undefined;
+          let compared: Compared | undefined;
           columns.forEach((column, c) => {
             const source = sources[column.measure]!;
             let value: number;
-            if (column.kind === 'value') value = measureValue(groups, source, g);
-            else if (column.kind === 'share') value = shareValue(groups, source.position, g, shares!);
+            let text: string | undefined;
+            if (column.kind === 'value') {
+              value = measureValue(groups, source, g);
+              text = measureText(groups, source, g);
+            } else if (column.kind === 'share') value = shareValue(groups, source.position, g, shares!);
             else if (column.kind === 'per') value = perValue(groups, source.position, g, denominators![l]!);
             else {
               if (column.kind === 'prev') compared = compareValues(groups, source, g, priors![g]!);
-              value = compared![column.kind === 'prev' ? 0 : column.kind === 'change' ? 1 : 2];
+              const i = column.kind === 'prev' ? 0 : column.kind === 'change' ? 1 : 2;
+              value = compared!.values[i];
+              text = compared!.texts[i];
             }
             values[at * n + c] = value;
+            if (text !== undefined && Number.isFinite(value)) exact.set(at * n + c, text);
           });
           at++;
         }
@@ -163,12 +174,20 @@ export async function computeAggregate(
     descending: plan.order.descending,
   };
   const sorted = await filterAndSort(
-    { count, codes, width, values, n, rows },
+    { count, codes, width, values, exact, n, rows },
     having.map((h) => ({ having: h, value: valueAt(h.key) })),
     order,
     turns,
   );
-  return { count: sorted.count, codes: sorted.codes, width, values: sorted.values, rows: sorted.rows, ...(unmatched && { unmatched }) };
+  return {
+    count: sorted.count,
+    codes: sorted.codes,
+    width,
+    values: sorted.values,
+    exact: sorted.exact,
+    rows: sorted.rows,
+    ...(unmatched && { unmatched }),
+  };
 }
 
 interface Keyed {

@@ -2,7 +2,7 @@ import type { DatasetDef } from '../registry.ts';
 import type { AggregateTables } from '../store/aggregate-tables.ts';
 import type { Groups } from '../store/aggregation.ts';
 import type { DenominatorTable } from '../store/denominators.ts';
-import { ExactSums, roundedDifference } from '../store/exact-sum.ts';
+import { difference, type ExactSums, sumText, sumValue } from '../store/exact-sum.ts';
 import { inSlices, type Turns } from '../store/slices.ts';
 import type { Level } from './aggregate-groups.ts';
 
@@ -10,7 +10,8 @@ import type { Level } from './aggregate-groups.ts';
 // predecessor found by year (compare), a group's sum over its total (share), and a
 // group's sum over another dataset's sum for the keys of its rows (per). Each ratio
 // is one division of two correctly rounded sums; a change is the difference of two
-// exact sums, rounded once. NaN stands for null.
+// exact sums, rounded once. NaN stands for null. A sum or change the double nearest
+// it would print with other digits also has its exact decimal text (ExactSums.text).
 
 /** Where a measure's value comes from in a level's groups. */
 export interface MeasureSource {
@@ -68,15 +69,29 @@ export async function priorGroups(def: DatasetDef, tables: AggregateTables, leve
   return prior;
 }
 
+/** A measure's exact decimal in group `g` where its double prints other digits: sums only. */
+export const measureText = (groups: Groups, m: MeasureSource, g: number): string | undefined =>
+  m.fn === 'sum' ? groups.sums[m.position]!.text(g) : undefined;
+
 /** The comparison of group `g` with group `p` (its predecessor, or -1): prev, change and the change as a fraction of prev. */
-export function compareValues(groups: Groups, m: MeasureSource, g: number, p: number): [number, number, number] {
-  if (p < 0) return [NaN, NaN, NaN];
+export interface Compared {
+  readonly values: [number, number, number];
+  /** Exact decimals of prev and change where their doubles print other digits. */
+  readonly texts: [string | undefined, string | undefined, undefined];
+}
+
+const NOT_COMPARED: Compared = { values: [NaN, NaN, NaN], texts: [undefined, undefined, undefined] };
+
+export function compareValues(groups: Groups, m: MeasureSource, g: number, p: number): Compared {
+  if (p < 0) return NOT_COMPARED;
   const value = measureValue(groups, m, g);
   const prev = measureValue(groups, m, p);
-  const change =
-    m.fn === 'sum' ? roundedDifference(groups.sums[m.position]!.partialsOf(g), groups.sums[m.position]!.partialsOf(p)) : value - prev;
+  if (m.fn !== 'sum') return { values: [prev, value - prev, divide(value - prev, prev)], texts: [undefined, undefined, undefined] };
+  const sums = groups.sums[m.position]!;
+  const partials = difference(sums.partialsOf(g), sums.partialsOf(p));
+  const change = sumValue(partials, sums.scale);
   // this ÷ prev − 1, as change ÷ prev: one division, of the exact change; a fraction, as shares and ratios are.
-  return [prev, change, divide(change, prev)];
+  return { values: [prev, change, divide(change, prev)], texts: [sums.text(p), sumText(partials, sums.scale), undefined] };
 }
 
 /** Share denominators: each group's total and where it sits, for the measures given. */
@@ -131,7 +146,7 @@ export function shareTotals(
     of[g] = t;
   }
   for (const p of positions) {
-    const total = new ExactSums(index.size);
+    const total = groups.sums[p]!.like(index.size);
     for (let g = 0; g < groups.count; g++) if (of[g]! >= 0 && include(g)) total.addGroup(of[g]!, groups.sums[p]!, g);
     sums.set(p, total);
   }
@@ -207,7 +222,7 @@ export function matchKeys(
 /** A level's denominators: for each of its groups, the sum over the distinct keys of its rows. */
 export function levelDenominators(level: Level, fine: FineKeys, table: DenominatorTable): LevelDenominators {
   const count = level.groups.count;
-  const sums = new ExactSums(count);
+  const sums = table.sums.like(count);
   const unmatched = new Uint8Array(count);
   const seen = new Set<number>();
   const keys = table.count + fine.missing.length;

@@ -9,6 +9,8 @@ export interface GroupedRows {
   readonly width: number;
   /** Each group's values, one per key of the answer (measures and their derived keys); NaN for null. */
   readonly values: Float64Array;
+  /** By index into `values`: a sum's exact decimal, printed in JSON and CSV instead of its double's digits. */
+  readonly exact: ReadonlyMap<number, string>;
   /** Served rows in each group. */
   readonly rows: Float64Array;
 }
@@ -45,6 +47,7 @@ export function aggregateTable({ plan, result, dictionaries, start, end }: Aggre
       const x = result.values[g * n + k]!;
       return Number.isFinite(x) ? x : null;
     },
+    text: (g) => result.exact.get(g * n + k),
   }));
   const rows: TableColumn = { name: 'rows', type: 'integer', value: (g) => result.rows[g]! };
   const dimensionKeys = plan.groupBy.map((d) => `${JSON.stringify(d)}:`);
@@ -55,7 +58,9 @@ export function aggregateTable({ plan, result, dictionaries, start, end }: Aggre
     end,
     json: (g) => {
       const groups = dictionaries.map((dictionary, i) => dimensionKeys[i]! + (code(g, i) < 0 ? 'null' : dictionary.json[code(g, i)]!));
-      const values = plan.columns.map((_, k) => valueKeys[k]! + (jsonNumber(result.values[g * n + k]!) ?? 'null'));
+      const values = plan.columns.map(
+        (_, k) => valueKeys[k]! + (result.exact.get(g * n + k) ?? jsonNumber(result.values[g * n + k]!) ?? 'null'),
+      );
       values.push(valueKeys.at(-1)! + result.rows[g]!);
       return `{"dimensions":{${groups.join(',')}},"values":{${values.join(',')}}}`;
     },

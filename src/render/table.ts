@@ -15,6 +15,8 @@ export interface TableColumn {
   readonly type: 'text' | 'integer' | 'double';
   /** The value in row `r`; null where there is none (a rolled-up dimension, a side without the row, a sum beyond the largest double). */
   value(r: number): string | number | null;
+  /** A double's exact decimal, where JSON and CSV print it instead of the double's own digits; Arrow carries the double. */
+  text?(r: number): string | undefined;
 }
 
 /** Rows `start` to `end` (exclusive) of a result. */
@@ -50,7 +52,7 @@ function csvValue(value: string | number | null, type: TableColumn['type']): str
 
 function csv({ columns, start, end }: TablePage): string {
   const lines = [columns.map((c) => csvField(c.name)).join(',')];
-  for (let r = start; r < end; r++) lines.push(columns.map((c) => csvValue(c.value(r), c.type)).join(','));
+  for (let r = start; r < end; r++) lines.push(columns.map((c) => c.text?.(r) ?? csvValue(c.value(r), c.type)).join(','));
   return `${lines.join('\r\n')}\r\n`;
 }
 

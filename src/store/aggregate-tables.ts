@@ -106,7 +106,7 @@ async function storeSource(store: ColumnStore): Promise<AggregateSource> {
     fixed: new Map(),
     segments,
     counts: null,
-    metrics: store.metrics.map((m) => ({ values: m.values })),
+    metrics: store.metrics.map((m) => ({ values: m.values, scale: m.scale })),
     leading: first ? await leadingOf(segments, store.rowCount, 0, first.dictionary.values.length) : null,
   };
 }
@@ -174,7 +174,7 @@ async function buildRollup(
     await inSlices(groups.count, (start, end) => {
       for (let g = start; g < end; g++) partials.set(sums.partialsOf(g), offsets[g]!);
     });
-    metrics.push({ offsets, partials, min: groups.min[m]!, max: groups.max[m]! });
+    metrics.push({ offsets, partials, min: groups.min[m]!, max: groups.max[m]!, scale: sums.scale });
   }
   // Groups come in the order first seen, so a rollup that keeps the leading dimension ascends by it as its source does.
   const leading = keep.includes(0) ? await leadingOf(segments, groups.count, 0, sizes[0]!) : null;

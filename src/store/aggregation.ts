@@ -1,4 +1,5 @@
 import type { CodeArray } from './column-store.ts';
+import { powerOfTen, scaled, scalesExactly, writtenUnits } from './decimals.ts';
 import { ExactSums } from './exact-sum.ts';
 import { inSlices, Turns } from './slices.ts';
 
@@ -17,10 +18,21 @@ export interface SourceSegment {
   readonly codeOfCombination: readonly CodeArray[];
 }
 
-/** One metric's totals per row: a served row has one value; a rollup row the exact sum, min and max of the rows it stands for. */
+/**
+ * One metric's totals per row: a served row has one value; a rollup row the exact sum
+ * (its partials, in integers of 10^-scale when the column has a scale), min and max of
+ * the rows it stands for. `scale`: the column's decimals (src/store/decimals.ts), or
+ * null for one summed as doubles.
+ */
 export type MetricTotals =
-  | { readonly values: Float64Array }
-  | { readonly offsets: Uint32Array; readonly partials: Float64Array; readonly min: Float64Array; readonly max: Float64Array };
+  | { readonly values: Float64Array; readonly scale: number | null }
+  | {
+      readonly offsets: Uint32Array;
+      readonly partials: Float64Array;
+      readonly min: Float64Array;
+      readonly max: Float64Array;
+      readonly scale: number | null;
+    };
 
 /** Rows an aggregate can read: the served store, or a rollup of it. */
 export interface AggregateSource {
@@ -224,11 +236,21 @@ export async function group(source: AggregateSource, grouping: Grouping): Promis
 
 /** Each group's exact sum of `totals`; `groupOf[i]` is the group of row `first + i`. */
 async function sumGroups(totals: MetricTotals, groupOf: Int32Array, first: number, count: number, turns: Turns): Promise<ExactSums> {
-  const sums = new ExactSums(count);
+  const sums = new ExactSums(count, totals.scale);
   await inSlices(
     groupOf.length,
     (start, end) => {
-      if ('values' in totals) {
+      if ('values' in totals && totals.scale !== null) {
+        const { values, scale } = totals;
+        const power = powerOfTen(scale);
+        for (let i = start; i < end; i++) {
+          const g = groupOf[i]!;
+          if (g < 0) continue;
+          const x = values[first + i]!;
+          if (scalesExactly(x, power)) sums.add(g, scaled(x, power));
+          else for (const part of writtenUnits(x, scale)) sums.add(g, part);
+        }
+      } else if ('values' in totals) {
         const { values } = totals;
         for (let i = start; i < end; i++) if (groupOf[i]! >= 0) sums.add(groupOf[i]!, values[first + i]!);
       } else {
@@ -335,10 +357,10 @@ export async function mergeGroups(
   const outWidth = pad ? width : keep;
   const codes = new Int32Array(count * outWidth).fill(-1);
   const rows = new Float64Array(count);
-  const sums = groups.sums.map((s) => s && new ExactSums(count));
+  const sums = groups.sums.map((s) => s?.like(count) ?? null);
   const min = groups.min.map((a) => a && new Float64Array(count).fill(Infinity));
   const max = groups.max.map((a) => a && new Float64Array(count).fill(-Infinity));
-  const aligned = groups.aligned.map(() => new ExactSums(count));
+  const aligned = groups.aligned.map((s) => s.like(count));
   await inSlices(
     count,
     (start, end) => {

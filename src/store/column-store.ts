@@ -47,6 +47,8 @@ export interface Segment {
 export interface MetricColumn {
   readonly name: string;
   readonly values: Float64Array;
+  /** The most decimals its values were written with (src/store/decimals.ts); null: summed as doubles. */
+  readonly scale: number | null;
 }
 
 /** One dimension as the loader reads it: a code per row into its dictionary. */

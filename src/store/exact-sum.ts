@@ -1,8 +1,12 @@
-// Exact sums of doubles. A plain running sum rounds at every step, so its result
-// depends on the order of the terms (and DuckDB's on its thread count). Kept as an
-// expansion (Shewchuk's non-overlapping partials, as Python's math.fsum keeps them)
-// a sum loses nothing, and rounding once at the end gives the double nearest the
-// true sum: one answer whatever the order, the grouping or the number of threads.
+import { decimalText, powerOfTen, printsExactly } from './decimals.ts';
+
+// Exact sums. A plain running sum rounds at every step, so its result depends on the
+// order of the terms (and DuckDB's on its thread count). Kept as an expansion
+// (Shewchuk's non-overlapping partials, as Python's math.fsum keeps them) a sum loses
+// nothing, and rounding once at the end gives the double nearest the true sum: one
+// answer whatever the order, the grouping or the number of threads. A column written
+// as decimals (src/store/decimals.ts) is summed as integers of 10^-scale, so the
+// true sum is the decimal one and prints as the decimal it is.
 
 /**
  * Grows the expansion held in `partials[base .. base + length)` by `x`, in place, and
@@ -59,14 +63,42 @@ export function roundExact(partials: ArrayLike<number>): number {
 }
 
 /**
- * The double nearest `a - b`, where each is an exact sum held as partials: the
- * difference of the two true sums, rounded once (a difference of the two rounded
- * sums would round three times, and lose everything when they nearly cancel).
+ * `a - b`, where each is an exact sum held as partials, as partials: the difference of
+ * the two true sums, to be rounded once (a difference of the two rounded sums would
+ * round three times, and lose everything when they nearly cancel).
  */
-export function roundedDifference(a: ArrayLike<number>, b: ArrayLike<number>): number {
+export function difference(a: ArrayLike<number>, b: ArrayLike<number>): number[] {
   const partials = Array.from(a);
   for (let i = 0; i < b.length; i++) addExact(partials, -b[i]!);
-  return roundExact(partials);
+  return partials;
+}
+
+/** The exact integer the partials of a sum of integers add up to (each partial is an integer then). */
+function integerSum(partials: ArrayLike<number>): bigint {
+  let sum = 0n;
+  for (let i = 0; i < partials.length; i++) sum += BigInt(partials[i]!);
+  return sum;
+}
+
+/**
+ * The double nearest the sum held in `partials`: of doubles (scale null), or of
+ * integers of 10^-scale, whose sum over 10^scale is one correctly rounded division
+ * while it is below 2^52 units, and read from its exact decimal text beyond.
+ */
+export function sumValue(partials: ArrayLike<number>, scale: number | null): number {
+  const units = roundExact(partials);
+  if (scale === null) return units;
+  return printsExactly(units) ? units / powerOfTen(scale) : Number(decimalText(integerSum(partials), scale));
+}
+
+/**
+ * The exact decimal of a sum of integers of 10^-scale where the double nearest it
+ * would print other digits (from 2^52 units up: 45 trillion at two decimals); undefined
+ * where the double prints it, or for a sum of doubles.
+ */
+export function sumText(partials: ArrayLike<number>, scale: number | null): string | undefined {
+  if (scale === null || printsExactly(roundExact(partials))) return undefined;
+  return decimalText(integerSum(partials), scale);
 }
 
 /** Partials kept inline per group; sums of money need one to three, and a group needing more spills into an array. */
@@ -83,9 +115,18 @@ export class ExactSums {
   private readonly lengths: Uint8Array;
   private readonly spilled = new Map<number, number[]>();
 
-  constructor(readonly count: number) {
+  /** `scale`: the terms are integers of 10^-scale (a decimal column's); null: doubles. */
+  constructor(
+    readonly count: number,
+    readonly scale: number | null = null,
+  ) {
     this.partials = new Float64Array(count * INLINE);
     this.lengths = new Uint8Array(count);
+  }
+
+  /** Empty sums of `count` groups over terms like these. */
+  like(count: number): ExactSums {
+    return new ExactSums(count, this.scale);
   }
 
   add(g: number, x: number): void {
@@ -115,11 +156,18 @@ export class ExactSums {
 
   /** Adds every partial of `from`'s group `h` into group `g`. */
   addGroup(g: number, from: ExactSums, h: number): void {
+    if (from.scale !== this.scale) throw new Error(`adding sums of scale ${from.scale} into sums of scale ${this.scale}`);
     const partials = from.partialsOf(h);
     for (let i = 0; i < partials.length; i++) this.add(g, partials[i]!);
   }
 
+  /** The double nearest group `g`'s sum. */
   rounded(g: number): number {
-    return roundExact(this.partialsOf(g));
+    return sumValue(this.partialsOf(g), this.scale);
+  }
+
+  /** Group `g`'s exact decimal where its double would print other digits (sumText). */
+  text(g: number): string | undefined {
+    return sumText(this.partialsOf(g), this.scale);
   }
 }

@@ -6,6 +6,7 @@ import { type DatasetDef, INTEGER_DIMENSIONS } from '../registry.ts';
 import { type AggregateTables, buildAggregateTables } from './aggregate-tables.ts';
 import { type CodeArray, ColumnStore, codeArray, type Dictionary, type DimensionInput, type MetricColumn } from './column-store.ts';
 import { DatasetError } from './dataset-error.ts';
+import { decimalScale } from './decimals.ts';
 import { columnProblems, describeParquet, refuseProblems, valueProblems } from './parquet-checks.ts';
 
 /** A dataset of a release as the store holds it: its DuckDB table and its columns. */
@@ -210,7 +211,7 @@ async function readColumns(
   const integerCodes = dims.map((dim) =>
     INTEGER_DIMENSIONS.has(dim) ? new Map(dictionaries.get(dim)!.values.map((v, code) => [v as number, code])) : null,
   );
-  const metrics: MetricColumn[] = def.metrics.map((name) => ({ name, values: new Float64Array(rows) }));
+  const values = def.metrics.map(() => new Float64Array(rows));
   const samples: Array<[number, string]> = [];
   let duplicates = 0;
   let example: { rid: number; count: number } | undefined;
@@ -236,7 +237,7 @@ async function readColumns(
         }
         codes[d]![row] = code;
       }
-      for (let m = 0; m < metrics.length; m++) metrics[m]!.values[row] = rest[dims.length + m]!.getItem(i) as number;
+      for (let m = 0; m < values.length; m++) values[m]![row] = rest[dims.length + m]!.getItem(i) as number;
       const check = checkVector.getItem(i);
       if (check !== null) samples.push([rid, String(check)]);
       if (differs < 0) {
@@ -254,6 +255,8 @@ async function readColumns(
     );
   }
   const inputs: DimensionInput[] = dims.map((name, d) => ({ name, dictionary: dictionaries.get(name)!, codes: codes[d]! }));
+  const metrics: MetricColumn[] = [];
+  for (const [m, name] of def.metrics.entries()) metrics.push({ name, values: values[m]!, scale: await decimalScale(values[m]!) });
   return { store: await ColumnStore.build(rows, inputs, metrics, maxCombinations), samples };
 }
 

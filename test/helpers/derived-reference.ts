@@ -27,8 +27,8 @@ export interface DerivedCase {
   readonly per?: DenominatorName;
 }
 
-/** Exact enough for any sum here: 22 digits before the point, 16 after. */
-const DECIMAL = 'DECIMAL(38,16)';
+/** Each value as its publisher wrote it (its shortest text, as DuckDB prints a double), exactly: 26 digits before the point, 12 after. */
+const DECIMAL = 'VARCHAR::DECIMAL(38,12)';
 const q = quoteIdent;
 
 export type Expected = Map<string, Record<string, number | null>>;

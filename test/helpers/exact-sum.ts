@@ -31,3 +31,34 @@ export function exactSum(values: readonly number[]): number {
   const result = Number(magnitude) * 2 ** power;
   return negative ? -result : result;
 }
+
+/** `x` as the decimal it reads as (its shortest text): an integer of 10^-scale. */
+function written(x: number): { units: bigint; scale: number } {
+  const [mantissa, exponent = '0'] = String(x).split('e');
+  const [whole, fraction = ''] = mantissa!.split('.');
+  const scale = fraction.length - Number(exponent);
+  const units = BigInt(whole! + fraction);
+  return scale >= 0 ? { units, scale } : { units: units * 10n ** BigInt(-scale), scale: 0 };
+}
+
+/**
+ * The double nearest the exact sum of `values` as the decimals they were written as
+ * (each its shortest text): what the service's sums of a decimal column are.
+ */
+export function writtenSum(values: readonly number[]): number {
+  const decimals = values.map(written);
+  const scale = Math.max(0, ...decimals.map((d) => d.scale));
+  const total = decimals.reduce((sum, d) => sum + d.units * 10n ** BigInt(scale - d.scale), 0n);
+  const negative = total < 0n;
+  const digits = (negative ? -total : total).toString().padStart(scale + 1, '0');
+  return Number(`${negative ? '-' : ''}${digits.slice(0, digits.length - scale)}.${digits.slice(digits.length - scale)}0`);
+}
+
+/** Whether the service sums a column of these values as decimals: each written with at most 12 places (src/store/decimals.ts). */
+export function isDecimalColumn(values: Iterable<number>): boolean {
+  for (const x of values) if (Math.max(0, written(x).scale) > 12) return false;
+  return true;
+}
+
+/** The service's sum of `values` from a column that `isDecimalColumn` says is decimal or not. */
+export const columnSum = (values: readonly number[], decimal: boolean) => (decimal ? writtenSum(values) : exactSum(values));

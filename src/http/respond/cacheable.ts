@@ -8,8 +8,9 @@ import { encode, negotiateCoding } from './content-coding.ts';
  * to how a body is rendered must change this or clients keep the old bytes on a 304.
  * 3: JSON pages' cursors name their format, and empty answers carry meta.warnings.
  * 4: `_pct_change` is a fraction, as `_share` and `_per_*` are (it was percent).
+ * 5: sums are the decimal sums of the values as written (they were exact sums of doubles).
  */
-const REPRESENTATION = 4;
+const REPRESENTATION = 5;
 
 /** A response body, and the cursor of the page after it when there is one. */
 export interface Rendered {
