@@ -102,6 +102,26 @@ export class RevisionDiff {
     return this.count * (8 + 8 * this.def.dimensions.length + 1 + 16 * this.def.metrics.length);
   }
 
+  /**
+   * Keeps the table for a reader of many pages (a whole diff streamed as CSV or Arrow)
+   * until the returned function is called, however long the client takes: a diff
+   * dropped from the kept results meanwhile is dropped after it.
+   */
+  hold(): () => void {
+    this.reading++;
+    let held = true;
+    return () => {
+      if (!held) return;
+      held = false;
+      this.letGo();
+    };
+  }
+
+  private letGo(): void {
+    this.reading--;
+    if (this.retired && this.reading === 0) void this.drop();
+  }
+
   /** Rows [start, end) in page order. */
   async rows(start: number, end: number): Promise<RevisedRows> {
     this.reading++;
@@ -115,8 +135,7 @@ export class RevisionDiff {
       const read = await this.db.use(async ({ connection }) => (await connection.runAndReadAll(sql, [start, end])).getColumns());
       return pageRows(def, read);
     } finally {
-      this.reading--;
-      if (this.retired && this.reading === 0) void this.drop();
+      this.letGo();
     }
   }
 

@@ -1,4 +1,21 @@
-import { type DataType, Float64, Int32, Table, tableToIPC, Utf8, type Vector, vectorFromArray } from 'apache-arrow';
+import {
+  type DataType,
+  Field,
+  Float64,
+  Int32,
+  makeData,
+  RecordBatch,
+  RecordBatchStreamWriter,
+  Schema,
+  Struct,
+  Table,
+  tableToIPC,
+  Utf8,
+  type Vector,
+  vectorFromArray,
+} from 'apache-arrow';
+import { SLICE, Turns } from '../store/slices.ts';
+import { END_OF_STREAM } from './arrow-renderer.ts';
 import { csvField } from './csv-syntax.ts';
 import { envelopeAfter, envelopeBefore, type PageEnvelope } from './formats.ts';
 import { formatDouble } from './json-number.ts';
@@ -50,19 +67,74 @@ function csvValue(value: string | number | null, type: TableColumn['type']): str
   return csvField(value);
 }
 
-function csv({ columns, start, end }: TablePage): string {
-  const lines = [columns.map((c) => csvField(c.name)).join(',')];
-  for (let r = start; r < end; r++) lines.push(columns.map((c) => c.text?.(r) ?? csvValue(c.value(r), c.type)).join(','));
-  return `${lines.join('\r\n')}\r\n`;
+const csvHeaderLine = (columns: readonly TableColumn[]) => `${columns.map((c) => csvField(c.name)).join(',')}\r\n`;
+
+/** Rows [start, end) as CSV lines, each ended by CRLF. */
+function csvLines(columns: readonly TableColumn[], start: number, end: number): string {
+  let out = '';
+  for (let r = start; r < end; r++) out += `${columns.map((c) => c.text?.(r) ?? csvValue(c.value(r), c.type)).join(',')}\r\n`;
+  return out;
 }
+
+const csv = ({ columns, start, end }: TablePage): string => csvHeaderLine(columns) + csvLines(columns, start, end);
 
 const ARROW_TYPES = { text: () => new Utf8(), integer: () => new Int32(), double: () => new Float64() };
 
+const columnVector = (column: TableColumn, start: number, end: number): Vector =>
+  vectorFromArray(
+    Array.from({ length: end - start }, (_, i) => column.value(start + i)),
+    ARROW_TYPES[column.type]() as DataType,
+  );
+
 function arrowTable({ columns, start, end }: TablePage): Table {
   const vectors: Record<string, Vector> = {};
-  for (const column of columns) {
-    const values = Array.from({ length: end - start }, (_, i) => column.value(start + i));
-    vectors[column.name] = vectorFromArray(values, ARROW_TYPES[column.type]() as DataType);
-  }
+  for (const column of columns) vectors[column.name] = columnVector(column, start, end);
   return new Table(vectors);
+}
+
+/**
+ * A whole result as one CSV file (the header row once) or one Arrow IPC stream (the
+ * schema once, then a record batch per slice), from `pages` read one after another:
+ * rows a diff reads from DuckDB a batch at a time, or an aggregate's groups at once.
+ * `pages` yields at least one page (an empty one for an empty result), since the
+ * header and the schema come from its columns. Rendered SLICE rows at a time, taking
+ * turns with the event loop between slices, as an export's rows are (render/rows.ts):
+ * a whole result of text in one step would hold the loop while other requests wait.
+ * Arrow's fields are all nullable here: the stream's schema is written before the rows
+ * that would say whether a column holds a null.
+ */
+export async function* streamTable(format: 'csv' | 'arrow', pages: AsyncIterable<TablePage> | Iterable<TablePage>): AsyncGenerator<Buffer> {
+  const turns = new Turns();
+  let schema: Schema | undefined;
+  let prefix = 0;
+  for await (const { columns, start, end } of pages) {
+    if (schema === undefined) {
+      schema = new Schema(columns.map((c) => new Field(c.name, ARROW_TYPES[c.type]() as DataType, true)));
+      // The schema message alone: what a stream of no rows holds before its end-of-stream marker.
+      const head = tableToIPC(new Table(schema), 'stream');
+      prefix = head.length - END_OF_STREAM.length;
+      yield format === 'csv' ? Buffer.from(csvHeaderLine(columns)) : Buffer.from(head.subarray(0, prefix));
+    }
+    for (let at = start; at < end; at += SLICE) {
+      await turns.turn();
+      const to = Math.min(end, at + SLICE);
+      if (format === 'csv') {
+        yield Buffer.from(csvLines(columns, at, to));
+        continue;
+      }
+      const children = columns.map((c) => columnVector(c, at, to).data[0]!);
+      const batch = new RecordBatch(schema, makeData({ type: new Struct(schema.fields), length: to - at, nullCount: 0, children }));
+      // apache-arrow writes the batch as a stream of its own: its schema, the batch, the end marker; the batch alone goes on.
+      const one = RecordBatchStreamWriter.writeAll([batch]).toUint8Array(true);
+      yield Buffer.from(one.subarray(prefix, one.length - END_OF_STREAM.length));
+    }
+  }
+  if (format === 'arrow' && schema !== undefined) yield END_OF_STREAM;
+}
+
+/** The chunks a generator yields, as one buffer. */
+export async function collect(chunks: AsyncIterable<Buffer>): Promise<Buffer> {
+  const parts: Buffer[] = [];
+  for await (const chunk of chunks) parts.push(chunk);
+  return Buffer.concat(parts);
 }

@@ -220,8 +220,35 @@ const ROW_BODIES = {
   arrow: 'Arrow IPC stream: text dimensions dictionary-encoded, `year` Int32, metrics Float64.',
 };
 
-/** A paged route's 200 (in every page format, JSON's body the `envelope` schema), 304 and 406. */
-export function pageResponses(envelope: string, text: { csv: string; arrow: string } = ROW_BODIES): Json {
+/** What a paged route answers to CSV and Arrow without `limit`: the whole result, and whether it streams as an export does. */
+export interface WholeAnswer {
+  readonly description: string;
+  readonly streamed?: boolean;
+}
+
+/** A header of HEADERS that this answer carries only sometimes, saying when. */
+const sometimes = (name: string, when: string): Json => ({
+  ...HEADERS[name],
+  required: false,
+  description: `${HEADERS[name]!.description} ${when}`,
+});
+
+/** The export's headers on a streamed whole answer, which is charged as one export. */
+const streamedHeaders = (): Json => ({
+  ETag: sometimes('ETag', 'Absent on a whole CSV or Arrow answer (no `limit`), which streams.'),
+  ...Object.fromEntries(
+    ['X-Export-Limit', 'X-Export-Remaining', 'X-Export-Reset', 'Content-Disposition'].map((name) => [
+      name,
+      sometimes(name, 'On a whole CSV or Arrow answer (no `limit`) only: it is charged as one export.'),
+    ]),
+  ),
+});
+
+/**
+ * A paged route's 200 (in every page format, JSON's body the `envelope` schema), 304
+ * and 406; `whole` says what CSV and Arrow without `limit` answer.
+ */
+export function pageResponses(envelope: string, text: { csv: string; arrow: string } = ROW_BODIES, whole?: WholeAnswer): Json {
   const limits = headerRefs(LIMIT_HEADERS);
   const caching = headerRefs(['ETag', 'Cache-Control', 'Vary']);
   const bodies: Record<(typeof PAGE_FORMATS)[number], Json> = {
@@ -231,10 +258,11 @@ export function pageResponses(envelope: string, text: { csv: string; arrow: stri
   };
   return {
     200: {
-      description: 'One page, in the format `format` names, else the one `Accept` chose (JSON when there is neither).',
+      description: `One page, in the format \`format\` names, else the one \`Accept\` chose (JSON when there is neither).${whole ? ` ${whole.description}` : ''}`,
       headers: {
         ...limits,
         ...caching,
+        ...(whole?.streamed && streamedHeaders()),
         Link: { $ref: '#/components/headers/Link' },
         'X-Next-Cursor': { $ref: '#/components/headers/X-Next-Cursor' },
         'X-Warnings': { $ref: '#/components/headers/X-Warnings' },

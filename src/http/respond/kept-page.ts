@@ -26,7 +26,8 @@ export interface KeptPageRequest<T> {
   /** The page's format, which its cursors are bound to. */
   readonly format: Format;
   readonly cursor?: Cursor;
-  readonly limit: number;
+  /** Rows per page; undefined for every row after the cursor (a whole CSV or Arrow answer). */
+  readonly limit: number | undefined;
   /** The releases the result is read from: it is forgotten once one of them is no longer published. */
   readonly releases: readonly string[];
   /** Computes the result; `signal` aborts when it is to stop (its deadline passed, or every request waiting for it has gone). */
@@ -44,35 +45,46 @@ export interface KeptPageRequest<T> {
  * by its deadline, or when every request waiting for it has gone.
  */
 export async function respondWithKeptPage<T>(ctx: Context, services: Services, request: KeptPageRequest<T>): Promise<void> {
-  const { format, limit, kept } = request;
+  const { format, limit } = request;
   const scope = { ...request.scope, format: format.name };
   const after = request.cursor === undefined ? -1 : services.cursors.after(request.cursor, scope);
-  const whole = JSON.stringify([request.kind, ...canonicalScope(scope)]);
-  const compute = (stop: AbortSignal) => heavyWork(ctx, services, request.kind, request.compute, { signal: stop });
+  const whole = keptKey(request.kind, scope);
   const render = () =>
-    kept.read(
-      whole,
-      request.releases,
-      compute,
-      async (result) => {
-        const slice = slicePage(services, scope, request.count(result), after, limit);
-        return { body: await request.render(result, slice), next: slice.pagination.cursor || undefined };
-      },
-      clientGone(ctx),
-    );
+    readKept(ctx, services, request, async (result) => {
+      const slice = slicePage(services, scope, request.count(result), after, limit);
+      return { body: await request.render(result, slice), next: slice.pagination.cursor || undefined };
+    });
   const key = JSON.stringify([format.name, whole, limit, after]);
   const next = await respondCacheable(ctx, services, { key, contentType: format.contentType, render, release: scope.release });
   setNextPage(ctx, format.name, next);
 }
 
+/** The key a result is kept under: the same for every format and page of one query. */
+const keptKey = (kind: string, scope: QueryScope) => JSON.stringify([kind, ...canonicalScope(scope)]);
+
+/**
+ * Runs `use` on the kept result of `request`'s query, computed in the key's turn for
+ * heavy work when none is kept: what a page reads, and what a whole answer streams
+ * from. The result is held until `use` settles.
+ */
+export function readKept<T, R>(
+  ctx: Context,
+  services: Services,
+  request: Pick<KeptPageRequest<T>, 'kind' | 'kept' | 'scope' | 'releases' | 'compute'>,
+  use: (result: T) => R | Promise<R>,
+): Promise<R> {
+  const compute = (stop: AbortSignal) => heavyWork(ctx, services, request.kind, request.compute, { signal: stop });
+  return request.kept.read(keptKey(request.kind, request.scope), request.releases, compute, use, clientGone(ctx));
+}
+
 /**
  * The page of a kept result of `count` rows that follows position `after` (-1 for the
- * first page): `limit` rows at most, and while more follow, the cursor to the next
+ * first page): `limit` rows at most (every row left without one), and while more follow, the cursor to the next
  * one, encoding the position of this page's last row in `scope`.
  */
-function slicePage(services: Pick<Services, 'cursors'>, scope: QueryScope, count: number, after: number, limit: number): Slice {
+function slicePage(services: Pick<Services, 'cursors'>, scope: QueryScope, count: number, after: number, limit: number | undefined): Slice {
   const start = after + 1;
-  const end = Math.min(start + limit, count);
+  const end = limit === undefined ? count : Math.min(start + limit, count);
   const cursor = end < count ? services.cursors.encode(scope, end - 1) : '';
   return { start, end: Math.max(start, end), pagination: { cursor, has_more: cursor !== '' } };
 }

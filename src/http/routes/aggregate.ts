@@ -24,7 +24,7 @@ import { checkGroupCount } from '../../query/group-count.ts';
 import { unmatchedValues } from '../../query/unmatched.ts';
 import { DENOMINATOR_NAMES, DENOMINATORS, type DenominatorDef, findDataset, metricDef } from '../../registry.ts';
 import { aggregateTable } from '../../render/aggregates.ts';
-import { renderTable } from '../../render/table.ts';
+import { collect, renderTable, streamTable } from '../../render/table.ts';
 import { envelope, releaseId, warnings } from '../openapi/components.ts';
 import { AGGREGATE_NOTES, exampleRequest, type ParameterNotes } from '../openapi/examples.ts';
 import { financialParameters, financialSets, PREFER_WAIT } from '../openapi/parameters.ts';
@@ -141,7 +141,8 @@ const DERIVED_ERRORS = {
 };
 
 const DESCRIPTIONS = {
-  limit: 'Groups per page. Given once.',
+  limit:
+    'Groups per page, given once. Without it, JSON pages by 1000 and **CSV and Arrow answer every group** (at most AGGREGATE_MAX_GROUPS; more is the `tooManyGroups` 400), so `pandas.read_csv` or R reads the whole result from one URL; with it, every format pages.',
   group_by: `Dimensions to group by, repeated or comma-separated, at most ${MAX_GROUP_BY}: their order is the column order and the default sort order.`,
   measure: `\`<metric>:<fn>\` with fn one of ${FUNCTIONS.join(', ')}, or \`<metric>\` for its default (sum, or avg for a rate); repeat for several. Without it: every metric of the dataset with its default, less those that cannot be combined here (named in \`meta.omitted\`).`,
   order:
@@ -157,14 +158,19 @@ function operation() {
     operationId: 'getAggregate',
     tags: ['data'],
     summary: 'Totals, averages, minima and maxima of a financial dataset, grouped',
-    description: `Groups the rows of one financial dataset that pass the filters by up to ${MAX_GROUP_BY} dimensions and computes each measure per group: sums are exact (the double nearest the true sum), averages divide that sum by \`rows\`. Takes every filter of /v1/financials. What each metric may be combined with:\n\n${metricsTable()}\n\nWithout a filter or a grouping on \`state\`, only national rows (\`state\` "") are read, since a country's national row already totals its states' rows.`,
+    description: `Groups the rows of one financial dataset that pass the filters by up to ${MAX_GROUP_BY} dimensions and computes each measure per group: sums are exact (the double nearest the true sum), averages divide that sum by \`rows\`. Takes every filter of /v1/financials. What each metric may be combined with:\n\n${metricsTable()}\n\nWithout a filter or a grouping on \`state\`, only national rows (\`state\` "") are read, since a country's national row already totals its states' rows. CSV and Arrow without \`limit\` are every group in one answer; JSON pages.`,
     parameters: [...financialParameters(schema, DESCRIPTIONS, { ...AGGREGATE_NOTES, ...DERIVED_NOTES }), PREFER_WAIT],
     'x-codeSamples': exampleRequest('/v1/aggregate?metric=ggr&group_by=region&fx=USD'),
     responses: {
-      ...pageResponses('AggregateResponse', {
-        csv: 'RFC 4180 CSV with a header row: the group_by dimensions, the measure keys, then `rows`; a rolled-up dimension is an empty field (an empty string value is `""`).',
-        arrow: 'Arrow IPC stream: text dimensions Utf8, `year` Int32, measures Float64, `rows` Int32; a rolled-up dimension is null.',
-      }),
+      ...pageResponses(
+        'AggregateResponse',
+        {
+          csv: 'RFC 4180 CSV with a header row: the group_by dimensions, the measure keys, then `rows`; a rolled-up dimension is an empty field (an empty string value is `""`). Without `limit`: every group.',
+          arrow:
+            'Arrow IPC stream: text dimensions Utf8, `year` Int32, measures Float64, `rows` Int32; a rolled-up dimension is null. Without `limit`: every group, a record batch per 4,096, every field nullable.',
+        },
+        { description: 'CSV and Arrow without `limit`: every group of the result in one answer, with no `Link`.' },
+      ),
       ...keyedErrors({
         ...DERIVED_ERRORS,
         ...metricErrors(schema, 'aggregate'),
@@ -220,6 +226,7 @@ export const aggregate: Route = {
     const format = responseFormat(ctx.get('accept'), named, PAGE_FORMATS);
     ctx.vary('Accept');
     const parsed = cursor === undefined ? undefined : services.cursors.parse(cursor);
+    const whole = format.name !== 'json' && ctx.query.limit === undefined;
     // Held while answering: the kept result needs no tables, but the rows are read from this release's store.
     const hold = await acquireRelease(ctx, services, { cursor: parsed, release });
     try {
@@ -232,7 +239,8 @@ export const aggregate: Route = {
         scope: { release: id, dataset: def.name, filters: plan.filters, period: period?.text, shape: planShape(plan) },
         format,
         cursor: parsed,
-        limit,
+        // CSV and Arrow without `limit` are every group, at most AGGREGATE_MAX_GROUPS (docs/api.md "Aggregates").
+        limit: whole ? undefined : limit,
         releases: [id],
         // Refused for its size before any row is grouped.
         compute: async (signal) => {
@@ -256,7 +264,10 @@ export const aggregate: Route = {
             ...(unmatched.length > 0 && { warnings: unmatched }),
           };
           const dictionaries = plan.groupBy.map((d) => served.aggregates.dictionaries[def.dimensions.indexOf(d)]!);
-          return renderTable(format.name, aggregateTable({ plan, result, dictionaries, start, end }), { meta, pagination });
+          const table = aggregateTable({ plan, result, dictionaries, start, end });
+          // Up to AGGREGATE_MAX_GROUPS rows: rendered in slices that take turns with the event loop.
+          if (whole) return collect(streamTable(format.name as 'csv' | 'arrow', [table]));
+          return renderTable(format.name, table, { meta, pagination });
         },
       });
     } finally {

@@ -1,6 +1,5 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { Readable } from 'node:stream';
 import type { Context } from 'koa';
 import * as v from 'valibot';
 import {
@@ -11,7 +10,6 @@ import {
   RangeNotSatisfiableError,
   TooManyRequestsError,
 } from '../../errors/index.ts';
-import type { Decision, WindowState } from '../../limits/limiter.ts';
 import { copyParquet, matchingRids } from '../../query/export.ts';
 import { type Filters, whereClauses, type YearRange } from '../../query/filters.ts';
 import { type DatasetDef, findDataset } from '../../registry.ts';
@@ -23,10 +21,9 @@ import { errorResponse, headerRefs, keyedErrors, LIMIT_HEADERS, metricErrors, re
 import { dimensionFilters, filterParams, yearParam } from '../params/dimension-filters.ts';
 import { datasetParam, financialDataset } from '../params/metric.ts';
 import { formatParam, parseQuery, periodParam, releaseParam } from '../params/params.ts';
-import { heavyWork } from '../respond/heavy-work.ts';
+import { chargeExport, exportBudget, respondWithExportStream } from '../respond/export-stream.ts';
 import { EXPORT_FORMATS, notAcceptable, responseFormat } from '../respond/negotiate.ts';
 import { openExport } from '../respond/open-export.ts';
-import { requestKey } from '../respond/request-key.ts';
 import { acquireRelease } from '../respond/request-release.ts';
 import { onResponseClosed } from '../respond/response-closed.ts';
 import { replyWithFile } from '../respond/send-file.ts';
@@ -58,13 +55,9 @@ async function handle(ctx: Context, services: Services): Promise<void> {
   const format = responseFormat(ctx.get('accept'), named, EXPORT_FORMATS);
   ctx.vary('Accept');
   const hold = await acquireRelease(ctx, services, { release: asked });
-  // The one place that lets go of what an export holds, however its response ends:
+  // The one place that lets go of the release an export holds, however its response ends:
   // sent, refused, failed, or cut off by the client before or during the stream.
-  let parts: AsyncGenerator<Buffer> | undefined;
-  onResponseClosed(ctx, () => {
-    hold.letGo();
-    void parts?.return(undefined);
-  });
+  onResponseClosed(ctx, () => hold.letGo());
   const release = hold.release;
   const served = release.datasets.get(def.name)!;
   const cacheControl = services.releases.cacheControlFor(release.id);
@@ -77,11 +70,11 @@ async function handle(ctx: Context, services: Services): Promise<void> {
     const etag = `"${Buffer.from(sha256, 'hex').toString('base64url').slice(0, 22)}-parquet"`;
     const reply = await replyWithFile(ctx, { path: source, etag, contentType: format.contentType, cacheControl });
     // Every answer that sends bytes of the file costs one export, a range or a resume too: a free resume would be a free whole file (bytes=1-).
-    if (reply.status === 304) await budget(ctx, services, false);
+    if (reply.status === 304) await exportBudget(ctx, services, false);
     else {
       try {
         openExport(ctx, services);
-        await charge(ctx, services);
+        await chargeExport(ctx, services);
       } catch (err) {
         await reply.discard();
         throw err;
@@ -91,75 +84,16 @@ async function handle(ctx: Context, services: Services): Promise<void> {
     reply.send();
     return;
   }
-  openExport(ctx, services);
-  // Read before the work, charged after it: a key whose budget is spent sets nothing running, and a busy server charges nothing.
-  const spent = await budget(ctx, services, false);
-  if (!spent.allowed) throw new ExportLimitError(services.limits.exports.policy.perMinute, spent.retryAfterSeconds);
-  // What the export runs stops with this: the client gone, or the deadline to its first byte passed.
-  const stop = new AbortController();
-  parts =
-    format.name === 'parquet'
-      ? parquetFile(services, def, source, filters, period?.years, stop.signal)
-      : served.rows.stream(
-          format.name,
-          matchingRids(services.db, served, whereClauses(served, filters, period?.years), BATCH, stop.signal),
-        );
-  const first = await inTurns(ctx, services, parts, stop);
-  await charge(ctx, services);
-  ctx.set('Content-Disposition', `attachment; filename="${filename}"`);
-  ctx.set('Cache-Control', cacheControl);
-  ctx.type = format.contentType;
-  ctx.body = Readable.from(first, { objectMode: false, highWaterMark: 1 });
-}
-
-/** Charges one export to the key's daily budget, or throws the 429 when it is spent. */
-async function charge(ctx: Context, services: Services): Promise<void> {
-  const decision = await budget(ctx, services, true);
-  if (!decision.allowed) throw new ExportLimitError(services.limits.exports.policy.perMinute, decision.retryAfterSeconds);
-}
-
-/**
- * `parts` with each part made in the key's turn for heavy work (a batch of rows read
- * and rendered, the filtered Parquet file written). The first is made before the
- * answer starts, within the deadline: a server too busy for it answers a clean 503,
- * and one too slow a 504, not a cut-off file. The parts after it wait for their turns
- * but are never refused and have no deadline: the 200 has been sent, and
- * EXPORT_IDLE_SECONDS bounds a stream nobody reads. `stop` aborts with whatever
- * cancels a turn, so the part being made stops too.
- */
-async function inTurns(
-  ctx: Context,
-  services: Services,
-  parts: AsyncGenerator<Buffer>,
-  stop: AbortController,
-): Promise<AsyncIterable<Buffer>> {
-  const next = (streaming: boolean) =>
-    heavyWork(
-      ctx,
-      services,
-      'export',
-      (signal) => {
-        const relay = () => stop.abort(signal.reason);
-        signal.addEventListener('abort', relay, { once: true });
-        return parts.next().finally(() => signal.removeEventListener('abort', relay));
-      },
-      { streaming },
-    );
-  const first = await next(false);
-  return (async function* () {
-    for (let part: IteratorResult<Buffer> = first; !part.done; part = await next(true)) yield part.value;
-  })();
-}
-
-/** Counts this export against the key's daily export budget (`charge` false: reads it only) and shows it in headers. */
-async function budget(ctx: Context, services: Services, charge: boolean): Promise<Decision> {
-  const { id } = requestKey(ctx);
-  const decision = charge ? await services.limits.exports.consume(id) : await services.limits.exports.peek(id);
-  const day = decision.windows.find((w: WindowState) => w.name === 'day') ?? decision.windows[0]!;
-  ctx.set('X-Export-Limit', String(day.limit));
-  ctx.set('X-Export-Remaining', String(day.remaining));
-  ctx.set('X-Export-Reset', String(day.resetSeconds));
-  return decision;
+  // What the export runs stops with its `stop`: the client gone, or the deadline to its first byte passed.
+  await respondWithExportStream(ctx, services, {
+    parts: async (stop) =>
+      format.name === 'parquet'
+        ? parquetFile(services, def, source, filters, period?.years, stop)
+        : served.rows.stream(format.name, matchingRids(services.db, served, whereClauses(served, filters, period?.years), BATCH, stop)),
+    contentType: format.contentType,
+    filename,
+    cacheControl,
+  });
 }
 
 /** Parquet of the matching rows, written by DuckDB to a scratch file, then sent and removed. */
