@@ -51,10 +51,12 @@ const checksOf = (stdout: string) => JSON.parse(stdout.slice(stdout.indexOf(MARK
 
 /** What the JSON answers say the snippets' frames hold. */
 async function expected() {
-  const page = (await service.get('/v1/financials?metric=ggr&country=France&year=2024&limit=1000')).json;
+  const page = { data: (await walkPages(service, '/v1/financials?metric=ggr&country=France&year=2024', 1000)).flatMap((p) => p.data) };
   const byRegion = (await service.get('/v1/aggregate?metric=ggr&group_by=region&fx=USD&year=2024')).json;
   const yen = (await walkPages(service, '/v1/financials?metric=fx&fx_local_currency=JPY', 1000)).flatMap((p) => p.data);
-  const revised = (await walkPages(service, '/v1/revisions?metric=ggr&country=France', 1000)).flatMap((p) => p.data);
+  // Walked in pages smaller than the diff, so a CSV holding only its first page could not match.
+  const revisedPages = await walkPages(service, '/v1/revisions?metric=ggr&country=France', REVISED_PAGE);
+  const revised = revisedPages.flatMap((p) => p.data);
   const france = (await walkPages(service, '/v1/financials?metric=ggr&country=France', 1000)).flatMap((p) => p.data);
   const sum = (rows: any[], read: (row: any) => number) => rows.reduce((total, row) => total + read(row), 0);
   const count = (kind: string) => revised.filter((r: any) => r.change === kind).length;
@@ -64,10 +66,19 @@ async function expected() {
     page: { rows: page.data.length, ggr: sum(page.data, (r) => r.values.ggr) },
     byRegion: Object.fromEntries(byRegion.data.map((r: any) => [r.dimensions.region, r.values.ggr_sum])) as Record<string, number>,
     yen: { rows: yen.length, fx_current_usd: sum(yen, (r) => r.values.fx_current_usd) },
-    revised: { rows: revised.length, added: count('added'), removed: count('removed'), changed: count('changed') },
+    revised: {
+      rows: revised.length,
+      pages: revisedPages.length,
+      added: count('added'),
+      removed: count('removed'),
+      changed: count('changed'),
+    },
     france: { rows: france.length, byFx },
   };
 }
+
+/** The page size the JSON walk of the README's diff uses: below its row count, so the walk takes several pages. */
+const REVISED_PAGE = 25;
 
 const close = (actual: number, wanted: number, what: string) =>
   assert.ok(Math.abs(actual - wanted) <= 1e-9 * Math.max(1, Math.abs(wanted)), `${what}: ${actual} vs ${wanted}`);
@@ -121,7 +132,7 @@ const pandasMissing = existsSync(PYTHON)
   : `no ${PYTHON} (apt-get install python3-pandas; .ci/run installs it)`;
 const withPandas = requiring(readme, pandasMissing, 'README pandas examples');
 
-withPandas("pandas: a page, an aggregate, an export and revisions read from the URL keep the service's types and totals", async () => {
+withPandas("pandas: exports, an aggregate and revisions read from the URL keep the service's types and whole totals", async () => {
   const [reads, parquet] = await snippets('python');
   assert.ok(reads && parquet, 'the README has both pandas blocks');
   const checks = `
@@ -130,7 +141,7 @@ def described(frame):
     return {"rows": len(frame), "dtypes": {name: str(kind) for name, kind in frame.dtypes.items()}}
 print(${JSON.stringify(MARK)})
 print(json.dumps({
-    "page": {**described(page), "states": sorted(set(page["state"])), "ggr": float(page["ggr"].sum())},
+    "page": {**described(france_2024), "states": sorted(set(france_2024["state"])), "ggr": float(france_2024["ggr"].sum())},
     "by_region": {**described(by_region), "ggr_sum": {region: float(value) for region, value in zip(by_region["region"], by_region["ggr_sum"])}},
     "yen": {**described(yen), "states": sorted(set(yen["state"])), "fx_current_usd": float(yen["fx_current_usd"].sum())},
     "revised": {**described(revised), "changes": {kind: int(n) for kind, n in revised["change"].value_counts().items()},
@@ -152,8 +163,9 @@ print(json.dumps({
   assert.equal([got.yen.dtypes.year, got.yen.dtypes.state], ['int64', 'object']);
   assert.ok(got.yen.states.includes(''), 'the national rows');
   close(got.yen.fx_current_usd, want.yen.fx_current_usd, 'yen');
-  assert.is(got.revised.rows, want.revised.rows);
-  assert.ok(want.revised.rows > 0, 'the two releases differ');
+  // The whole diff, not a page of it: as many rows as every JSON page together.
+  assert.is(got.revised.rows, want.revised.rows, 'every row of the diff');
+  assert.ok(want.revised.pages > 1, `the JSON walk took ${want.revised.pages} pages of ${REVISED_PAGE}`);
   assert.equal(
     got.revised.changes,
     Object.fromEntries(
@@ -198,13 +210,14 @@ number <- function(x) sprintf("%.17g", x)
 text <- function(x) paste0('"', x, '"')
 list_of <- function(names, values) paste0("{", paste(text(names), values, sep = ": ", collapse = ", "), "}")
 cat("{",
-  '"page": {"rows": ', nrow(page), ', "year": ', text(class(page$year)), ', "state": ', text(class(page$state)), ', "states": [', paste(text(unique(page$state)), collapse = ", "), '], "ggr": ', number(sum(page$ggr)), "},",
+  '"page": {"rows": ', nrow(france_2024), ', "year": ', text(class(france_2024$year)), ', "state": ', text(class(france_2024$state)), ', "states": [', paste(text(unique(france_2024$state)), collapse = ", "), '], "ggr": ', number(sum(france_2024$ggr)), "},",
   '"by_region": ', list_of(by_region$region, number(by_region$ggr_sum)), ",",
-  '"yen": {"rows": ', nrow(yen), ', "year": ', text(class(yen$year)), ', "state": ', text(class(yen$state)), ', "fx_current_usd": ', number(sum(yen$fx_current_usd)), "}",
+  '"yen": {"rows": ', nrow(yen), ', "year": ', text(class(yen$year)), ', "state": ', text(class(yen$state)), ', "fx_current_usd": ', number(sum(yen$fx_current_usd)), "},",
+  '"revised": {"rows": ', nrow(revised), ', "changes": ', list_of(names(table(revised$change)), as.vector(table(revised$change))), "}",
   "}\\n", sep = "")
 `;
 
-withR("R: a page, an aggregate and an export read from the URL keep the service's types and totals", async () => {
+withR("R: an export, an aggregate and revisions read from the URL keep the service's types and whole totals", async () => {
   const [reads, parquet] = await snippets('r');
   assert.ok(reads && parquet, 'the README has both R blocks');
   const result = await execute(RSCRIPT!, ['--vanilla'], `${reads}\n${R_CHECKS}`);
@@ -217,6 +230,10 @@ withR("R: a page, an aggregate and an export read from the URL keep the service'
   for (const [region, value] of Object.entries<number>(got.by_region)) close(value, want.byRegion[region]!, region);
   assert.equal([got.yen.rows, got.yen.year, got.yen.state], [want.yen.rows, 'integer', 'character']);
   close(got.yen.fx_current_usd, want.yen.fx_current_usd, 'yen');
+  assert.is(got.revised.rows, want.revised.rows, 'every row of the diff');
+  assert.ok(want.revised.pages > 1);
+  const kinds = { added: want.revised.added, removed: want.revised.removed, changed: want.revised.changed };
+  assert.equal(got.revised.changes, Object.fromEntries(Object.entries(kinds).filter(([, n]) => n > 0)));
 });
 
 withR('R: the Parquet export is saved as the service sent it and read back where the arrow package is installed', async () => {
@@ -244,6 +261,16 @@ withR('R: the Parquet export is saved as the service sent it and read back where
 readme.run();
 
 const text = suite('README: what a fresh clone needs of it');
+
+text('the pandas and R examples read whole results: no page of /v1/financials, no limit on an aggregate or a diff', async () => {
+  const code = [...(await snippets('python')), ...(await snippets('r'))].join('\n');
+  const urls = [...code.matchAll(/"(?:\{BASE\}|)(\/v1\/[^"]+)"/g)].map((m) => m[1]!);
+  assert.ok(urls.some((u) => u.startsWith('/v1/revisions')) && urls.some((u) => u.startsWith('/v1/aggregate')), urls.join(' '));
+  for (const url of urls) {
+    assert.not.match(url, /^\/v1\/(financials|reference)\b/, `${url}: a page of at most 1,000 rows`);
+    assert.not.match(url, /[?&]limit=/, `${url}: limit makes CSV a page`);
+  }
+});
 
 text("links only files the repository holds; the service's address is set once", async () => {
   const readme = await fs.readFile(path.join(ROOT, 'README.md'), 'utf8');

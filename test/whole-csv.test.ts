@@ -1,8 +1,14 @@
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { promisify } from 'node:util';
 import { type Table, tableFromIPC } from 'apache-arrow';
 import { request } from 'undici';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { startTestService, type TestService, twoReleaseDataDir, walkPages } from './helpers/service.ts';
+import { startTestService, type TestService, tempDir, twoReleaseDataDir, walkPages } from './helpers/service.ts';
+import { requiring } from './helpers/skip.ts';
 
 // CSV and Arrow give pandas and R the whole answer (issue 44 item 2): /v1/aggregate and
 // /v1/revisions without `limit` answer every row, the same rows in the same order as
@@ -194,5 +200,64 @@ for (const format of ['csv', 'arrow'] as const) {
     assert.is(rows, want.length);
   });
 }
+
+// docs/api.md's loops over the pages of a CSV answer, run as written (extracted, so they
+// cannot drift) with Debian's python3-requests and r-cran-httr: they must read every
+// row the JSON walk holds, across more than one page.
+
+const run = promisify(execFile);
+const PYTHON = '/usr/bin/python3';
+const RSCRIPT = '/usr/bin/Rscript';
+
+/** docs/api.md's fenced block of `language` that defines read_pages. */
+async function pagingLoop(language: string): Promise<string> {
+  const docs = await fs.readFile(path.join(import.meta.dirname, '..', 'docs', 'api.md'), 'utf8');
+  const blocks = [...docs.matchAll(new RegExp(`^\`\`\`${language}\n([\\s\\S]*?)^\`\`\`$`, 'gm'))].map((m) => m[1]!);
+  const loop = blocks.find((block) => block.includes('read_pages'));
+  assert.ok(loop, `docs/api.md shows the paging loop in ${language}`);
+  return loop;
+}
+
+/** Runs `code` with `interpreter` against the service; the row count it printed. */
+async function rowsRead(interpreter: string, args: string[], code: string, extension: string): Promise<number> {
+  const dir = await tempDir('dqs-paging-loop-');
+  try {
+    const file = path.join(dir, `loop.${extension}`);
+    await fs.writeFile(file, code);
+    const env = { PATH: process.env.PATH, HOME: process.env.HOME, LANG: 'C.UTF-8', BASE: service.url, KEY: service.key };
+    const { stdout } = await run(interpreter, [...args, file], { cwd: dir, env, timeout: 120_000 });
+    return Number(/^(\d+) rows$/m.exec(stdout)![1]);
+  } finally {
+    await fs.rm(dir, { recursive: true, force: true });
+  }
+}
+
+const europeRows = async () => (await walkPages(service, '/v1/financials?metric=ggr&region=Europe', 1000)).flatMap((p) => p.data).length;
+
+const requestsMissing = await run(PYTHON, ['-c', 'import pandas, requests']).then(
+  () => undefined,
+  () => `${PYTHON} lacks pandas or requests (apt-get install python3-pandas python3-requests; .ci/run installs them)`,
+);
+requiring(
+  test,
+  requestsMissing,
+  'docs/api.md Python paging loop',
+)("docs/api.md's Python loop (requests + pandas) follows Link to every row", async () => {
+  assert.is(await rowsRead(PYTHON, [], await pagingLoop('python'), 'py'), await europeRows());
+});
+
+const httrMissing = !existsSync(RSCRIPT)
+  ? `no ${RSCRIPT} (apt-get install r-base-core r-cran-httr; .ci/run installs them)`
+  : await run(RSCRIPT, ['--vanilla', '-e', 'library(httr)']).then(
+      () => undefined,
+      () => 'R has no httr (apt-get install r-cran-httr; .ci/run installs it)',
+    );
+requiring(
+  test,
+  httrMissing,
+  'docs/api.md R paging loop',
+)("docs/api.md's R loop (httr) follows X-Next-Cursor to every row", async () => {
+  assert.is(await rowsRead(RSCRIPT, ['--vanilla'], await pagingLoop('r'), 'R'), await europeRows());
+});
 
 test.run();
