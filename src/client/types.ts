@@ -88,7 +88,7 @@ export interface AggregateMeta<M extends Metric> {
 
 /** What /v1/revisions takes besides the metric: every filter of `metric`, the two releases and the kinds of change. */
 export type RevisionQuery<M extends Metric> = Filters<M> & {
-  /** The earlier release `YYYY-MM`; by default the one published before `to`. */
+  /** The earlier release `YYYY-MM`; by default the one published before `to`, or `to` itself when there is none (no rows). */
   readonly from?: string;
   /** The later release; by default the current one. */
   readonly to?: string;

@@ -26,7 +26,7 @@ import { DENOMINATOR_NAMES, DENOMINATORS, type DenominatorDef, findDataset, metr
 import { aggregateTable } from '../../render/aggregates.ts';
 import { renderTable } from '../../render/table.ts';
 import { envelope, releaseId, warnings } from '../openapi/components.ts';
-import { AGGREGATE_NOTES, exampleRequest, type ParameterNotes } from '../openapi/examples.ts';
+import { AGGREGATE_EXAMPLE, AGGREGATE_NOTES, exampleRequest, type ParameterNotes } from '../openapi/examples.ts';
 import { financialParameters, financialSets, PREFER_WAIT } from '../openapi/parameters.ts';
 import { keyedErrors, metricErrors, pageResponses, ref, releaseResponses } from '../openapi/responses.ts';
 import { dimensionFilters, filterParams, filtersApplied, yearParam } from '../params/dimension-filters.ts';
@@ -159,7 +159,7 @@ function operation() {
     summary: 'Totals, averages, minima and maxima of a financial dataset, grouped',
     description: `Groups the rows of one financial dataset that pass the filters by up to ${MAX_GROUP_BY} dimensions and computes each measure per group: sums are exact (the double nearest the true sum), averages divide that sum by \`rows\`. Takes every filter of /v1/financials. What each metric may be combined with:\n\n${metricsTable()}\n\nWithout a filter or a grouping on \`state\`, only national rows (\`state\` "") are read, since a country's national row already totals its states' rows.`,
     parameters: [...financialParameters(schema, DESCRIPTIONS, { ...AGGREGATE_NOTES, ...DERIVED_NOTES }), PREFER_WAIT],
-    'x-codeSamples': exampleRequest('/v1/aggregate?metric=ggr&group_by=region&fx=USD'),
+    'x-codeSamples': exampleRequest(AGGREGATE_EXAMPLE),
     responses: {
       ...pageResponses('AggregateResponse', {
         csv: 'RFC 4180 CSV with a header row: the group_by dimensions, the measure keys, then `rows`; a rolled-up dimension is an empty field (an empty string value is `""`).',

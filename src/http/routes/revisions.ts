@@ -1,12 +1,6 @@
 import fs from 'node:fs/promises';
 import * as v from 'valibot';
-import {
-  InvalidCursorError,
-  InvalidFilterDimensionError,
-  InvalidParametersError,
-  NotReadyError,
-  UnknownReleaseError,
-} from '../../errors/index.ts';
+import { InvalidCursorError, InvalidFilterDimensionError, NotReadyError, UnknownReleaseError } from '../../errors/index.ts';
 import { CHANGES, RevisionDiff } from '../../query/revisions.ts';
 import { findDataset } from '../../registry.ts';
 import { revisionTable } from '../../render/revisions.ts';
@@ -14,6 +8,7 @@ import { renderTable } from '../../render/table.ts';
 import { envelope, releaseId } from '../openapi/components.ts';
 import { exampleRequest } from '../openapi/examples.ts';
 import { financialParameters, financialSets, PREFER_WAIT } from '../openapi/parameters.ts';
+import { DOCUMENTED_RELEASES } from '../openapi/prefill.ts';
 import { keyedErrors, metricErrors, pageResponses, ref, releaseResponses } from '../openapi/responses.ts';
 import { dimensionFilters, filterParams, filtersApplied, yearParam } from '../params/dimension-filters.ts';
 import { financialDataset } from '../params/metric.ts';
@@ -39,7 +34,7 @@ export const schema = v.objectWithRest({ ...controls, year: yearParam }, filterP
 const CONTROL_PARAMS = new Set(Object.keys(controls));
 
 const DESCRIPTIONS = {
-  from: 'The earlier release `YYYY-MM`; by default the one published before `to`. Given once.',
+  from: 'The earlier release `YYYY-MM`; by default the one published before `to`, or `to` itself when there is none (an empty page). Given once.',
   to: 'The later release `YYYY-MM`; by default the current one. Given once.',
   change: `Only rows of these kinds: ${CHANGES.join(', ')}; repeat for several.`,
 };
@@ -61,11 +56,9 @@ export const revisions: Route = {
     if (!current) throw new NotReadyError();
     const to = toParam ?? current.id;
     if (!releases.isPublished(to)) throw new UnknownReleaseError(to);
-    const from = fromParam ?? releases.previous(to);
-    if (from === undefined)
-      throw new InvalidParametersError({
-        from: [`No release was published before ${to}: name the release to compare with, as from=YYYY-MM`],
-      });
+    // With no release before `to`, nothing was revised: `to` compared with itself, an
+    // empty page (a request sending `metric` alone, as generated tests do, answers 200).
+    const from = fromParam ?? releases.previous(to) ?? to;
     if (!releases.isPublished(from)) throw new UnknownReleaseError(from);
     const changes = change && [...new Set(change)].sort((a, b) => CHANGES.indexOf(a) - CHANGES.indexOf(b));
 
@@ -120,7 +113,10 @@ export const revisions: Route = {
     description:
       'Rows matched by their dimension values: `added` (only in `to`), `removed` (only in `from`) or `changed` (any metric differs), with their values in each release. Takes every filter of /v1/financials. Pages follow the dimension values in order; one walk computes the diff once.',
     parameters: [...financialParameters(schema, DESCRIPTIONS), PREFER_WAIT],
-    'x-codeSamples': exampleRequest('/v1/revisions?metric=ggr&country=France&change=changed&limit=5'),
+    // The document names the serving server's two newest releases in place of these (prefill.ts).
+    'x-codeSamples': exampleRequest(
+      `/v1/revisions?metric=ggr&from=${DOCUMENTED_RELEASES.previous}&to=${DOCUMENTED_RELEASES.latest}&country=France&change=changed&limit=5`,
+    ),
     responses: {
       ...pageResponses('RevisionsResponse', {
         csv: 'RFC 4180 CSV with a header row: the dimensions, `change`, then `before_<metric>` and `after_<metric>` per metric; empty where the row is absent.',
@@ -128,9 +124,6 @@ export const revisions: Route = {
       }),
       ...keyedErrors({
         ...metricErrors(schema),
-        noEarlierRelease: new InvalidParametersError({
-          from: ['No release was published before 2026-07: name the release to compare with, as from=YYYY-MM'],
-        }),
         invalidFilterDimension: new InvalidFilterDimensionError('product', 'fx', findDataset('fx', 'financial')!.dimensions),
         invalidCursor: new InvalidCursorError(),
       }),
