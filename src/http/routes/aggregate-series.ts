@@ -61,7 +61,7 @@ export const seriesInput = (query: {
 export const SERIES_EXAMPLES = {
   index: '/v1/aggregate?metric=ggr&group_by=region,year&fx=USD&channel=Online&period=2019-01-01:2024-12-31&index=2019',
   cagr: '/v1/aggregate?metric=ggr&group_by=country&fx=USD&cagr=2015:2024&order=-ggr_sum_cagr&limit=10',
-  latest: '/v1/aggregate?metric=ggr&group_by=country,year&fx=USD&latest=1',
+  latest: '/v1/aggregate?metric=ggr&group_by=country,year&fx=USD&temporal=Current&latest=3',
   shape: '/v1/aggregate?metric=ggr&group_by=region,year&fx=USD&period=2020-01-01:2024-12-31&shape=wide',
 } as const;
 
