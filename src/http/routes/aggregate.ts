@@ -287,13 +287,14 @@ export const aggregate: Route = {
       properties: {
         dimensions: {
           type: 'object',
-          description: "The group: each group_by dimension's value; null where a rollup row totals that dimension.",
+          description:
+            "The group: each group_by dimension's value; null where a rollup row totals that dimension. With `shape=wide`, every group_by dimension but `year`.",
           additionalProperties: { type: ['string', 'integer', 'null'] },
         },
         values: {
           type: 'object',
           description:
-            'Each measure as `<metric>_<fn>` and its derived keys (`_prev`, `_change`, `_pct_change`, `_share`, `_per_<metric>`; every ratio a plain fraction, as /v1/catalog `derived` says), and `rows`: the rows added up. Null for a sum beyond the largest double, and for a derived value that has none.',
+            'Each measure as `<metric>_<fn>` and its derived keys (`_prev`, `_change`, `_pct_change`, `_share`, `_per_<metric>`, `_index`, `_from`, `_to`, `_cagr`; every ratio a plain fraction, as /v1/catalog `derived` says), and `rows`: the rows added up. With `shape=wide`, each of those keys per year as `<key>_<year>`, and `rows` over the years. Null for a sum beyond the largest double, and for a derived value that has none.',
           required: ['rows'],
           properties: { rows: { type: 'integer', minimum: 0 } },
           additionalProperties: { type: ['number', 'null'] },
