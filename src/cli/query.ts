@@ -16,9 +16,9 @@ import {
 } from '../client/index.ts';
 import { queryCliEnvironment } from '../config.ts';
 import { COMPARES, denominatorEntries, HAVING_OPS } from '../query/derived-plan.ts';
-import { SHAPES } from '../query/series-plan.ts';
 import { DATASETS, type DatasetDef } from '../registry.ts';
 import { mergeArrowPages } from './arrow-pages.ts';
+import { addSeriesOptions, seriesQuery } from './series-options.ts';
 
 // The consumers' CLI, on top of the typed client. It is a program of its own, not
 // the server, with settings of its own (DQS_API_KEY, DQS_URL), which src/config.ts,
@@ -234,7 +234,7 @@ function program(env: NodeJS.ProcessEnv): Command {
         ).choices(denominators.map((d) => d.metric)),
       );
     }
-    addQueryOptions(command, def, 'groups')
+    addSeriesOptions(addQueryOptions(command, def, 'groups'))
       .addOption(
         new Option('--group-by <dimension>', 'group by this dimension; repeat, in column order (at most 6)')
           .choices([...def.dimensions])
@@ -266,17 +266,6 @@ function program(env: NodeJS.ProcessEnv): Command {
           `keep groups where the key passes, e.g. ggr_sum.gt.1e9; op one of ${HAVING_OPS.join(', ')}; repeat: all must hold`,
         ).argParser(collect((text) => text)),
       )
-      .option('--index <year>', 'add <key>_index: 100 × each sum ÷ the same group in this year (needs --group-by year)')
-      .option(
-        '--cagr <from:to>',
-        'add <key>_from, _to and _cagr (a fraction): compound annual growth between two years (needs year out of --group-by)',
-      )
-      .option('--latest <n>', "keep each group's latest n years with rows, 1 to 50 (needs --group-by year)")
-      .addOption(
-        new Option('--shape <shape>', 'wide: one row per group, each key as <key>_<year> columns (needs --group-by year)').choices([
-          ...SHAPES,
-        ]),
-      )
       .action((options: Record<string, unknown>) =>
         start(options, (client) => (format, walk) => {
           const aggregateQuery = {
@@ -289,10 +278,7 @@ function program(env: NodeJS.ProcessEnv): Command {
             share: options.share,
             per: options.per,
             having: options.having,
-            index: options.index,
-            cagr: options.cagr,
-            latest: options.latest,
-            shape: options.shape,
+            ...seriesQuery(options),
           };
           return client.aggregatePages(def.name as Metric, aggregateQuery as AggregateQuery<Metric>, format, walk);
         }),
