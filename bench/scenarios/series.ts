@@ -1,7 +1,7 @@
 import type { Figure } from '../runner/measure.ts';
 import { capture, type Scenario, scenario } from './suite.ts';
 
-// The time series' scenarios (issue 45): README's four examples (index, cagr, latest,
+// The time series' scenarios: README's four examples (index, cagr, latest,
 // wide), each beside the plain aggregate with the same group_by and filters, uncached,
 // on the 1× release and again on the 16× one. Target: each one's p50 at most twice its
 // plain aggregate's at 1 client, at either scale: the extra work (a base year read,
