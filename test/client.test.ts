@@ -166,6 +166,24 @@ client("aggregate with derived measures: the issue's call, typed from the regist
   ]);
 });
 
+client('aggregate as a series: index, cagr, latest and wide, typed', async () => {
+  const api = new DataQueryClient({ baseUrl: service.url, apiKey: service.key });
+  const growth = await api.aggregate('ggr', { group_by: ['country'], fx: 'USD', cagr: '2015:2024' }, { limit: 50 });
+  const served = (await walkPages(service, '/v1/aggregate?metric=ggr&group_by=country&fx=USD&cagr=2015:2024', 1000)).flatMap((p) => p.data);
+  assert.equal(growth.data, served);
+  assert.equal(growth.meta.cagr, { from: 2015, to: 2024, years: 9 });
+  const wide = await api.aggregate('ggr', { group_by: ['region', 'year'], fx: 'USD', index: 2019, latest: 2, shape: 'wide' });
+  assert.is(wide.meta.shape, 'wide');
+  assert.equal(wide.meta.latest?.n, 2);
+  assert.ok(wide.meta.measures.includes(`ggr_sum_index_${wide.meta.years!.at(-1)}`));
+  void (() => [
+    // @ts-expect-error cagr is <from>:<to>
+    api.aggregate('ggr', { cagr: '2015' }),
+    // @ts-expect-error long or wide
+    api.aggregate('ggr', { shape: 'tall' }),
+  ]);
+});
+
 client('maxPages stops early; a walk resumes from any page cursor', async () => {
   const api = new DataQueryClient({ baseUrl: service.url, apiKey: service.key });
   let next: string | undefined;

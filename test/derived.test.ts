@@ -760,7 +760,7 @@ drop('meta.unmatched counts the keys without a denominator row, and lists the fi
 // README's derived examples run, as a reader copies them, and show what they say.
 values('README: the five derived examples of README.md and its CLI line answer with their derived values', async () => {
   const text = await fs.readFile(path.resolve(import.meta.dirname, '../README.md'), 'utf8');
-  const section = text.slice(text.indexOf('#### Derived measures'), text.indexOf('### Releases and revisions'));
+  const section = text.slice(text.indexOf('#### Derived measures'), text.indexOf('#### Time series'));
   const lines = [...section.matchAll(/^curl -s "\$BASE(\/v1\/aggregate\?[^"]+)"/gm)].map((m) => m[1]!);
   assert.is(lines.length, 5, 'YoY growth, online share, GGR per adult, % of GDP, hold');
   for (const [pathAndQuery, derived] of lines.map(

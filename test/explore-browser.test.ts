@@ -147,6 +147,41 @@ if (CHROMIUM_MISSING) {
     assert.is((await tableOnPage(page)).rows.length, before);
   });
 
+  test('time series: index, cagr, latest and shape have controls; wide shows the /v1 answer; the snippets run as shown', async () => {
+    const query = 'metric=ggr&group_by=region,year&fx=USD&period=2019-01-01:2024-12-31&index=2019&shape=wide';
+    await open(`/explore/aggregate?${query}`);
+    await answerTable();
+    const want = (await service.get(`/v1/aggregate?${query}`)).json;
+    const shown = await tableOnPage(page);
+    assert.is(sameRows(shown, jsonGrid(want.data)), undefined);
+    assert.ok(shown.columns.includes('ggr_sum_index_2024') && !shown.columns.includes('year'));
+    assert.is(await page.locator('#param-shape').inputValue(), 'wide');
+    assert.is(await page.locator('#param-index').inputValue(), '2019');
+    assert.is(await page.getByLabel('Measure charted').inputValue(), 'ggr_sum_2024', "wide: the first key's latest year");
+    for (const kind of ['curl', 'TypeScript', 'CLI']) {
+      await page.locator(`button[data-snippet="${kind}"]`).click();
+      await page.locator(`#snippet[data-kind="${kind}"]`).waitFor();
+      const code = await page.locator('#snippet').innerText();
+      if (kind === 'TypeScript') assert.match(code, /"index":2019/);
+      assert.is(sameRows(await runSnippet(kind, code, service.key), shown), undefined, kind);
+    }
+    // The long shape again, then the latest two years: each control rewrites the URL, and the table follows.
+    await page.locator('#param-shape').selectOption('');
+    await page.waitForURL((url) => !url.searchParams.has('shape'));
+    await answerTable();
+    assert.ok((await tableOnPage(page)).columns.includes('year'));
+    await page.locator('#param-latest').fill('2');
+    await page.locator('#param-latest').press('Enter');
+    await page.waitForURL(/latest=2/);
+    await page.locator('table.answer tbody tr').first().waitFor();
+    const long = (await service.get(`/v1/aggregate?${query.replace('&shape=wide', '')}&latest=2`)).json.data;
+    await page.waitForFunction((n) => document.querySelectorAll('table.answer tbody tr').length === n, long.length);
+    assert.is(sameRows(await tableOnPage(page), jsonGrid(long)), undefined);
+    // A conflict shows the API's own words beside the form.
+    await open('/explore/aggregate?metric=ggr&group_by=region&fx=USD&cagr=2015:2024&index=2019');
+    await page.getByText('Cannot combine cagr with index').first().waitFor();
+  });
+
   test('copy as curl, pandas, R, TypeScript and the CLI: each, run as shown, returns the rows on the page', async () => {
     const missing: Record<string, string | undefined> = {
       pandas: fs.existsSync(PYTHON) ? undefined : `no ${PYTHON} (apt-get install python3-pandas)`,

@@ -2,14 +2,18 @@ import { execFile } from 'node:child_process';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import * as errors from '../src/errors/index.ts';
-import { openApiText } from '../src/http/routes/index.ts';
+import { examplePath } from '../src/http/openapi/examples.ts';
+import { DOCUMENTED_RELEASES } from '../src/http/openapi/prefill.ts';
+import { openApiText, openApiTextFor } from '../src/http/routes/index.ts';
 import { DATASETS } from '../src/registry.ts';
 import { CHROMIUM, CHROMIUM_ARGS, CHROMIUM_MISSING } from '../tools/chromium.ts';
 import { openApi, validateResponse } from './helpers/openapi.ts';
-import { send, startTestService, type TestService, tempDir } from './helpers/service.ts';
+import { FIXTURE_RELEASE, send, startTestService, type TestService, tempDir } from './helpers/service.ts';
 import { requiring } from './helpers/skip.ts';
 
 // The OpenAPI document: generated from the registry, the handlers' schemas and the
@@ -30,10 +34,11 @@ Doc('docs/openapi.json is the document the code generates', async () => {
   assert.ok(committed === openApiText, 'docs/openapi.json is stale: run `npm run openapi` and commit it');
 });
 
-Doc('GET /openapi.json needs no key and serves that document', async () => {
+Doc('GET /openapi.json needs no key and serves that document, naming the one release this server has', async () => {
   const res = await send(`${service.url}/openapi.json`);
   assert.is(res.status, 200);
-  assert.is(res.text, openApiText);
+  assert.is(res.text, openApiTextFor({ latest: FIXTURE_RELEASE, previous: FIXTURE_RELEASE }));
+  assert.not.ok(res.text.includes(DOCUMENTED_RELEASES.latest), `${DOCUMENTED_RELEASES.latest} is not this server's`);
   assert.match(String(res.headers['content-type']), /^application\/json/);
   assert.is(res.json.openapi, '3.1.0');
 });
@@ -86,6 +91,45 @@ Doc('every error a client can get from the data endpoints is an example, with th
   ]) {
     assert.ok(examples.includes(JSON.stringify(err.body)), `${err.name} is an example`);
     assert.ok(openApi.paths['/v1/financials'].get.responses[String(err.status)], `${err.name}: status ${err.status} is documented`);
+  }
+});
+
+Doc('every parameter example with a value is valid for its parameter (Spectral leaves parameter examples to this test)', () => {
+  const ajv = new Ajv2020({ strict: false, allErrors: true });
+  addFormats.default(ajv);
+  let checked = 0;
+  for (const [route, item] of Object.entries<any>(openApi.paths)) {
+    for (const parameter of item.get.parameters ?? []) {
+      const validate = ajv.compile(parameter.schema);
+      const named = Object.entries<any>(parameter.examples ?? {}).filter(([, e]) => e.value !== undefined);
+      for (const [name, value] of [
+        ...(parameter.example === undefined ? [] : [['example', parameter.example]]),
+        ...named.map(([n, e]) => [n, e.value]),
+      ]) {
+        assert.ok(validate(value), `${route} ${parameter.name} ${name}: ${ajv.errorsText(validate.errors)}`);
+        checked++;
+      }
+    }
+  }
+  assert.ok(checked > 100, `${checked} examples checked`);
+});
+
+Doc('Swagger UI fills in exactly the example request: other parameters first offer "not sent", then their example', () => {
+  for (const [route, item] of Object.entries<any>(openApi.paths)) {
+    const operation = item.get;
+    const sent = new URL(examplePath(operation)!, 'http://x').searchParams;
+    for (const parameter of operation.parameters ?? []) {
+      if (sent.has(parameter.name)) {
+        const want = sent.getAll(parameter.name).map((v) => (parameter.schema.type === 'integer' ? Number(v) : v));
+        assert.equal([parameter.example].flat(), want, `${route} ${parameter.name} is filled with the example request's value`);
+        assert.is(parameter.examples, undefined);
+        continue;
+      }
+      assert.is(parameter.example, undefined, `${route} ${parameter.name} is not filled in`);
+      const [first, ...others] = Object.entries<any>(parameter.examples);
+      assert.equal(first, ['not sent', { summary: first![1].summary }], `${route} ${parameter.name}: "not sent" first, without a value`);
+      assert.ok(others.length > 0 && others.every(([, e]) => e.value !== undefined), `${route} ${parameter.name} offers its example`);
+    }
   }
 });
 

@@ -114,6 +114,22 @@ cli("aggregate: the issue's derived flags, as JSON and CSV, and a refusal naming
   assert.match((await runCli(['aggregate', 'ggr', '--help'], env)).stdout.toString(), /--per <metric>/);
 });
 
+cli('aggregate: the series flags, as JSON and as wide CSV, and a conflict named', async () => {
+  const cagr = await runCli(['aggregate', 'ggr', '--group-by', 'country', '--fx', 'USD', '--cagr', '2015:2024', '--all'], env);
+  assert.is(cagr.code, 0, cagr.stderr);
+  const served = (await walkPages(service, '/v1/aggregate?metric=ggr&group_by=country&fx=USD&cagr=2015:2024', 1000)).flatMap((p) => p.data);
+  assert.equal(JSON.parse(cagr.stdout.toString()), served);
+  const flags = ['--group-by', 'region', '--group-by', 'year', '--fx', 'USD', '--index', '2019', '--latest', '3', '--shape', 'wide'];
+  const csv = await runCli(['aggregate', 'ggr', ...flags, '--format', 'csv'], env);
+  assert.is(csv.code, 0, csv.stderr);
+  const query = '/v1/aggregate?metric=ggr&group_by=region,year&fx=USD&index=2019&latest=3&shape=wide';
+  assert.is(csv.stdout.toString(), (await service.get(query, { headers: { accept: 'text/csv' } })).text);
+  assert.match(csv.stdout.toString(), /^region,ggr_sum_\d{4},/);
+  const refused = await runCli(['aggregate', 'ggr', '--group-by', 'region', '--fx', 'USD', '--cagr', '2015:2024', '--index', '2019'], env);
+  assert.is(refused.code, 1);
+  assert.match(refused.stderr, /error 400: Cannot combine cagr with index/);
+});
+
 cli('the first page as JSON, the budget on stderr, and how to get more', async () => {
   const res = await runCli(['ggr', '--country', 'France', '--country', 'Spain', '--sub-channel', 'Onshore', '--limit', '5'], env);
   assert.is(res.code, 0, res.stderr);

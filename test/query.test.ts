@@ -6,6 +6,7 @@ import { NO_DERIVED } from '../src/query/derived-plan.ts';
 import { fileConditions, pageQuery, whereClauses, type YearRange } from '../src/query/filters.ts';
 import { groupBound, groupCountQuery } from '../src/query/group-count.ts';
 import type { QueryScope } from '../src/query/scope.ts';
+import { NO_SERIES } from '../src/query/series-plan.ts';
 import { alternatives, closest } from '../src/query/suggest.ts';
 import { DATASETS } from '../src/registry.ts';
 import { jsonSyntax } from '../src/render/json-syntax.ts';
@@ -180,6 +181,7 @@ const plan = (groupBy: string[], rollup: boolean, filters: Record<string, string
   order: undefined,
   rollup,
   derived: NO_DERIVED,
+  series: NO_SERIES,
   columns: [],
 });
 const distinct = (columns: string, where = '') => `SELECT count(*) FROM (SELECT DISTINCT ${columns} FROM "r2026_11"."ggr"${where})`;

@@ -6,6 +6,7 @@ import { promisify } from 'node:util';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { runQueryCli } from './helpers/query-cli.ts';
 import { startTestService, type TestService, tempDir, twoReleaseDataDir, walkPages } from './helpers/service.ts';
 import { requiring } from './helpers/skip.ts';
 
@@ -256,6 +257,31 @@ withR('R: the Parquet export is saved as the service sent it and read back where
     assert.not.ok(result.ok);
     assert.match(result.stderr, /there is no package called .arrow./);
   }
+});
+
+// README's time-series examples run as a reader copies them, each showing what its comment says.
+readme('README: the time-series examples and their CLI line answer with an index, a CAGR, latest years and year columns', async () => {
+  const text = await fs.readFile(path.join(ROOT, 'README.md'), 'utf8');
+  const section = text.slice(text.indexOf('#### Time series'), text.indexOf('### Releases and revisions'));
+  const lines = [...section.matchAll(/^curl -s "\$BASE(\/v1\/aggregate\?[^"]+)"/gm)].map((m) => m[1]!);
+  assert.is(lines.length, 4, 'index, cagr, latest, wide');
+  const [index, cagr, latest, wide] = await Promise.all(lines.map((line) => service.get(line)));
+  for (const [i, res] of [index, cagr, latest, wide].entries()) assert.is(res!.status, 200, `${lines[i]}: ${res!.text}`);
+  assert.ok(index!.json.data.some((g: any) => g.values.ggr_sum_index > 0) && index!.json.data.every((g: any) => g.dimensions.year >= 2020));
+  const rates = cagr!.json.data.map((g: any) => g.values.ggr_sum_cagr);
+  assert.ok(rates.length === 10 && rates.every((r: number | null, i: number) => r !== null && (i === 0 || r <= rates[i - 1])));
+  const years = new Set(latest!.json.data.map((g: any) => g.dimensions.year));
+  const countries = latest!.json.data.map((g: any) => g.dimensions.country);
+  assert.is(new Set(countries).size, countries.length, 'one year per country');
+  assert.ok(years.size > 1, 'the latest years differ between countries');
+  const header = wide!.text.split('\r\n')[0]!;
+  assert.is(header, ['region', ...[2019, 2020, 2021, 2022, 2023, 2024].map((y) => `ggr_sum_${y}`), 'rows'].join(','));
+  const cli = /^DQS_API_KEY=\$KEY npm run --silent query -- (aggregate .+)$/m.exec(section)?.[1];
+  assert.ok(cli, 'README shows the CLI line');
+  const res = await runQueryCli(cli!.split(' '), { DQS_API_KEY: service.key, DQS_URL: service.url });
+  assert.is(res.code, 0, res.stderr);
+  assert.match(res.stdout.toString(), /^region,ggr_sum_\d{4},/);
+  assert.match(res.stdout.toString().split('\r\n')[0]!, /ggr_sum_index_\d{4}/);
 });
 
 readme.run();

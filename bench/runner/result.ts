@@ -3,6 +3,7 @@ import os from 'node:os';
 import type { CancelFigure } from '../scenarios/cancel.ts';
 import { derivedTargets } from '../scenarios/derived.ts';
 import type { ExploreFigures } from '../scenarios/explore-page.ts';
+import { seriesTargets } from '../scenarios/series.ts';
 import type { Figure, Timing } from './measure.ts';
 import type { SweepEntry } from './sweep.ts';
 
@@ -232,6 +233,7 @@ export function evaluateTargets(
     skipped,
   );
   derivedTargets(get, atMost, skipped);
+  seriesTargets(get, atMost, skipped);
   const browser = explore?.skipped;
   atMost(
     'explore-first-chart-x16',

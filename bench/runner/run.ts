@@ -15,6 +15,7 @@ import { CANCEL_HEADER, cancelFigures, cancelRow } from '../scenarios/cancel.ts'
 import { derivedAtScale, derivedHits, derivedScenarios } from '../scenarios/derived.ts';
 import { EXPLORE_SKIP_REASON, type ExploreFigures, exploreFigures, exploreRow } from '../scenarios/explore-page.ts';
 import { mixedWorkload } from '../scenarios/mixed.ts';
+import { seriesAtScale, seriesScenarios } from '../scenarios/series.ts';
 import {
   cachedScenarios,
   capture,
@@ -354,6 +355,7 @@ async function main(): Promise<void> {
     aloneCeilings.set('uncached-facets', await facetsAlone(release, facets.body, settings.aggregateAlone));
     scenarios.push(scenario('uncached-facets', '/v1/facets under two filters, uncached', FACETS, {}, facets));
     scenarios.push(...(await derivedScenarios(uncached.url, uncached.headers)));
+    scenarios.push(...(await seriesScenarios(uncached.url, uncached.headers)));
     progress('drawing and capturing the mixed workload');
     mixed = await mixedWorkload(release, MIXED_SEED, settings.mixed, (p) => capture(uncached.url, p, uncached.headers, 200));
     await measureAll(scenarios, uncached);
@@ -507,6 +509,7 @@ async function main(): Promise<void> {
           scenario('x16-page', 'uncached page, 16x release', PAGE, {}, answer),
           scenario('x16-aggregate', 'uncached aggregate, 16x release', AGGREGATE, {}, grouped),
           ...(await derivedAtScale(x16.url, x16.headers)),
+          ...(await seriesAtScale(x16.url, x16.headers)),
         ],
         x16,
       );

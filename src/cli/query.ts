@@ -18,6 +18,7 @@ import { queryCliEnvironment } from '../config.ts';
 import { COMPARES, denominatorEntries, HAVING_OPS } from '../query/derived-plan.ts';
 import { DATASETS, type DatasetDef } from '../registry.ts';
 import { mergeArrowPages } from './arrow-pages.ts';
+import { addSeriesOptions, seriesQuery } from './series-options.ts';
 
 // The consumers' CLI, on top of the typed client. It is a program of its own, not
 // the server, with settings of its own (DQS_API_KEY, DQS_URL), which src/config.ts,
@@ -233,7 +234,7 @@ function program(env: NodeJS.ProcessEnv): Command {
         ).choices(denominators.map((d) => d.metric)),
       );
     }
-    addQueryOptions(command, def, 'groups')
+    addSeriesOptions(addQueryOptions(command, def, 'groups'))
       .addOption(
         new Option('--group-by <dimension>', 'group by this dimension; repeat, in column order (at most 6)')
           .choices([...def.dimensions])
@@ -277,6 +278,7 @@ function program(env: NodeJS.ProcessEnv): Command {
             share: options.share,
             per: options.per,
             having: options.having,
+            ...seriesQuery(options),
           };
           return client.aggregatePages(def.name as Metric, aggregateQuery as AggregateQuery<Metric>, format, walk);
         }),

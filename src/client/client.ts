@@ -140,7 +140,8 @@ export class DataQueryClient {
   /**
    * Every group of an aggregate (GET /v1/aggregate), across its pages: e.g.
    * `aggregate('ggr', { group_by: ['region', 'year'], fx: 'USD', measure: ['ggr:sum'] })`,
-   * or with derived measures `{ …, compare: 'previous_year', having: ['ggr_sum.gt.1e9'] }`.
+   * or with derived measures `{ …, compare: 'previous_year', having: ['ggr_sum.gt.1e9'] }`,
+   * or as a series `{ group_by: ['country'], fx: 'USD', cagr: '2015:2024' }` (`index`, `latest`, `shape: 'wide'`).
    * `meta` is the first page's, with `row_count` the number of groups in all.
    */
   async aggregate<M extends Metric>(

@@ -56,6 +56,14 @@ export type AggregateQuery<M extends Metric> = Filters<M> & {
   readonly per?: PerOf<M>;
   /** Keeps the groups passing every condition, before order and paging. */
   readonly having?: Having | readonly Having[];
+  /** A year: adds `k_index` per sum, 100 × its value ÷ the same group's value that year; needs `year` in group_by. */
+  readonly index?: number;
+  /** `<from>:<to>`: adds `k_from`, `k_to` and `k_cagr` (a fraction: 0.05 is 5% a year) per sum; needs `year` out of group_by. */
+  readonly cagr?: `${number}:${number}`;
+  /** 1 to 50: keeps each group's latest n years with rows, before having and order; needs `year` in group_by. */
+  readonly latest?: number;
+  /** `wide`: one row per group of the other dimensions, each key as `<key>_<year>` columns; needs `year` in group_by. */
+  readonly shape?: 'long' | 'wide';
 };
 
 export interface AggregateRow<M extends Metric> {
@@ -78,6 +86,15 @@ export interface AggregateMeta<M extends Metric> {
   /** The denominator applied, and the keys a row is matched on. */
   readonly per?: { readonly metric: PerOf<M>; readonly dataset: string; readonly keys: readonly string[] };
   readonly having?: readonly string[];
+  /** The base year of `_index`. */
+  readonly index?: number;
+  /** The span of `_cagr`. */
+  readonly cagr?: { readonly from: number; readonly to: number; readonly years: number };
+  /** The latest years kept per group, and the groups (a group in one year) left out. */
+  readonly latest?: { readonly n: number; readonly cut: number };
+  readonly shape?: 'wide';
+  /** With `shape=wide`: the years of the columns, ascending. */
+  readonly years?: readonly number[];
   /** With `per`: the keys without a denominator row (their groups' ratios are null), counted, the first ten. */
   readonly unmatched?: { readonly count: number; readonly keys: readonly Readonly<Record<string, string | number>>[] };
   readonly row_count: number;
@@ -88,7 +105,7 @@ export interface AggregateMeta<M extends Metric> {
 
 /** What /v1/revisions takes besides the metric: every filter of `metric`, the two releases and the kinds of change. */
 export type RevisionQuery<M extends Metric> = Filters<M> & {
-  /** The earlier release `YYYY-MM`; by default the one published before `to`. */
+  /** The earlier release `YYYY-MM`; by default the one published before `to`, or `to` itself when there is none (no rows). */
   readonly from?: string;
   /** The later release; by default the current one. */
   readonly to?: string;

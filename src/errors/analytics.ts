@@ -93,28 +93,34 @@ export class InvalidPerError extends DerivedRefusedError {
   }
 }
 
+/** What each derived parameter takes of a measure, as the refusal words it. */
+const NOUNS = { share: 'a share', per: 'a ratio', index: 'an index', cagr: 'a growth rate' } as const;
+
 /** A share or ratio of an average, minimum or maximum: only sums have them. */
 export class DerivedNeedsSumError extends DerivedRefusedError {
   override readonly code = 'derived_needs_sum';
 
-  constructor(derived: 'share' | 'per', measure: string) {
+  constructor(derived: 'share' | 'per' | 'index' | 'cagr', measure: string) {
     const [metric] = measure.split(':');
-    super(
-      `Cannot take a ${derived === 'share' ? 'share' : 'ratio'} of ${measure}: ${derived} applies to sums; measure ${metric}:sum or leave ${derived} out`,
-    );
+    super(`Cannot take ${NOUNS[derived]} of ${measure}: ${derived} applies to sums; measure ${metric}:sum or leave ${derived} out`);
   }
 }
 
-/** `share` or `having` with `rollup=true`. */
+/** Why each parameter and a rollup do not go together. */
+const ROLLUP_WHY = {
+  share: "a subtotal is not a share of its own groups' total",
+  having: 'hiding groups would leave subtotals of groups not shown',
+  // Each group keeps its own years, so a subtotal over them would add up different years for each of its groups.
+  latest: 'a subtotal would add up different years for each of its groups',
+  'shape=wide': 'a subtotal over the years has no year column to go in',
+} as const;
+
+/** `share`, `having`, `latest` or `shape=wide` with `rollup=true`. */
 export class RollupConflictError extends DerivedRefusedError {
   override readonly code = 'rollup_conflict';
 
-  constructor(parameter: 'share' | 'having') {
-    const why =
-      parameter === 'share'
-        ? "a subtotal is not a share of its own groups' total"
-        : 'hiding groups would leave subtotals of groups not shown';
-    super(`Cannot combine ${parameter} with rollup=true (${why}): leave out rollup or ${parameter}`);
+  constructor(parameter: keyof typeof ROLLUP_WHY) {
+    super(`Cannot combine ${parameter} with rollup=true (${ROLLUP_WHY[parameter]}): leave out rollup or ${parameter}`);
   }
 }
 
@@ -124,6 +130,38 @@ export class InvalidHavingError extends DerivedRefusedError {
 
   constructor(having: string, keys: readonly string[]) {
     super(`Invalid having "${having}": the key must be one of ${keys.join(', ')}`);
+  }
+}
+
+/**
+ * `index`, `latest` and `shape=wide` read a group's years side by side, so they need
+ * `year` among the groups.
+ */
+export class SeriesNeedsYearError extends DerivedRefusedError {
+  override readonly code = 'series_needs_year';
+
+  constructor(parameter: 'index' | 'latest' | 'shape=wide') {
+    super(`Cannot use ${parameter} without year in group_by (it reads each group's years side by side): add year to group_by`);
+  }
+}
+
+/** `cagr` spans two years within each group, so the groups cannot be years themselves. */
+export class CagrWithYearError extends DerivedRefusedError {
+  override readonly code = 'cagr_with_year';
+
+  constructor() {
+    super("Cannot take cagr with year in group_by (each group's growth spans its two years): leave year out of group_by");
+  }
+}
+
+/** Two time-series parameters that ask for opposite groupings: cagr needs year out of group_by, the other needs it in. */
+export class SeriesConflictError extends DerivedRefusedError {
+  override readonly code = 'series_conflict';
+
+  constructor(first: string, second: string) {
+    super(
+      `Cannot combine ${first} with ${second}: ${first} needs year out of group_by and ${second} needs it in; leave out ${first} or ${second}`,
+    );
   }
 }
 

@@ -19,6 +19,7 @@ import {
   planDerived,
 } from './derived-plan.ts';
 import type { Filters } from './filters.ts';
+import { checkSeriesMeasures, isWideKey, NO_SERIES, planSeries, type SeriesInput, type SeriesPlan, seriesShape } from './series-plan.ts';
 
 // An aggregate request as a plan: what to group, measure and order, after the
 // registry's guards (src/query/aggregate.ts computes it).
@@ -45,6 +46,7 @@ export interface AggregatePlan {
   readonly order: { readonly key: string; readonly descending: boolean } | undefined;
   readonly rollup: boolean;
   readonly derived: DerivedPlan;
+  readonly series: SeriesPlan;
   /** Every key of the answer's values but `rows`, in output order: each measure, then its derived keys. */
   readonly columns: readonly Column[];
 }
@@ -57,6 +59,8 @@ export interface AggregateInput {
   readonly rollup: boolean;
   readonly filters: Filters;
   readonly derived: DerivedInput;
+  /** `index`, `cagr`, `latest` and `shape`; none when absent. */
+  readonly series?: SeriesInput;
 }
 
 export const defaultFunction = (metric: string): AggregateFunction => (metricDef(metric).kind === 'rate' ? 'avg' : 'sum');
@@ -107,6 +111,7 @@ export function planAggregate(def: DatasetDef, request: AggregateInput): Aggrega
   }
   const filters = effectiveFilters(def, request);
   const input = { ...request, filters };
+  const series = planSeries(input.groupBy, input.rollup, input.derived.compare !== undefined, input.series ?? NO_SERIES);
   const derived = planDerived(def, input.groupBy, input.rollup, input.derived);
   let measures: Measure[];
   const omitted: { measure: string; reason: string }[] = [];
@@ -135,18 +140,27 @@ export function planAggregate(def: DatasetDef, request: AggregateInput): Aggrega
     }
   }
   checkDerivedMeasures(measures, derived, filters);
-  const columns = columnsOf(measures, derived, filters);
-  const valueKeys = [...columns.map((c) => c.key), 'rows'];
+  checkSeriesMeasures(measures, series);
+  const columns = columnsOf(measures, derived, filters, series);
+  const longKeys = columns.map((c) => c.key);
+  const valueKeys = [...longKeys, 'rows'];
+  // A wide answer's keys are the long ones per year (ggr_sum_2024), and year is no column of it.
+  const wide = series.shape === 'wide';
+  const dimensions = wide ? input.groupBy.filter((d) => d !== 'year') : input.groupBy;
+  const shownKeys = wide ? [...longKeys.map((k) => `${k}_<year>`), 'rows'] : valueKeys;
+  const isKey = (key: string) => (wide ? isWideKey(key, longKeys) : valueKeys.includes(key));
   let order: AggregatePlan['order'];
   if (input.order !== undefined) {
     const descending = input.order.startsWith('-');
     const key = descending ? input.order.slice(1) : input.order;
-    const keys = [...input.groupBy, ...valueKeys];
-    if (!keys.includes(key)) throw new InvalidOrderError(input.order, keys);
+    if (!dimensions.includes(key) && !isKey(key)) throw new InvalidOrderError(input.order, [...dimensions, ...shownKeys]);
     order = { key, descending };
   }
-  checkHaving(derived.having, valueKeys);
-  return { groupBy: input.groupBy, filters, measures, omitted, order, rollup: input.rollup, derived, columns };
+  checkHaving(
+    derived.having.filter((h) => !isKey(h.key)),
+    shownKeys,
+  );
+  return { groupBy: input.groupBy, filters, measures, omitted, order, rollup: input.rollup, derived, series, columns };
 }
 
 /** What else, besides release, dataset and filters, decides an aggregate's groups: part of its cursors' scope and cache keys. */
@@ -157,4 +171,5 @@ export const planShape = (plan: AggregatePlan): string =>
     plan.order ? `${plan.order.descending ? '-' : ''}${plan.order.key}` : null,
     plan.rollup,
     ...derivedShape(plan.derived),
+    ...seriesShape(plan.series),
   ]);

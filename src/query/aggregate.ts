@@ -4,7 +4,7 @@ import { type MetricNeeds, mergeGroups } from '../store/aggregation.ts';
 import { alignedTotals, type DenominatorTable, denominatorTable, translateCodes } from '../store/denominators.ts';
 import { inSlices, Turns } from '../store/slices.ts';
 import { type Allowed, allowedCodes, groupRows, type Level, levelsOf, withPriorYears } from './aggregate-groups.ts';
-import { filterAndSort } from './aggregate-order.ts';
+import { type FlatGroups, filterAndSort } from './aggregate-order.ts';
 import type { AggregatePlan } from './aggregate-plan.ts';
 import {
   type Compared,
@@ -25,6 +25,7 @@ import {
 } from './derived.ts';
 import type { PerPlan } from './derived-plan.ts';
 import type { YearRange } from './filters.ts';
+import { isSeriesKind, latestKept, type SeriesLookups, seriesLookups, seriesText, seriesValue, widen, withYears } from './series.ts';
 
 // An aggregate's result (its plan is src/query/aggregate-plan.ts): every group with
 // its derived measures, filtered by `having`, sorted, kept whole so that pages are
@@ -44,10 +45,20 @@ export interface AggregateResult {
   readonly rows: Float64Array;
   /** With `per`: the numerator keys that have no denominator row. */
   readonly unmatched?: Unmatched;
+  /** With `latest`: the groups (a group's year) it left out. */
+  readonly cut?: number;
+  /** With `shape=wide`: the value keys (`ggr_sum_2024`…) and the years they span; `width` then leaves year out. */
+  readonly wide?: { readonly keys: readonly string[]; readonly years: readonly number[] };
 }
 
 export const resultBytes = (result: AggregateResult) =>
-  result.codes.byteLength + result.values.byteLength + result.rows.byteLength + result.exact.size * 96 + 64 + (result.unmatched ? 1024 : 0);
+  result.codes.byteLength +
+  result.values.byteLength +
+  result.rows.byteLength +
+  result.exact.size * 96 +
+  64 +
+  (result.unmatched ? 1024 : 0) +
+  (result.wide ? 32 * result.wide.keys.length : 0);
 
 /** The aggregate tables of another dataset of the same release (a `per` denominator's). */
 export type TablesOf = (dataset: string) => AggregateTables;
@@ -69,7 +80,10 @@ export async function computeAggregate(
   const groupBy = plan.groupBy.map(index);
   const { compare, share, per, having } = plan.derived;
   const allowed = allowedCodes(def, tables, plan.filters, period);
-  const read = compare ? withPriorYears(def, tables, allowed) : allowed;
+  const { series } = plan;
+  const yearRead = compare ? withPriorYears(def, tables, allowed) : allowed;
+  // The index's base year is read even where the filters leave it out, as compare's prior years are, and shown only if they allow it.
+  const read = series.index === undefined ? yearRead : withYears(def, tables, yearRead, [series.index]);
   const metrics = [...new Set(plan.measures.map((m) => def.metrics.indexOf(m.metric)))];
   const needs: MetricNeeds[] = metrics.map((m) => {
     const fns = plan.measures.filter((measure) => def.metrics.indexOf(measure.metric) === m).map((measure) => measure.fn);
@@ -91,9 +105,13 @@ export async function computeAggregate(
     fineDims.length > 0
       ? await mergeGroups(scanned, groupBy.length, tables.sizes, () => true, false, turns)
       : { groups: scanned, targetOf: Int32Array.from({ length: scanned.count }, (_, g) => g) };
-  const levels = await levelsOf(def, tables, merged.groups, plan.rollup, compare ? allowed.get(index('year')) : undefined, turns);
-  const count = levels.reduce((sum, level) => sum + level.shown.reduce((n, s) => n + s, 0), 0);
+  const hidden = read !== allowed ? allowed.get(index('year')) : undefined;
+  const levels = await levelsOf(def, tables, merged.groups, plan.rollup, hidden, turns);
   const detail = levels[0]!;
+  // latest leaves groups out of the answer only: every derived value is of the groups the filters keep, as before having.
+  const latest = series.latest === undefined ? undefined : await latestKept(def, tables, detail, series.latest, turns);
+  const count = levels.reduce((sum, level) => sum + level.shown.reduce((n, s) => n + s, 0), 0) - (latest?.cut ?? 0);
+  const lookups: SeriesLookups = await seriesLookups(def, tables, series, levels, { groupBy, allowed, needs, rollup: plan.rollup }, turns);
 
   let fine: FineKeys | undefined;
   let unmatched: Unmatched | undefined;
@@ -138,7 +156,7 @@ export async function computeAggregate(
       groups.count,
       (start, end) => {
         for (let g = start; g < end; g++) {
-          if (!level.shown[g]) continue;
+          if (!level.shown[g] || (latest && l === 0 && !latest.kept[g])) continue;
           codes.set(groups.codes.subarray(g * width, (g + 1) * width), at * width);
           rows[at] = groups.rows[g]!;
           let compared: Compared | undefined;
@@ -151,7 +169,10 @@ export async function computeAggregate(
               text = measureText(groups, source, g);
             } else if (column.kind === 'share') value = shareValue(groups, source.position, g, shares!);
             else if (column.kind === 'per') value = perValue(groups, source.position, g, denominators![l]!);
-            else {
+            else if (isSeriesKind(column.kind)) {
+              value = seriesValue(column.kind, lookups, l, groups, source.position, g);
+              text = seriesText(column.kind, lookups, l, source.position, g);
+            } else {
               if (column.kind === 'prev') compared = compareValues(groups, source, g, priors![g]!);
               const i = column.kind === 'prev' ? 0 : column.kind === 'change' ? 1 : 2;
               value = compared!.values[i];
@@ -166,27 +187,43 @@ export async function computeAggregate(
       turns,
     );
   }
-  const keys = columns.map((c) => c.key);
+  let flat: FlatGroups = { count, codes, width, values, exact, n, rows };
+  let keys = columns.map((c) => c.key);
+  let dimensions = plan.groupBy;
+  let wide: AggregateResult['wide'];
+  if (series.shape === 'wide') {
+    const years = tables.dictionaries[index('year')]!.values;
+    const pivoted = await widen(flat, plan.groupBy.indexOf('year'), (code) => Number(years[code]), keys, turns);
+    flat = pivoted.groups;
+    keys = pivoted.keys;
+    dimensions = plan.groupBy.filter((d) => d !== 'year');
+    wide = { keys: pivoted.keys, years: pivoted.years };
+  }
+  // A wide key of a year the answer has no column for is null throughout: it passes no having and leaves the order to the groups.
+  const absent = (key: string) => key !== 'rows' && !keys.includes(key);
   const valueAt = (key: string) => keys.indexOf(key);
-  const order = plan.order && {
-    dimension: plan.groupBy.indexOf(plan.order.key),
-    value: valueAt(plan.order.key),
-    descending: plan.order.descending,
-  };
+  const order = plan.order &&
+    !(absent(plan.order.key) && !dimensions.includes(plan.order.key)) && {
+      dimension: dimensions.indexOf(plan.order.key),
+      value: valueAt(plan.order.key),
+      descending: plan.order.descending,
+    };
   const sorted = await filterAndSort(
-    { count, codes, width, values, exact, n, rows },
+    having.some((h) => absent(h.key)) ? { ...flat, count: 0 } : flat,
     having.map((h) => ({ having: h, value: valueAt(h.key) })),
-    order,
+    order || undefined,
     turns,
   );
   return {
     count: sorted.count,
     codes: sorted.codes,
-    width,
+    width: flat.width,
     values: sorted.values,
     exact: sorted.exact,
     rows: sorted.rows,
     ...(unmatched && { unmatched }),
+    ...(latest && { cut: latest.cut }),
+    ...(wide && { wide }),
   };
 }
 

@@ -19,6 +19,7 @@ import {
 } from '../registry.ts';
 import type { Unmatched } from './derived.ts';
 import type { Filters } from './filters.ts';
+import { NO_SERIES, type SeriesPlan, seriesKinds } from './series-plan.ts';
 
 // The derived measures of an aggregate (docs/api.md "Derived measures"): what
 // `compare`, `share`, `per` and `having` ask for, checked against the grouping, the
@@ -66,7 +67,7 @@ export interface DerivedPlan {
 export const NO_DERIVED: DerivedPlan = { compare: undefined, share: undefined, per: undefined, having: [] };
 
 /** What a column of the answer holds for its measure. */
-export type ColumnKind = 'value' | 'prev' | 'change' | 'pct_change' | 'share' | 'per';
+export type ColumnKind = 'value' | 'prev' | 'change' | 'pct_change' | 'share' | 'per' | 'index' | 'from' | 'to' | 'cagr';
 
 export interface Column {
   readonly key: string;
@@ -80,6 +81,10 @@ const SUFFIX: Record<Exclude<ColumnKind, 'value' | 'per'>, string> = {
   change: '_change',
   pct_change: '_pct_change',
   share: '_share',
+  index: '_index',
+  from: '_from',
+  to: '_to',
+  cagr: '_cagr',
 };
 
 /**
@@ -97,19 +102,21 @@ export const DERIVED_KEYS: Readonly<Record<string, string>> = {
 
 /**
  * The answer's columns in output order: each measure, then its derived keys (the
- * comparison's three, its share, its ratio). A share is of a sum; a ratio of a sum in
- * the unit its denominator asks for.
+ * comparison's three, its share, its ratio, then its index and growth from the series
+ * parameters). A share is of a sum; a ratio of a sum in the unit its denominator asks for.
  */
 export function columnsOf(
   measures: readonly { readonly metric: string; readonly key: string; readonly fn: string }[],
   derived: DerivedPlan,
   filters: Filters,
+  series: SeriesPlan = NO_SERIES,
 ): Column[] {
   return measures.flatMap((measure, m) => {
     const kinds: ColumnKind[] = ['value'];
     if (derived.compare) kinds.push('prev', 'change', 'pct_change');
     if (derived.share && !shareRefusal(measure.metric, measure.fn)) kinds.push('share');
     if (derived.per && !perRefusal(measure.metric, measure.fn, derived.per.metric, filters)) kinds.push('per');
+    kinds.push(...seriesKinds(measure.fn, series));
     return kinds.map((kind) => ({
       key: kind === 'value' ? measure.key : kind === 'per' ? `${measure.key}_per_${derived.per!.metric}` : `${measure.key}${SUFFIX[kind]}`,
       measure: m,

@@ -80,8 +80,10 @@ function renderAnswer(
   const chartBox = h('section', { class: 'chart-box', 'aria-label': 'Chart' });
   const choices = measures(flat, dims);
   if (rows && choices.length) {
-    // The first derived key when there is one (the question asked), else the first measure.
-    const picked = choices.find((c) => /_(pct_change|share|per_.+)$/.test(c)) ?? choices[0]!;
+    // The first derived key when there is one (the question asked), else the first measure; wide, its block's latest year.
+    const years = answer.meta.shape === 'wide' && Array.isArray(answer.meta.years) ? (answer.meta.years as number[]) : [];
+    const block = years.map((year) => `${choices[0]!.slice(0, -4)}${year}`).filter((c) => choices.includes(c));
+    const picked = block.at(-1) ?? choices.find((c) => /_(pct_change|share|per_.+|index|cagr)$/.test(c)) ?? choices[0]!;
     const select = h('select', { id: 'measure' }, ...choices.map((c) => h('option', { value: c }, c)));
     select.value = picked;
     select.addEventListener('change', () => drawChart(select.value));

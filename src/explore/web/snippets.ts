@@ -67,6 +67,8 @@ const csvUrl = (s: SnippetInput) => {
 };
 
 const DATASET_PARAMS = new Set(['metric', 'dataset']);
+const SINGLE = new Set(['compare', 'share', 'per', 'order', 'period', 'from', 'to', 'cagr', 'shape']);
+const NUMBERS = new Set(['index', 'latest']);
 const WALK = new Set(['limit', 'cursor', 'release']);
 
 function typescript(s: SnippetInput): string {
@@ -77,8 +79,8 @@ function typescript(s: SnippetInput): string {
   for (const k of keys) {
     const values = p.getAll(k).flatMap((v) => (k === 'group_by' ? v.split(',') : [v]));
     const typed = values.map((v) => (s.integers.has(k) ? Number(v) : v));
-    query[k] =
-      k === 'rollup' ? values[0] === 'true' : ['compare', 'share', 'per', 'order', 'period', 'from', 'to'].includes(k) ? typed[0] : typed;
+    // The client types these as one value each; index and latest as numbers (a year, a count).
+    query[k] = k === 'rollup' ? values[0] === 'true' : NUMBERS.has(k) ? Number(values[0]) : SINGLE.has(k) ? typed[0] : typed;
   }
   const walk: Record<string, unknown> = { maxPages: 1, limit: Number(p.get('limit') ?? s.defaultLimit) };
   if (p.get('cursor')) walk.cursor = p.get('cursor');

@@ -1,12 +1,14 @@
 import { SHARED_SCHEMAS } from './components.ts';
 import { examplePath } from './examples.ts';
 import type { Documented, Json } from './json.ts';
+import { DOCUMENTED_RELEASES, prefill, type ReleaseExamples } from './prefill.ts';
 import { HEADERS } from './responses.ts';
 
 // The OpenAPI 3.1 description of the public API, collected from the routes: each
 // declares its own operation (parameters from its valibot schema, every error it can
 // give from the error catalog) and the schemas its responses name.
-// docs/openapi.json is this document, kept equal by test/openapi.test.ts.
+// docs/openapi.json is this document as it names DOCUMENTED_RELEASES, kept equal by
+// test/openapi.test.ts; a server serves it naming its own releases (prefill.ts).
 
 /** The operation, its description ending with its example request (`x-codeSamples`), which Swagger UI does not show otherwise. */
 function withExample(operation: Json): Json {
@@ -14,7 +16,7 @@ function withExample(operation: Json): Json {
   return example === undefined ? operation : { ...operation, description: `${operation.description}\n\nExample: \`GET ${example}\`` };
 }
 
-export function openApiDocument(routes: readonly Documented[], version: string): Json {
+export function openApiDocument(routes: readonly Documented[], version: string, releases: ReleaseExamples = DOCUMENTED_RELEASES): Json {
   return {
     openapi: '3.1.0',
     info: {
@@ -35,7 +37,9 @@ export function openApiDocument(routes: readonly Documented[], version: string):
       { name: 'documentation', description: 'This document, its page and the changelog; no key.' },
     ],
     security: [{ apiKey: [] }],
-    paths: Object.fromEntries(routes.flatMap((route) => (route.operation ? [[route.path, { get: withExample(route.operation) }]] : []))),
+    paths: Object.fromEntries(
+      routes.flatMap((route) => (route.operation ? [[route.path, { get: withExample(prefill(route.operation, releases)) }]] : [])),
+    ),
     components: {
       securitySchemes: {
         apiKey: {

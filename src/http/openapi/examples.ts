@@ -79,7 +79,8 @@ export const SHARED_NOTES: Readonly<Record<string, ParameterNotes>> = {
   release: {
     description:
       'A published release `YYYY-MM` to read instead of the current one (GET /v1/releases lists them). Its answers never change: they are cached as immutable. Given once.',
-    example: '2026-10',
+    // The served document names the server's newest release instead (prefill.ts).
+    example: '2026-12',
   },
   year: { description: 'Filter by integer year; repeat for several values. Applies to every metric.', example: ['2024'] },
   format: {
@@ -87,8 +88,9 @@ export const SHARED_NOTES: Readonly<Record<string, ParameterNotes>> = {
       "The body's format, by name: it wins over `Accept`, so a URL alone (pandas, R, Excel, a browser) picks it. A cursor pages only the format it was issued in. Given once.",
     example: 'csv',
   },
-  from: { example: '2026-10' },
-  to: { example: '2026-11' },
+  // The served document names the server's two newest releases instead (prefill.ts).
+  from: { example: '2026-11' },
+  to: { example: '2026-12' },
   change: { example: ['changed'] },
 };
 
@@ -99,7 +101,7 @@ export const AGGREGATE_NOTES: Readonly<Record<string, ParameterNotes>> = {
   metric: {
     ...SHARED_NOTES.metric,
     example: aggregate.metric,
-    description: `${SHARED_NOTES.metric!.description} Its example, ${aggregate.metric}, aggregates with no other parameter; ${aggregate.refused.join(' and ')} alone would add up amounts in different units, which is refused (filter or group by the unit, as this operation's example request does).`,
+    description: `${SHARED_NOTES.metric!.description} Its example, ${aggregate.metric}, aggregates with no other parameter; ${aggregate.refused.join(' and ')} alone would add up amounts in different units, which is refused unless a filter or a grouping keeps one unit.`,
   },
   group_by: {
     // One name per value, or several comma-separated in one.
@@ -110,6 +112,12 @@ export const AGGREGATE_NOTES: Readonly<Record<string, ParameterNotes>> = {
   order: { values: orderKeys.flatMap((key) => [key, `-${key}`]), example: `-${aggregate.measure.replace(':', '_')}` },
   rollup: { example: 'true' },
 };
+
+/**
+ * /v1/aggregate's example request: Swagger UI fills in its parameters (prefill.ts), and
+ * a generated request sends `metric` alone, so it takes the metric that works alone.
+ */
+export const AGGREGATE_EXAMPLE = `/v1/aggregate?metric=${aggregate.metric}&group_by=region&measure=${aggregate.measure}`;
 
 /**
  * `x-codeSamples` (the extension Redoc, Scalar and Stoplight show) with one request

@@ -49,7 +49,7 @@ export function dimensionFilters(
 /** The endpoint that takes a parameter this one does not, by parameter: a user who sent it meant that endpoint. */
 const OWNERS: ReadonlyArray<readonly [readonly string[], string, (param: string, metric: string) => string]> = [
   [
-    ['group_by', 'measure', 'order', 'rollup', 'compare', 'share', 'per', 'having'],
+    ['group_by', 'measure', 'order', 'rollup', 'compare', 'share', 'per', 'having', 'index', 'cagr', 'latest', 'shape'],
     '/v1/aggregate',
     (param, metric) => `/v1/aggregate?metric=${metric}&group_by=country&${param === 'group_by' ? 'fx=USD' : `${param}=…`}`,
   ],

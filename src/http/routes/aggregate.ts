@@ -21,12 +21,13 @@ import { computeAggregate } from '../../query/aggregate.ts';
 import { defaultFunction, FUNCTIONS, MAX_GROUP_BY, planAggregate, planShape } from '../../query/aggregate-plan.ts';
 import { COMPARES, derivedMeta, HAVING_OPS, perRefusal } from '../../query/derived-plan.ts';
 import { checkGroupCount } from '../../query/group-count.ts';
+import { seriesMeta } from '../../query/series-plan.ts';
 import { unmatchedValues } from '../../query/unmatched.ts';
 import { DENOMINATOR_NAMES, DENOMINATORS, type DenominatorDef, findDataset, metricDef } from '../../registry.ts';
 import { aggregateTable } from '../../render/aggregates.ts';
 import { collect, renderTable, streamTable } from '../../render/table.ts';
 import { envelope, releaseId, warnings } from '../openapi/components.ts';
-import { AGGREGATE_NOTES, exampleRequest, type ParameterNotes } from '../openapi/examples.ts';
+import { AGGREGATE_EXAMPLE, AGGREGATE_NOTES, exampleRequest, type ParameterNotes } from '../openapi/examples.ts';
 import { financialParameters, financialSets, PREFER_WAIT } from '../openapi/parameters.ts';
 import { keyedErrors, metricErrors, pageResponses, ref, releaseResponses } from '../openapi/responses.ts';
 import { dimensionFilters, filterParams, filtersApplied, yearParam } from '../params/dimension-filters.ts';
@@ -38,6 +39,7 @@ import { respondWithKeptPage } from '../respond/kept-page.ts';
 import { PAGE_FORMATS, responseFormat } from '../respond/negotiate.ts';
 import { acquireRelease } from '../respond/request-release.ts';
 import { setWarningsHeader } from '../respond/warnings-header.ts';
+import { SERIES_DESCRIPTIONS, SERIES_ERRORS, SERIES_META, SERIES_NOTES, seriesControls, seriesInput } from './aggregate-series.ts';
 import type { Route } from './route.ts';
 
 // GET /v1/aggregate: totals, averages, minima and maxima of a financial dataset's
@@ -70,6 +72,7 @@ const controls = {
   share: v.optional(single(v.pipe(v.string(), v.minLength(1, 'Expected all or a group_by dimension')))),
   per: v.optional(single(v.picklist(DENOMINATOR_NAMES, `Expected one of ${DENOMINATOR_NAMES.join(', ')}`))),
   having: havingParam,
+  ...seriesControls,
 };
 
 export const schema = v.objectWithRest({ ...controls, year: yearParam }, filterParams);
@@ -150,6 +153,7 @@ const DESCRIPTIONS = {
   rollup:
     '`true` adds subtotal rows (GROUP BY ROLLUP over group_by, in order) and a grand total; a rolled-up dimension is null. Given once.',
   ...DERIVED_DESCRIPTIONS,
+  ...SERIES_DESCRIPTIONS,
 };
 
 function operation() {
@@ -159,8 +163,8 @@ function operation() {
     tags: ['data'],
     summary: 'Totals, averages, minima and maxima of a financial dataset, grouped',
     description: `Groups the rows of one financial dataset that pass the filters by up to ${MAX_GROUP_BY} dimensions and computes each measure per group: sums are exact (the double nearest the true sum), averages divide that sum by \`rows\`. Takes every filter of /v1/financials. What each metric may be combined with:\n\n${metricsTable()}\n\nWithout a filter or a grouping on \`state\`, only national rows (\`state\` "") are read, since a country's national row already totals its states' rows. CSV and Arrow without \`limit\` are every group in one answer; JSON pages.`,
-    parameters: [...financialParameters(schema, DESCRIPTIONS, { ...AGGREGATE_NOTES, ...DERIVED_NOTES }), PREFER_WAIT],
-    'x-codeSamples': exampleRequest('/v1/aggregate?metric=ggr&group_by=region&fx=USD'),
+    parameters: [...financialParameters(schema, DESCRIPTIONS, { ...AGGREGATE_NOTES, ...DERIVED_NOTES, ...SERIES_NOTES }), PREFER_WAIT],
+    'x-codeSamples': exampleRequest(AGGREGATE_EXAMPLE),
     responses: {
       ...pageResponses(
         'AggregateResponse',
@@ -173,6 +177,7 @@ function operation() {
       ),
       ...keyedErrors({
         ...DERIVED_ERRORS,
+        ...SERIES_ERRORS,
         ...metricErrors(schema, 'aggregate'),
         invalidFilterDimension: new InvalidFilterDimensionError('product', 'fx', fx.dimensions),
         invalidGroupBy: new InvalidGroupByError('product', 'fx', fx.dimensions),
@@ -211,6 +216,10 @@ export const aggregate: Route = {
       share,
       per,
       having,
+      index,
+      cagr,
+      latest,
+      shape,
       ...params
     } = parseQuery(schema, ctx.query);
     const def = financialDataset(metric, 'aggregate');
@@ -222,6 +231,7 @@ export const aggregate: Route = {
       rollup,
       filters,
       derived: { compare, share, per, having },
+      series: seriesInput({ index, cagr, latest, shape }),
     });
     const format = responseFormat(ctx.get('accept'), named, PAGE_FORMATS);
     ctx.vary('Accept');
@@ -255,16 +265,21 @@ export const aggregate: Route = {
             dataset: def.name,
             metric: def.name,
             group_by: plan.groupBy,
-            measures: plan.columns.map((c) => c.key),
+            measures: result.wide?.keys ?? plan.columns.map((c) => c.key),
             filters_applied: filtersApplied(plan.filters, period),
             ...(plan.omitted.length > 0 && { omitted: plan.omitted }),
             ...derivedMeta(plan.derived, result.unmatched),
+            ...seriesMeta(plan.series, result.cut, result.wide?.years),
             row_count: end - start,
             release: id,
             ...(unmatched.length > 0 && { warnings: unmatched }),
           };
-          const dictionaries = plan.groupBy.map((d) => served.aggregates.dictionaries[def.dimensions.indexOf(d)]!);
-          const table = aggregateTable({ plan, result, dictionaries, start, end });
+          // A wide answer's rows are the groups of the other dimensions, its columns each key per year.
+          const shown = result.wide
+            ? { groupBy: plan.groupBy.filter((d) => d !== 'year'), columns: result.wide.keys.map((key) => ({ key })) }
+            : plan;
+          const dictionaries = shown.groupBy.map((d) => served.aggregates.dictionaries[def.dimensions.indexOf(d)]!);
+          const table = aggregateTable({ plan: shown, result, dictionaries, start, end });
           // Up to AGGREGATE_MAX_GROUPS rows: rendered in slices that take turns with the event loop.
           if (whole) return collect(streamTable(format.name as 'csv' | 'arrow', [table]));
           return renderTable(format.name, table, { meta, pagination });
@@ -283,13 +298,14 @@ export const aggregate: Route = {
       properties: {
         dimensions: {
           type: 'object',
-          description: "The group: each group_by dimension's value; null where a rollup row totals that dimension.",
+          description:
+            "The group: each group_by dimension's value; null where a rollup row totals that dimension. With `shape=wide`, every group_by dimension but `year`.",
           additionalProperties: { type: ['string', 'integer', 'null'] },
         },
         values: {
           type: 'object',
           description:
-            'Each measure as `<metric>_<fn>` and its derived keys (`_prev`, `_change`, `_pct_change`, `_share`, `_per_<metric>`; every ratio a plain fraction, as /v1/catalog `derived` says), and `rows`: the rows added up. Null for a sum beyond the largest double, and for a derived value that has none.',
+            'Each measure as `<metric>_<fn>` and its derived keys (`_prev`, `_change`, `_pct_change`, `_share`, `_per_<metric>`, `_index`, `_from`, `_to`, `_cagr`; every ratio a plain fraction, as /v1/catalog `derived` says), and `rows`: the rows added up. With `shape=wide`, each of those keys per year as `<key>_<year>`, and `rows` over the years. Null for a sum beyond the largest double, and for a derived value that has none.',
           required: ['rows'],
           properties: { rows: { type: 'integer', minimum: 0 } },
           additionalProperties: { type: ['number', 'null'] },
@@ -340,6 +356,7 @@ export const aggregate: Route = {
           },
         },
         having: { type: 'array', items: { type: 'string' }, description: 'The having conditions applied, as sent.' },
+        ...SERIES_META,
         unmatched: {
           type: 'object',
           additionalProperties: false,

@@ -3,6 +3,7 @@ import type { Context } from 'koa';
 import * as v from 'valibot';
 import { InvalidParametersError } from '../../errors/index.ts';
 import { DERIVED_KEYS, denominatorEntries } from '../../query/derived-plan.ts';
+import { SERIES_KEYS } from '../../query/series-plan.ts';
 import { DATASETS, DENOMINATORS, dimensionDef } from '../../registry.ts';
 import type { LoadedRelease } from '../../releases/releases.ts';
 import type { Services } from '../../services.ts';
@@ -52,7 +53,9 @@ function render(release: LoadedRelease | undefined): Rendered {
       synthetic: release.manifest.synthetic ?? false,
     },
   };
-  const body = Buffer.from(JSON.stringify({ ...meta, datasets, dimensions: DIMENSION_MEANINGS, derived: DERIVED_KEYS }));
+  const body = Buffer.from(
+    JSON.stringify({ ...meta, datasets, dimensions: DIMENSION_MEANINGS, derived: { ...DERIVED_KEYS, ...SERIES_KEYS } }),
+  );
   return { body, key: `catalog ${createHash('sha256').update(body).digest('base64url')}` };
 }
 
@@ -147,7 +150,7 @@ export const catalog: Route = {
         derived: {
           type: 'object',
           description:
-            'What each derived key /v1/aggregate may add to a measure key holds, and its unit: every ratio (`_pct_change`, `_share`, `_per_<metric>`) is a plain fraction.',
+            'What each derived key /v1/aggregate may add to a measure key holds, and its unit: every ratio (`_pct_change`, `_share`, `_per_<metric>`, `_cagr`) is a plain fraction; `_index` is 100 in the base year.',
           additionalProperties: { type: 'string' },
         },
         // Absent only while the first release loads.

@@ -2,7 +2,9 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
+import type { Services } from '../../services.ts';
 import { exampleRequest } from '../openapi/examples.ts';
+import { DOCUMENTED_RELEASES, type ReleaseExamples } from '../openapi/prefill.ts';
 import { edgeErrors } from '../openapi/responses.ts';
 import { respondCacheable } from '../respond/cacheable.ts';
 import type { Json, Route } from './route.ts';
@@ -74,19 +76,49 @@ function file(route: string, type: string, content: () => Buffer, operation?: Js
   };
 }
 
+/** The releases this server's document names: its two newest published (the documented ones until one is published). */
+function servedReleases(services: Services): ReleaseExamples {
+  const [latest, previous] = services.releases.list();
+  return latest === undefined ? DOCUMENTED_RELEASES : { latest, previous: previous ?? latest };
+}
+
+/**
+ * GET /openapi.json: the document naming this server's releases in its examples
+ * (prefill.ts), rendered again only when they change; its cache key is its hash.
+ */
+function openApiRoute(openApiText: (releases: ReleaseExamples) => string, operation: Json): Route {
+  const rendered = new WeakMap<Services, { of: string; body: Buffer; key: string }>();
+  return {
+    path: '/openapi.json',
+    operation,
+    async handle(ctx, services) {
+      const releases = servedReleases(services);
+      const of = `${releases.latest} ${releases.previous}`;
+      let made = rendered.get(services);
+      if (made?.of !== of) {
+        const body = Buffer.from(openApiText(releases));
+        made = { of, body, key: `static ${createHash('sha256').update(body).digest('base64url')}` };
+        rendered.set(services, made);
+      }
+      const { body, key } = made;
+      ctx.set('Content-Security-Policy', CSP);
+      ctx.set('X-Content-Type-Options', 'nosniff');
+      await respondCacheable(ctx, services, { key, contentType: 'application/json; charset=utf-8', render: async () => ({ body }) });
+    },
+  };
+}
+
 /** The documentation routes; `openApiText` is the document as served (it describes these routes too, so it is asked for when first served). */
-export function docRoutes(openApiText: () => string): Route[] {
+export function docRoutes(openApiText: (releases: ReleaseExamples) => string): Route[] {
   const changelog = path.resolve(import.meta.dirname, '../../../CHANGELOG.md');
   return [
-    file(
-      '/openapi.json',
-      'application/json; charset=utf-8',
-      () => Buffer.from(openApiText()),
+    openApiRoute(
+      openApiText,
       documentation(
         '/openapi.json',
         'getOpenApi',
         'This document (no key)',
-        'The OpenAPI 3.1 description of this API, built from the code that serves it.',
+        "The OpenAPI 3.1 description of this API, built from the code that serves it. Its examples name this server's newest releases.",
         'application/json',
         'OpenAPI 3.1',
         { type: 'object' },

@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
 import { openApiDocument } from '../openapi/document.ts';
+import { DOCUMENTED_RELEASES, type ReleaseExamples } from '../openapi/prefill.ts';
 import { aggregate } from './aggregate.ts';
 import { catalog } from './catalog.ts';
 import { docRoutes } from './docs.ts';
@@ -27,10 +28,14 @@ export const ROUTES: readonly Route[] = [
   catalog,
   healthz,
   frontDoor,
-  ...docRoutes(() => openApiText),
+  ...docRoutes((releases) => openApiTextFor(releases)),
 ];
 
 const { version } = createRequire(import.meta.url)('../../../package.json') as { version: string };
 
-/** The document as served at /openapi.json and as committed in docs/openapi.json (two-space indent, final newline). */
-export const openApiText = `${JSON.stringify(openApiDocument(ROUTES, version), null, 2)}\n`;
+/** The document as served at /openapi.json by a server whose newest releases are `releases` (two-space indent, final newline). */
+export const openApiTextFor = (releases: ReleaseExamples): string =>
+  `${JSON.stringify(openApiDocument(ROUTES, version, releases), null, 2)}\n`;
+
+/** The document as committed in docs/openapi.json: served as it is by a server whose newest releases are DOCUMENTED_RELEASES. */
+export const openApiText = openApiTextFor(DOCUMENTED_RELEASES);

@@ -6,7 +6,6 @@ import {
   HeavyBudgetError,
   InvalidCursorError,
   InvalidFilterDimensionError,
-  InvalidParametersError,
   NotReadyError,
   TooManyRequestsError,
   UnknownReleaseError,
@@ -18,6 +17,7 @@ import { renderTable, streamTable, type TablePage } from '../../render/table.ts'
 import { envelope, releaseId } from '../openapi/components.ts';
 import { exampleRequest } from '../openapi/examples.ts';
 import { financialParameters, financialSets, PREFER_WAIT } from '../openapi/parameters.ts';
+import { DOCUMENTED_RELEASES } from '../openapi/prefill.ts';
 import {
   errorResponse,
   headerRefs,
@@ -56,7 +56,7 @@ const CONTROL_PARAMS = new Set(Object.keys(controls));
 const DESCRIPTIONS = {
   limit:
     'Rows per page, given once. Without it, JSON pages by 100 and **CSV and Arrow stream every row of the diff**, charged as one export (the daily export budget, EXPORTS_OPEN_PER_KEY), so `pandas.read_csv` or R reads the whole diff from one URL; with it, every format pages and no export is charged.',
-  from: 'The earlier release `YYYY-MM`; by default the one published before `to`. Given once.',
+  from: 'The earlier release `YYYY-MM`; by default the one published before `to`, or `to` itself when there is none (an empty page). Given once.',
   to: 'The later release `YYYY-MM`; by default the current one. Given once.',
   change: `Only rows of these kinds: ${CHANGES.join(', ')}; repeat for several.`,
 };
@@ -91,11 +91,9 @@ export const revisions: Route = {
     if (!current) throw new NotReadyError();
     const to = toParam ?? current.id;
     if (!releases.isPublished(to)) throw new UnknownReleaseError(to);
-    const from = fromParam ?? releases.previous(to);
-    if (from === undefined)
-      throw new InvalidParametersError({
-        from: [`No release was published before ${to}: name the release to compare with, as from=YYYY-MM`],
-      });
+    // With no release before `to`, nothing was revised: `to` compared with itself, an
+    // empty page (a request sending `metric` alone, as generated tests do, answers 200).
+    const from = fromParam ?? releases.previous(to) ?? to;
     if (!releases.isPublished(from)) throw new UnknownReleaseError(from);
     const changes = change && [...new Set(change)].sort((a, b) => CHANGES.indexOf(a) - CHANGES.indexOf(b));
 
@@ -169,7 +167,10 @@ export const revisions: Route = {
     description:
       'Rows matched by their dimension values: `added` (only in `to`), `removed` (only in `from`) or `changed` (any metric differs), with their values in each release. Takes every filter of /v1/financials. Pages follow the dimension values in order; one walk computes the diff once. CSV and Arrow without `limit` are the whole diff in one streamed answer, charged as one export.',
     parameters: [...financialParameters(schema, DESCRIPTIONS), PREFER_WAIT],
-    'x-codeSamples': exampleRequest('/v1/revisions?metric=ggr&country=France&change=changed&limit=5'),
+    // The document names the serving server's two newest releases in place of these (prefill.ts).
+    'x-codeSamples': exampleRequest(
+      `/v1/revisions?metric=ggr&from=${DOCUMENTED_RELEASES.previous}&to=${DOCUMENTED_RELEASES.latest}&country=France&change=changed&limit=5`,
+    ),
     responses: {
       ...pageResponses(
         'RevisionsResponse',
@@ -186,9 +187,6 @@ export const revisions: Route = {
       ),
       ...keyedErrors({
         ...metricErrors(schema),
-        noEarlierRelease: new InvalidParametersError({
-          from: ['No release was published before 2026-07: name the release to compare with, as from=YYYY-MM'],
-        }),
         invalidFilterDimension: new InvalidFilterDimensionError('product', 'fx', findDataset('fx', 'financial')!.dimensions),
         invalidCursor: new InvalidCursorError(),
       }),

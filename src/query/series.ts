@@ -1,0 +1,281 @@
+import type { DatasetDef } from '../registry.ts';
+import type { AggregateTables } from '../store/aggregate-tables.ts';
+import type { Groups, MetricNeeds } from '../store/aggregation.ts';
+import { difference, sumValue } from '../store/exact-sum.ts';
+import { inSlices, type Turns } from '../store/slices.ts';
+import { type Allowed, groupRows, type Level, levelsOf } from './aggregate-groups.ts';
+import type { FlatGroups } from './aggregate-order.ts';
+import type { ColumnKind } from './derived-plan.ts';
+import type { Cagr, SeriesPlan } from './series-plan.ts';
+
+// The values of the time-series parameters (series-plan.ts), from the exact sums:
+// a group's index to the same group in a base year, its sums in the two years of a
+// CAGR and the growth between them, the latest years of each group, and the wide
+// shape. Years are found by value, never by position. NaN stands for null.
+
+/** The code of `year` in the year dictionary, or -1 where the release has no such year. */
+export function yearCode(def: DatasetDef, tables: AggregateTables, year: number): number {
+  return tables.dictionaries[def.dimensions.indexOf('year')]!.values.findIndex((value) => Number(value) === year);
+}
+
+/** `allowed` with `years` added to the years it allows (when it filters years at all), as compare adds the prior years. */
+export function withYears(def: DatasetDef, tables: AggregateTables, allowed: Allowed, years: readonly number[]): Allowed {
+  const y = def.dimensions.indexOf('year');
+  const filtered = allowed.get(y);
+  if (!filtered) return allowed;
+  const codes = years.map((year) => yearCode(def, tables, year)).filter((code) => code >= 0);
+  return new Map([...allowed, [y, new Set([...filtered, ...codes])]]);
+}
+
+/** Group `g`'s codes as text with the one at `skip` left out (-1: none). */
+function keyOf(groups: Groups, g: number, skip: number): string {
+  const width = groups.groupBy.length;
+  let key = '';
+  for (let i = 0; i < width; i++) if (i !== skip) key += `${groups.codes[g * width + i]},`;
+  return key;
+}
+
+/**
+ * For each group of `level`: the group with the same values but the year `code`, or -1
+ * (also where the level has rolled the year up, or the release lacks that year).
+ */
+export async function groupsInYear(def: DatasetDef, level: Level, code: number, turns: Turns): Promise<Int32Array> {
+  const { groups } = level;
+  const width = groups.groupBy.length;
+  const at = groups.groupBy.indexOf(def.dimensions.indexOf('year'));
+  const found = new Int32Array(groups.count).fill(-1);
+  if (at < 0 || code < 0) return found;
+  const index = new Map<string, number>();
+  await inSlices(
+    groups.count,
+    (start, end) => {
+      for (let g = start; g < end; g++) if (groups.codes[g * width + at] === code) index.set(keyOf(groups, g, at), g);
+    },
+    turns,
+  );
+  await inSlices(
+    groups.count,
+    (start, end) => {
+      for (let g = start; g < end; g++) if (groups.codes[g * width + at]! >= 0) found[g] = index.get(keyOf(groups, g, at)) ?? -1;
+    },
+    turns,
+  );
+  return found;
+}
+
+/** For each group of `level`, the group of `other` (grouped alike) holding the same values, or -1. */
+async function sameGroups(level: Level, other: Level, turns: Turns): Promise<Int32Array> {
+  const index = new Map<string, number>();
+  await inSlices(
+    other.groups.count,
+    (start, end) => {
+      for (let h = start; h < end; h++) index.set(keyOf(other.groups, h, -1), h);
+    },
+    turns,
+  );
+  const found = new Int32Array(level.groups.count).fill(-1);
+  await inSlices(
+    level.groups.count,
+    (start, end) => {
+      for (let g = start; g < end; g++) if (level.shown[g]) found[g] = index.get(keyOf(level.groups, g, -1)) ?? -1;
+    },
+    turns,
+  );
+  return found;
+}
+
+/** One CAGR year's groups, level by level as the answer's, and where each of the answer's groups is among them. */
+interface YearSums {
+  readonly levels: readonly Level[];
+  readonly at: readonly Int32Array[];
+}
+
+/** What the series columns of each level read besides the level's own groups. */
+export interface SeriesLookups {
+  /** With index: per level, each group's group in the base year, or -1. */
+  readonly bases?: readonly Int32Array[];
+  /** With cagr: the groups of its first and last year. */
+  readonly from?: YearSums;
+  readonly to?: YearSums;
+  readonly cagr?: Cagr;
+}
+
+/**
+ * The lookups the series columns need. The CAGR years are grouped apart, each with the
+ * request's filters but its own year (read whatever the year and period filters say),
+ * by the same levels as the answer, so a subtotal's growth is its own sums'.
+ */
+export async function seriesLookups(
+  def: DatasetDef,
+  tables: AggregateTables,
+  series: SeriesPlan,
+  levels: readonly Level[],
+  scan: {
+    readonly groupBy: readonly number[];
+    readonly allowed: Allowed;
+    readonly needs: readonly MetricNeeds[];
+    readonly rollup: boolean;
+  },
+  turns: Turns,
+): Promise<SeriesLookups> {
+  const bases =
+    series.index === undefined
+      ? undefined
+      : await Promise.all(levels.map((level) => groupsInYear(def, level, yearCode(def, tables, series.index!), turns)));
+  if (!series.cagr) return { bases };
+  const y = def.dimensions.indexOf('year');
+  const inYear = async (year: number): Promise<YearSums> => {
+    const allowed = new Map([...scan.allowed, [y, new Set([yearCode(def, tables, year)].filter((code) => code >= 0))]]);
+    const grouped = await groupRows(tables, scan.groupBy, allowed, scan.needs, undefined, turns);
+    const yearLevels = await levelsOf(def, tables, grouped, scan.rollup, undefined, turns);
+    const at = await Promise.all(levels.map((level, l) => sameGroups(level, yearLevels[l]!, turns)));
+    return { levels: yearLevels, at };
+  };
+  return { bases, from: await inYear(series.cagr.from), to: await inYear(series.cagr.to), cagr: series.cagr };
+}
+
+const isSeries = new Set<ColumnKind>(['index', 'from', 'to', 'cagr']);
+export const isSeriesKind = (kind: ColumnKind) => isSeries.has(kind);
+
+/**
+ * A series column's value for group `g` of level `l` (`groups`), for the sum at
+ * `position`. The index is one division of two correctly rounded sums, times 100
+ * after it, so the base year is exactly 100. The CAGR takes the exact change over the
+ * span as a fraction of the first year's sum, then `expm1(log1p(x) ÷ years)`: the
+ * same value as `(to ÷ from)^(1 ÷ years) − 1` without losing digits when the growth
+ * is small. Null where a year is missing, and the CAGR also where `from` ≤ 0 or the
+ * last year is below zero (no real root).
+ */
+export function seriesValue(kind: ColumnKind, lookups: SeriesLookups, l: number, groups: Groups, position: number, g: number): number {
+  const sums = groups.sums[position]!;
+  if (kind === 'index') {
+    const b = lookups.bases![l]![g]!;
+    if (b < 0) return NaN;
+    const base = sums.rounded(b);
+    return base === 0 || !Number.isFinite(base) ? NaN : (sums.rounded(g) / base) * 100;
+  }
+  const { from, to, cagr } = lookups;
+  const f = from!.at[l]![g]!;
+  const t = to!.at[l]![g]!;
+  const fromSums = f < 0 ? undefined : from!.levels[l]!.groups.sums[position]!;
+  const toSums = t < 0 ? undefined : to!.levels[l]!.groups.sums[position]!;
+  if (kind === 'from') return fromSums ? fromSums.rounded(f) : NaN;
+  if (kind === 'to') return toSums ? toSums.rounded(t) : NaN;
+  if (!fromSums || !toSums) return NaN;
+  const first = fromSums.rounded(f);
+  if (!(first > 0) || !Number.isFinite(first)) return NaN;
+  const growth = sumValue(difference(toSums.partialsOf(t), fromSums.partialsOf(f)), toSums.scale) / first;
+  const rate = Math.expm1(Math.log1p(growth) / (cagr!.to - cagr!.from));
+  return Number.isFinite(rate) ? rate : NaN;
+}
+
+/** The exact decimal of a `from` or `to` sum where its double prints other digits (ExactSums.text). */
+export function seriesText(kind: ColumnKind, lookups: SeriesLookups, l: number, position: number, g: number): string | undefined {
+  const side = kind === 'from' ? lookups.from : kind === 'to' ? lookups.to : undefined;
+  if (!side) return undefined;
+  const at = side.at[l]![g]!;
+  return at < 0 ? undefined : side.levels[l]!.groups.sums[position]!.text(at);
+}
+
+/**
+ * `latest=n`: which shown groups of the detail level to keep, the `n` most recent
+ * years of each group of the other dimensions, and how many groups it leaves out.
+ */
+export async function latestKept(def: DatasetDef, tables: AggregateTables, detail: Level, n: number, turns: Turns) {
+  const { groups } = detail;
+  const width = groups.groupBy.length;
+  const at = groups.groupBy.indexOf(def.dimensions.indexOf('year'));
+  const years = tables.dictionaries[def.dimensions.indexOf('year')]!.values.map(Number);
+  const series = new Map<string, number[]>();
+  await inSlices(
+    groups.count,
+    (start, end) => {
+      for (let g = start; g < end; g++) {
+        if (!detail.shown[g]) continue;
+        const key = keyOf(groups, g, at);
+        const list = series.get(key);
+        if (list) list.push(g);
+        else series.set(key, [g]);
+      }
+    },
+    turns,
+  );
+  const kept = new Uint8Array(groups.count);
+  let cut = 0;
+  const year = (g: number) => years[groups.codes[g * width + at]!]!;
+  for (const list of series.values()) {
+    list.sort((a, b) => year(b) - year(a));
+    for (let i = 0; i < list.length; i++) {
+      if (i < n) kept[list[i]!] = 1;
+      else cut++;
+    }
+    await turns.turn();
+  }
+  return { kept, cut };
+}
+
+/**
+ * The long groups pivoted to one row per group of the other dimensions: each value
+ * key becomes one column per year, `<key>_<year>`, years ascending within each key;
+ * a year the group has no row for is null. `rows` adds up the group's years.
+ */
+export async function widen(
+  flat: FlatGroups,
+  at: number,
+  yearOf: (code: number) => number,
+  keys: readonly string[],
+  turns: Turns,
+): Promise<{ groups: FlatGroups; keys: string[]; years: number[] }> {
+  const { count, width, n } = flat;
+  const codes = [...new Set(Array.from({ length: count }, (_, g) => flat.codes[g * width + at]!))].sort((a, b) => a - b);
+  const column = new Map(codes.map((code, i) => [code, i]));
+  const years = codes.map(yearOf);
+  const wideWidth = width - 1;
+  const rowOf = new Map<string, number>();
+  const owner: number[] = [];
+  const target = new Int32Array(count);
+  await inSlices(
+    count,
+    (start, end) => {
+      for (let g = start; g < end; g++) {
+        let key = '';
+        for (let i = 0; i < width; i++) if (i !== at) key += `${flat.codes[g * width + i]},`;
+        let row = rowOf.get(key);
+        if (row === undefined) {
+          row = owner.length;
+          rowOf.set(key, row);
+          owner.push(g);
+        }
+        target[g] = row;
+      }
+    },
+    turns,
+  );
+  const rowsCount = owner.length;
+  const wideN = n * years.length;
+  const wideCodes = new Int32Array(rowsCount * wideWidth);
+  owner.forEach((g, row) => {
+    for (let i = 0, j = 0; i < width; i++) if (i !== at) wideCodes[row * wideWidth + j++] = flat.codes[g * width + i]!;
+  });
+  const values = new Float64Array(rowsCount * wideN).fill(NaN);
+  const exact = new Map<number, string>();
+  const rows = new Float64Array(rowsCount);
+  await inSlices(
+    count,
+    (start, end) => {
+      for (let g = start; g < end; g++) {
+        const row = target[g]!;
+        const y = column.get(flat.codes[g * width + at]!)!;
+        for (let k = 0; k < n; k++) {
+          values[row * wideN + k * years.length + y] = flat.values[g * n + k]!;
+          const text = flat.exact.get(g * n + k);
+          if (text !== undefined) exact.set(row * wideN + k * years.length + y, text);
+        }
+        rows[row] = rows[row]! + flat.rows[g]!;
+      }
+    },
+    turns,
+  );
+  const wideKeys = keys.flatMap((key) => years.map((year) => `${key}_${year}`));
+  return { groups: { count: rowsCount, codes: wideCodes, width: wideWidth, values, exact, n: wideN, rows }, keys: wideKeys, years };
+}
