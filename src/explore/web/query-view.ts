@@ -44,15 +44,24 @@ export async function renderQuery(into: HTMLElement, endpoint: Endpoint, params:
   form.addEventListener('submit', (event) => event.preventDefault());
   form.append(...parameterControls(endpoint, params, operation, cat.datasets));
   into.append(form);
-  if (dataset && endpoint !== 'reference') into.append(await renderFilters(endpoint, params, dataset));
+  // The answer is asked for beside the facets, not after them: counting every dimension
+  // of a large release takes longer than the answer, and the table and chart need only it.
+  const answered = dataset && getJson<Answer>(apiPath(endpoint, params));
+  if (dataset && endpoint !== 'reference') {
+    const slot = h('fieldset', { class: 'filters', 'aria-busy': 'true' }, h('legend', {}, 'Filters'));
+    into.append(slot);
+    void renderFilters(endpoint, params, dataset).then((filters) => {
+      if (!stale()) slot.replaceWith(filters);
+    });
+  }
   into.append(problems);
-  if (!dataset) {
+  if (!answered) {
     into.append(h('p', {}, 'Choose a dataset to see its rows.'));
     return;
   }
   let answer: Answer;
   try {
-    answer = await getJson<Answer>(apiPath(endpoint, params));
+    answer = await answered;
   } catch (err) {
     if (!stale()) showError(problems, err, into);
     return;
