@@ -8,6 +8,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { CursorCodec } from '../src/query/cursor.ts';
 import { DATASETS } from '../src/registry.ts';
+import { parseCsv } from './helpers/csv.ts';
 import { FIXTURE_RELEASE, startTestService, type TestService, tempDir } from './helpers/service.ts';
 
 // CSV and Arrow by Accept on /v1/financials and /v1/reference: bytes and headers, the
@@ -47,36 +48,6 @@ function printedNumbers(json: string, metrics: readonly string[]): string[][] {
     .split('"values":{')
     .slice(1)
     .map((row) => metrics.map((m) => new RegExp(`"${m}":([^,}]+)`).exec(row)![1]!));
-}
-
-/** A minimal RFC 4180 reader for the test's own checks (quoted fields, doubled quotes, CRLF). */
-function parseCsv(text: string): string[][] {
-  const rows: string[][] = [];
-  let row: string[] = [];
-  let field = '';
-  let quoted = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i]!;
-    if (quoted) {
-      if (c === '"' && text[i + 1] === '"') {
-        field += '"';
-        i++;
-      } else if (c === '"') quoted = false;
-      else field += c;
-    } else if (c === '"') quoted = true;
-    else if (c === ',') {
-      row.push(field);
-      field = '';
-    } else if (c === '\r' && text[i + 1] === '\n') {
-      row.push(field);
-      rows.push(row);
-      row = [];
-      field = '';
-      i++;
-    } else field += c;
-  }
-  assert.is(field + row.join(''), '', 'the body ends with CRLF');
-  return rows;
 }
 
 const arrowRows = (table: Table) => table.toArray().map((row) => ({ ...row.toJSON() }));

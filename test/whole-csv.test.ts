@@ -7,6 +7,7 @@ import { type Table, tableFromIPC } from 'apache-arrow';
 import { request } from 'undici';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { parseCsv } from './helpers/csv.ts';
 import { startTestService, type TestService, tempDir, twoReleaseDataDir, walkPages } from './helpers/service.ts';
 import { requiring } from './helpers/skip.ts';
 
@@ -23,36 +24,6 @@ test.before(async () => {
   service = await startTestService({ dataDir: (await twoReleaseDataDir()).dataDir });
 });
 test.after(async () => service.stop());
-
-/** A minimal RFC 4180 reader for the test's own checks (quoted fields, doubled quotes, CRLF). */
-function parseCsv(text: string): string[][] {
-  const rows: string[][] = [];
-  let row: string[] = [];
-  let field = '';
-  let quoted = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i]!;
-    if (quoted) {
-      if (c === '"' && text[i + 1] === '"') {
-        field += '"';
-        i++;
-      } else if (c === '"') quoted = false;
-      else field += c;
-    } else if (c === '"') quoted = true;
-    else if (c === ',') {
-      row.push(field);
-      field = '';
-    } else if (c === '\r' && text[i + 1] === '\n') {
-      row.push(field);
-      rows.push(row);
-      row = [];
-      field = '';
-      i++;
-    } else field += c;
-  }
-  assert.is(field + row.join(''), '', 'the body ends with CRLF');
-  return rows;
-}
 
 /** The body of a GET as bytes (Arrow), with its headers; checked against docs/openapi.json by service.get for text. */
 async function bytes(pathAndQuery: string): Promise<{ status: number; headers: Record<string, unknown>; body: Buffer }> {

@@ -4,6 +4,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import type { Page } from 'playwright-core';
+import { parseCsv } from './csv.ts';
 
 // What the Explore page's browser test reads and runs: the page's table, the rows of a
 // /v1 JSON answer in the same flat columns, and the "Copy as" snippets run for real.
@@ -44,35 +45,6 @@ export function jsonGrid(data: any[]): Grid {
   return { columns, rows: flat.map((r) => columns.map((c) => (r[c] === null || r[c] === undefined ? '—' : String(r[c])))) };
 }
 
-export function parseCsv(text: string): string[][] {
-  const rows: string[][] = [];
-  let row: string[] = [];
-  let field = '';
-  let quoted = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i]!;
-    if (quoted) {
-      if (c === '"' && text[i + 1] === '"') {
-        field += '"';
-        i++;
-      } else if (c === '"') quoted = false;
-      else field += c;
-    } else if (c === '"') quoted = true;
-    else if (c === ',') {
-      row.push(field);
-      field = '';
-    } else if (c === '\n' || c === '\r') {
-      if (c === '\r' && text[i + 1] === '\n') i++;
-      row.push(field);
-      rows.push(row);
-      row = [];
-      field = '';
-    } else field += c;
-  }
-  if (field || row.length) rows.push([...row, field]);
-  return rows;
-}
-
 /** The same rows: equal text, numbers equal to 1e-12 of their size (R prints 15 digits), a null as "", NA or the dash. */
 export function sameRows(got: Grid, want: Grid): string | undefined {
   if (got.columns.join() !== want.columns.join()) return `columns ${got.columns.join()} != ${want.columns.join()}`;
@@ -92,7 +64,7 @@ export function sameRows(got: Grid, want: Grid): string | undefined {
 }
 
 const csvGrid = (text: string): Grid => {
-  const [columns = [], ...rows] = parseCsv(text);
+  const [columns = [], ...rows] = parseCsv(text, { anyLineEnd: true });
   return { columns, rows };
 };
 
