@@ -269,7 +269,7 @@ exports(
 );
 
 exports(
-  'an export the client stops reading ends after EXPORT_IDLE_SECONDS; a key has EXPORTS_OPEN_PER_KEY open at most, another key is not affected',
+  'an export the client stops reading ends after EXPORT_IDLE_SECONDS; a key has EXPORTS_OPEN_PER_KEY open at most (a whole revisions CSV counts), another key is not affected',
   async () => {
     const service = await startTestService({ dataDir: state.dataDir, env: { EXPORT_IDLE_SECONDS: '1', EXPORTS_OPEN_PER_KEY: '1' } });
     try {
@@ -287,6 +287,10 @@ exports(
         error: 'Too many exports open: at most 1 per key at once; finish or cancel one, then try again',
         retryAfterSeconds: 10,
       });
+      // A whole revisions diff as CSV streams as an export, and is counted as one.
+      const diff = await service.get('/v1/revisions?metric=ggr&format=csv');
+      assert.is(diff.status, 429, 'a whole revisions CSV is an export too');
+      assert.equal(diff.json, second.json);
       assert.is(
         (await service.get('/v1/export?metric=ggr&country=France', { key: other, headers: { accept: 'text/csv' } })).status,
         200,
