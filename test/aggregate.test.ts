@@ -4,9 +4,9 @@ import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { tableFromIPC } from 'apache-arrow';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { loadDrop } from '../etl/load.ts';
 import { quoteIdent, quoteLiteral } from '../src/duckdb/sql-text.ts';
 import { DATASETS, metricDef } from '../src/registry.ts';
+import { publishDrop } from './helpers/drop.ts';
 import { columnSum, isDecimalColumn } from './helpers/exact-sum.ts';
 import { bodiesPerThreads, FIXTURE_RELEASE, send, startTestService, type TestService, tempDir, walkPages } from './helpers/service.ts';
 
@@ -491,10 +491,6 @@ const drop = suite('aggregate: a drop written by plain DuckDB');
 let dropService: TestService;
 let dropDir: string;
 drop.before(async () => {
-  const instance = await DuckDBInstance.create(':memory:');
-  const connection = await instance.connect();
-  const source = await tempDir('dqs-agg-drop-');
-  dropDir = await tempDir('dqs-agg-data-');
   const geo = `(VALUES ('Europe', 'Côte "d''Azur", Land', ''), ('Africa', 'Korea, Republic of', ''), ('North America', 'United States', ''),
     ('North America', 'United States', 'O''Brien, County'), ('North America', 'United States', 'Nevada')) AS g(region, country, state)`;
   const rows = `FROM ${geo}, (VALUES (2019), (2020), (2021)) AS y(year), (VALUES ('USD'), ('EUR')) AS f(fx), (VALUES ('Online'), ('Land')) AS c(channel)`;
@@ -509,12 +505,7 @@ drop.before(async () => {
             (1000 + year)::BIGINT AS adult_population, -0.25 AS inflation ${rows}`,
     country_reference: `SELECT DISTINCT region, country, 'Tracked' AS country_type FROM ${geo}`,
   };
-  for (const [name, select] of Object.entries(sql))
-    await connection.run(`COPY (${select}) TO ${quoteLiteral(path.join(source, `${name}.parquet`))} (FORMAT parquet)`);
-  connection.closeSync();
-  instance.closeSync();
-  await loadDrop({ drop: source, dataDir: dropDir, release: '2026-02', force: false, minYear: 1990, maxYear: 2100, maxRowChange: 0.25 });
-  await fs.rm(source, { recursive: true, force: true });
+  dropDir = await publishDrop(sql, '2026-02');
   dropService = await startTestService({ dataDir: dropDir });
 });
 drop.after(async () => {

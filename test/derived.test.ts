@@ -1,12 +1,12 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
+import type { DuckDBConnection } from '@duckdb/node-api';
 import { tableFromIPC } from 'apache-arrow';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { loadDrop } from '../etl/load.ts';
 import { quoteLiteral } from '../src/duckdb/sql-text.ts';
 import { close, type DerivedCase, expectedGroups, expectedUnmatched, groupKey } from './helpers/derived-reference.ts';
+import { duckdb, publishDrop } from './helpers/drop.ts';
 import { writtenSum } from './helpers/exact-sum.ts';
 import { runQueryCli } from './helpers/query-cli.ts';
 import { bodiesPerThreads, FIXTURE_RELEASE, startTestService, type TestService, tempDir, walkPages } from './helpers/service.ts';
@@ -174,17 +174,6 @@ async function compareCase(service: TestService, connection: DuckDBConnection, r
     }
   }
   return served;
-}
-
-async function duckdb<T>(run: (connection: DuckDBConnection) => Promise<T>): Promise<T> {
-  const instance = await DuckDBInstance.create(':memory:');
-  const connection = await instance.connect();
-  try {
-    return await run(connection);
-  } finally {
-    connection.closeSync();
-    instance.closeSync();
-  }
 }
 
 let service: TestService;
@@ -616,32 +605,25 @@ let dropService: TestService;
 let dropDir: string;
 const DROP_RELEASE = '2026-03';
 drop.before(async () => {
-  const source = await tempDir('dqs-derived-drop-');
-  dropDir = await tempDir('dqs-derived-data-');
-  await duckdb(async (connection) => {
-    const geo = `(VALUES ('Europe', 'Atlantis', ''), ('Europe', 'Borduria', ''), ('Asia - ME', 'Carpania', ''),
-      ('North America', 'Dakota', ''), ('North America', 'Dakota', 'North'), ('North America', 'Dakota', 'South')) AS g(region, country, state)`;
-    const grid = `FROM ${geo}, range(2018, 2023) AS y(year), (VALUES ('Online'), ('Land')) AS c(channel), (VALUES ('USD'), ('EUR')) AS f(fx), (VALUES ('Poker'), ('Slots')) AS p(product)`;
-    // Borduria has no rows in 2020; Carpania's online GGR is 0 in 2019.
-    const market = `SELECT year::INTEGER AS year, region, country, state, 'Gaming' AS category, product, channel, 'Onshore' AS sub_channel, fx, 'Current' AS temporal, 'Reported' AS calculation,
-      CASE WHEN country = 'Carpania' AND channel = 'Online' AND year = 2019 THEN 0 ELSE (year - 2000) * 10.3 + length(country) * 1.7 + length(state) / 3 + (channel = 'Online')::INT * 5.5 + (product = 'Slots')::INT / 7 + (fx = 'EUR')::INT * 0.9 END::DOUBLE AS ggr
-      ${grid} WHERE NOT (country = 'Borduria' AND year = 2020)`;
-    const sql: Record<string, string> = {
-      ggr: market,
-      // Atlantis's land turnover of 2022 is missing.
-      turnover: `SELECT * EXCLUDE (ggr), ggr * 9.25 + 1 / 3 AS turnover FROM (${market}) WHERE NOT (country = 'Atlantis' AND channel = 'Land' AND year = 2022)`,
-      fx: `SELECT DISTINCT year::INTEGER AS year, region, country, state, 'XOF' AS fx_local_currency, 'Current' AS temporal, 'Reported' AS calculation, 0.5 AS fx_constant_usd, 0.6 AS fx_current_eur, 0.7 AS fx_constant_eur, 0.8 AS fx_current_usd ${grid}`,
-      // Atlantis has no population rows for 2021 and 2022.
-      country: `SELECT DISTINCT year::INTEGER AS year, region, country, state, 'Current' AS temporal, 'Reported' AS calculation, 1e6 * year AS gdp_local_currency,
-        (1e9 + length(country || state) * 1e7 + year * 1e5 / 3)::DOUBLE AS gdp_usd, CASE WHEN country = 'Atlantis' AND year >= 2021 THEN NULL ELSE (1e5 + length(country || state) * 1e3 + year)::BIGINT END AS adult_population, 2.5 AS inflation ${grid}`,
-      country_reference: `SELECT DISTINCT region, country, 'Tracked' AS country_type FROM ${geo}`,
-    };
-    sql.country = `SELECT * EXCLUDE (adult_population), adult_population FROM (${sql.country}) WHERE adult_population IS NOT NULL`;
-    for (const [name, select] of Object.entries(sql))
-      await connection.run(`COPY (${select}) TO ${quoteLiteral(path.join(source, `${name}.parquet`))} (FORMAT parquet)`);
-  });
-  await loadDrop({ drop: source, dataDir: dropDir, release: DROP_RELEASE, force: false, minYear: 1990, maxYear: 2100, maxRowChange: 0.25 });
-  await fs.rm(source, { recursive: true, force: true });
+  const geo = `(VALUES ('Europe', 'Atlantis', ''), ('Europe', 'Borduria', ''), ('Asia - ME', 'Carpania', ''),
+    ('North America', 'Dakota', ''), ('North America', 'Dakota', 'North'), ('North America', 'Dakota', 'South')) AS g(region, country, state)`;
+  const grid = `FROM ${geo}, range(2018, 2023) AS y(year), (VALUES ('Online'), ('Land')) AS c(channel), (VALUES ('USD'), ('EUR')) AS f(fx), (VALUES ('Poker'), ('Slots')) AS p(product)`;
+  // Borduria has no rows in 2020; Carpania's online GGR is 0 in 2019.
+  const market = `SELECT year::INTEGER AS year, region, country, state, 'Gaming' AS category, product, channel, 'Onshore' AS sub_channel, fx, 'Current' AS temporal, 'Reported' AS calculation,
+    CASE WHEN country = 'Carpania' AND channel = 'Online' AND year = 2019 THEN 0 ELSE (year - 2000) * 10.3 + length(country) * 1.7 + length(state) / 3 + (channel = 'Online')::INT * 5.5 + (product = 'Slots')::INT / 7 + (fx = 'EUR')::INT * 0.9 END::DOUBLE AS ggr
+    ${grid} WHERE NOT (country = 'Borduria' AND year = 2020)`;
+  const sql: Record<string, string> = {
+    ggr: market,
+    // Atlantis's land turnover of 2022 is missing.
+    turnover: `SELECT * EXCLUDE (ggr), ggr * 9.25 + 1 / 3 AS turnover FROM (${market}) WHERE NOT (country = 'Atlantis' AND channel = 'Land' AND year = 2022)`,
+    fx: `SELECT DISTINCT year::INTEGER AS year, region, country, state, 'XOF' AS fx_local_currency, 'Current' AS temporal, 'Reported' AS calculation, 0.5 AS fx_constant_usd, 0.6 AS fx_current_eur, 0.7 AS fx_constant_eur, 0.8 AS fx_current_usd ${grid}`,
+    // Atlantis has no population rows for 2021 and 2022.
+    country: `SELECT DISTINCT year::INTEGER AS year, region, country, state, 'Current' AS temporal, 'Reported' AS calculation, 1e6 * year AS gdp_local_currency,
+      (1e9 + length(country || state) * 1e7 + year * 1e5 / 3)::DOUBLE AS gdp_usd, CASE WHEN country = 'Atlantis' AND year >= 2021 THEN NULL ELSE (1e5 + length(country || state) * 1e3 + year)::BIGINT END AS adult_population, 2.5 AS inflation ${grid}`,
+    country_reference: `SELECT DISTINCT region, country, 'Tracked' AS country_type FROM ${geo}`,
+  };
+  sql.country = `SELECT * EXCLUDE (adult_population), adult_population FROM (${sql.country}) WHERE adult_population IS NOT NULL`;
+  dropDir = await publishDrop(sql, DROP_RELEASE);
   dropService = await startTestService({ dataDir: dropDir });
 });
 drop.after(async () => {

@@ -1,16 +1,15 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
+import type { DuckDBConnection } from '@duckdb/node-api';
 import { tableFromIPC } from 'apache-arrow';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { loadDrop } from '../etl/load.ts';
-import { quoteLiteral } from '../src/duckdb/sql-text.ts';
 import { SERIES_EXAMPLES } from '../src/http/routes/aggregate-series.ts';
 import { groupKey } from './helpers/derived-reference.ts';
+import { duckdb, publishDrop } from './helpers/drop.ts';
 import { openApi } from './helpers/openapi.ts';
 import { expectedSeries, near, type SeriesCase } from './helpers/series-reference.ts';
-import { FIXTURE_RELEASE, startTestService, type TestService, tempDir, walkPages } from './helpers/service.ts';
+import { FIXTURE_RELEASE, startTestService, type TestService, walkPages } from './helpers/service.ts';
 
 // /v1/aggregate's time series (issue 45): index, cagr, latest and shape=wide, each
 // value against DuckDB over DECIMAL sums (test/helpers/series-reference.ts) on the
@@ -108,17 +107,6 @@ const CASES: SeriesCase[] = [
     index: 2015,
   },
 ];
-
-async function duckdb<T>(run: (connection: DuckDBConnection) => Promise<T>): Promise<T> {
-  const instance = await DuckDBInstance.create(':memory:');
-  const connection = await instance.connect();
-  try {
-    return await run(connection);
-  } finally {
-    connection.closeSync();
-    instance.closeSync();
-  }
-}
 
 /** The case's answer, walked, beside DuckDB's: every group, every key, and latest's cut. */
 async function compareCase(service: TestService, connection: DuckDBConnection, releaseDir: string, c: SeriesCase): Promise<any[]> {
@@ -434,29 +422,22 @@ let dropService: TestService;
 let dropDir: string;
 const DROP_RELEASE = '2026-03';
 drop.before(async () => {
-  const source = await tempDir('dqs-series-drop-');
-  dropDir = await tempDir('dqs-series-data-');
-  await duckdb(async (connection) => {
-    const geo = `(VALUES ('Europe', 'Atlantis'), ('Europe', 'Borduria'), ('Asia - ME', 'Carpania'), ('North America', 'Dakota'), ('Africa', 'Erewhon')) AS g(region, country)`;
-    const grid = `FROM ${geo}, range(2015, 2025) AS y(year), (VALUES ('Online'), ('Land')) AS c(channel), (VALUES ('USD'), ('EUR')) AS f(fx), (VALUES ('Poker'), ('Slots')) AS p(product)`;
-    const market = `SELECT year::INTEGER AS year, region, country, '' AS state, 'Gaming' AS category, product, channel, 'Onshore' AS sub_channel, fx, 'Current' AS temporal, 'Reported' AS calculation,
-      CASE WHEN country = 'Carpania' AND channel = 'Online' AND year IN (2015, 2019) THEN 0
-           WHEN country = 'Atlantis' AND channel = 'Land' AND year = 2024 THEN -7.25
-           ELSE (year - 2010) * 10.3 + length(country) * 1.7 + (channel = 'Online')::INT * 5.5 + (product = 'Slots')::INT / 7 + (fx = 'EUR')::INT * 0.9 END::DOUBLE AS ggr
-      ${grid} WHERE NOT (country = 'Borduria' AND year IN (2019, 2020)) AND NOT (country = 'Dakota' AND year > 2022) AND NOT (country = 'Erewhon' AND year < 2018)`;
-    const sql: Record<string, string> = {
-      ggr: market,
-      turnover: `SELECT * EXCLUDE (ggr), abs(ggr) * 9.25 + 1 / 3 AS turnover FROM (${market})`,
-      fx: `SELECT DISTINCT year::INTEGER AS year, region, country, '' AS state, 'XOF' AS fx_local_currency, 'Current' AS temporal, 'Reported' AS calculation, 0.5 AS fx_constant_usd, 0.6 AS fx_current_eur, 0.7 AS fx_constant_eur, 0.8 AS fx_current_usd ${grid}`,
-      country: `SELECT DISTINCT year::INTEGER AS year, region, country, '' AS state, 'Current' AS temporal, 'Reported' AS calculation, 1e6 * year AS gdp_local_currency,
-        (1e9 + length(country) * 1e7 + year * 1e5 / 3)::DOUBLE AS gdp_usd, (1e5 + length(country) * 1e3 + year)::BIGINT AS adult_population, 2.5 AS inflation ${grid}`,
-      country_reference: `SELECT DISTINCT region, country, 'Tracked' AS country_type FROM ${geo}`,
-    };
-    for (const [name, select] of Object.entries(sql))
-      await connection.run(`COPY (${select}) TO ${quoteLiteral(path.join(source, `${name}.parquet`))} (FORMAT parquet)`);
-  });
-  await loadDrop({ drop: source, dataDir: dropDir, release: DROP_RELEASE, force: false, minYear: 1990, maxYear: 2100, maxRowChange: 0.25 });
-  await fs.rm(source, { recursive: true, force: true });
+  const geo = `(VALUES ('Europe', 'Atlantis'), ('Europe', 'Borduria'), ('Asia - ME', 'Carpania'), ('North America', 'Dakota'), ('Africa', 'Erewhon')) AS g(region, country)`;
+  const grid = `FROM ${geo}, range(2015, 2025) AS y(year), (VALUES ('Online'), ('Land')) AS c(channel), (VALUES ('USD'), ('EUR')) AS f(fx), (VALUES ('Poker'), ('Slots')) AS p(product)`;
+  const market = `SELECT year::INTEGER AS year, region, country, '' AS state, 'Gaming' AS category, product, channel, 'Onshore' AS sub_channel, fx, 'Current' AS temporal, 'Reported' AS calculation,
+    CASE WHEN country = 'Carpania' AND channel = 'Online' AND year IN (2015, 2019) THEN 0
+         WHEN country = 'Atlantis' AND channel = 'Land' AND year = 2024 THEN -7.25
+         ELSE (year - 2010) * 10.3 + length(country) * 1.7 + (channel = 'Online')::INT * 5.5 + (product = 'Slots')::INT / 7 + (fx = 'EUR')::INT * 0.9 END::DOUBLE AS ggr
+    ${grid} WHERE NOT (country = 'Borduria' AND year IN (2019, 2020)) AND NOT (country = 'Dakota' AND year > 2022) AND NOT (country = 'Erewhon' AND year < 2018)`;
+  const sql: Record<string, string> = {
+    ggr: market,
+    turnover: `SELECT * EXCLUDE (ggr), abs(ggr) * 9.25 + 1 / 3 AS turnover FROM (${market})`,
+    fx: `SELECT DISTINCT year::INTEGER AS year, region, country, '' AS state, 'XOF' AS fx_local_currency, 'Current' AS temporal, 'Reported' AS calculation, 0.5 AS fx_constant_usd, 0.6 AS fx_current_eur, 0.7 AS fx_constant_eur, 0.8 AS fx_current_usd ${grid}`,
+    country: `SELECT DISTINCT year::INTEGER AS year, region, country, '' AS state, 'Current' AS temporal, 'Reported' AS calculation, 1e6 * year AS gdp_local_currency,
+      (1e9 + length(country) * 1e7 + year * 1e5 / 3)::DOUBLE AS gdp_usd, (1e5 + length(country) * 1e3 + year)::BIGINT AS adult_population, 2.5 AS inflation ${grid}`,
+    country_reference: `SELECT DISTINCT region, country, 'Tracked' AS country_type FROM ${geo}`,
+  };
+  dropDir = await publishDrop(sql, DROP_RELEASE);
   dropService = await startTestService({ dataDir: dropDir });
 });
 drop.after(async () => {
