@@ -13,27 +13,46 @@ export interface FlatGroups {
   /** Dictionary codes of each group; -1 where a rollup row totals a dimension. */
   readonly codes: Int32Array;
   readonly width: number;
+  /** The dimensions the codes are of, `width` of them. */
+  readonly dimensions: readonly string[];
   /** Each group's values, one per key of the answer; NaN for null. */
   readonly values: Float64Array;
   /** By index into `values`: exact decimals to print instead of a value's double. */
   readonly exact: ReadonlyMap<number, string>;
   readonly n: number;
+  /** The value keys, `n` of them. */
+  readonly keys: readonly string[];
   /** Served rows in each group. */
   readonly rows: Float64Array;
 }
 
+/** A group_by dimension or a value key (or `rows`), as the plan names it. */
 export interface OrderBy {
-  /** Index of a group_by dimension, or -1. */
-  readonly dimension: number;
-  /** Index of a value key, or -1; both -1 orders by `rows`. */
-  readonly value: number;
+  readonly key: string;
   readonly descending: boolean;
 }
 
-/** A having condition with the index of its value (-1: `rows`). */
-export interface HavingAt {
+/**
+ * Each group's value of `key`: a value key's or `rows`. A key the answer has no column
+ * for is null throughout, so `having` on it passes no group and ordering by it leaves
+ * the order to the group tuple. Only a wide answer has such keys: the plan allows a
+ * key for every year, and which years have columns is known once the rows are grouped.
+ */
+function valuesOf(flat: FlatGroups, key: string): (g: number) => number {
+  const { rows, values, n } = flat;
+  if (key === 'rows') return (g) => rows[g]!;
+  const k = flat.keys.indexOf(key);
+  return k < 0 ? () => NaN : (g) => values[g * n + k]!;
+}
+
+interface Condition {
   readonly having: Having;
-  readonly value: number;
+  readonly value: (g: number) => number;
+}
+
+function passesAll(conditions: readonly Condition[], g: number): boolean {
+  for (let i = 0; i < conditions.length; i++) if (!passes(conditions[i]!.having, conditions[i]!.value(g))) return false;
+  return true;
 }
 
 const compare = (a: number, b: number) => (a < b ? -1 : a > b ? 1 : 0);
@@ -41,17 +60,17 @@ const compare = (a: number, b: number) => (a < b ? -1 : a > b ? 1 : 0);
 /** The groups that pass every condition, sorted: nulls (NaN) last whichever the direction, so a top N never starts with unknowns. */
 export async function filterAndSort(
   flat: FlatGroups,
-  having: readonly HavingAt[],
+  having: readonly Having[],
   order: OrderBy | undefined,
   turns: Turns,
 ): Promise<FlatGroups> {
-  const { width, codes, values, rows, n } = flat;
-  const valueAt = (g: number, at: number) => (at < 0 ? rows[g]! : values[g * n + at]!);
+  const { width, codes } = flat;
+  const conditions = having.map((h) => ({ having: h, value: valuesOf(flat, h.key) }));
   const kept: number[] = [];
   await inSlices(
     flat.count,
     (start, end) => {
-      for (let g = start; g < end; g++) if (having.every((h) => passes(h.having, valueAt(g, h.value)))) kept.push(g);
+      for (let g = start; g < end; g++) if (passesAll(conditions, g)) kept.push(g);
     },
     turns,
   );
@@ -67,11 +86,14 @@ export async function filterAndSort(
   let byOrder: (a: number, b: number) => number = () => 0;
   if (order) {
     const sign = order.descending ? -1 : 1;
+    const dimension = flat.dimensions.indexOf(order.key);
+    const value = valuesOf(flat, order.key);
     byOrder =
-      order.dimension >= 0
-        ? (a, b) => sign * compare(codeKey(codes[a * width + order.dimension]!), codeKey(codes[b * width + order.dimension]!))
+      dimension >= 0
+        ? (a, b) => sign * compare(codeKey(codes[a * width + dimension]!), codeKey(codes[b * width + dimension]!))
         : (a, b) => {
-            const [x, y] = [valueAt(a, order.value), valueAt(b, order.value)];
+            const x = value(a);
+            const y = value(b);
             if (Number.isNaN(x) || Number.isNaN(y)) return Number.isNaN(x) ? (Number.isNaN(y) ? 0 : 1) : -1;
             return sign * compare(x, y);
           };
@@ -105,5 +127,5 @@ async function permute(flat: FlatGroups, kept: readonly number[], order: Uint32A
     },
     turns,
   );
-  return { count: order.length, codes, width, values, exact, n, rows };
+  return { ...flat, count: order.length, codes, values, exact, rows };
 }

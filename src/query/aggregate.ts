@@ -187,43 +187,21 @@ export async function computeAggregate(
       turns,
     );
   }
-  let flat: FlatGroups = { count, codes, width, values, exact, n, rows };
-  let keys = columns.map((c) => c.key);
-  let dimensions = plan.groupBy;
-  let wide: AggregateResult['wide'];
-  if (series.shape === 'wide') {
-    const years = tables.dictionaries[index('year')]!.values;
-    const pivoted = await widen(flat, plan.groupBy.indexOf('year'), (code) => Number(years[code]), keys, turns);
-    flat = pivoted.groups;
-    keys = pivoted.keys;
-    dimensions = plan.groupBy.filter((d) => d !== 'year');
-    wide = { keys: pivoted.keys, years: pivoted.years };
-  }
-  // A wide key of a year the answer has no column for is null throughout: it passes no having and leaves the order to the groups.
-  const absent = (key: string) => key !== 'rows' && !keys.includes(key);
-  const valueAt = (key: string) => keys.indexOf(key);
-  const order = plan.order &&
-    !(absent(plan.order.key) && !dimensions.includes(plan.order.key)) && {
-      dimension: dimensions.indexOf(plan.order.key),
-      value: valueAt(plan.order.key),
-      descending: plan.order.descending,
-    };
-  const sorted = await filterAndSort(
-    having.some((h) => absent(h.key)) ? { ...flat, count: 0 } : flat,
-    having.map((h) => ({ having: h, value: valueAt(h.key) })),
-    order || undefined,
-    turns,
-  );
+  const keys = columns.map((c) => c.key);
+  const long: FlatGroups = { count, codes, width, dimensions: plan.groupBy, values, exact, n, keys, rows };
+  const yearOf = (code: number) => Number(tables.dictionaries[index('year')]!.values[code]);
+  const wide = series.shape === 'wide' ? await widen(long, yearOf, turns) : undefined;
+  const sorted = await filterAndSort(wide?.groups ?? long, having, plan.order, turns);
   return {
     count: sorted.count,
     codes: sorted.codes,
-    width: flat.width,
+    width: sorted.width,
     values: sorted.values,
     exact: sorted.exact,
     rows: sorted.rows,
     ...(unmatched && { unmatched }),
     ...(latest && { cut: latest.cut }),
-    ...(wide && { wide }),
+    ...(wide && { wide: { keys: wide.groups.keys, years: wide.years } }),
   };
 }
 

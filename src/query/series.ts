@@ -6,7 +6,7 @@ import { inSlices, type Turns } from '../store/slices.ts';
 import { type Allowed, groupRows, type Level, levelsOf } from './aggregate-groups.ts';
 import type { FlatGroups } from './aggregate-order.ts';
 import type { ColumnKind } from './derived-plan.ts';
-import type { Cagr, SeriesPlan } from './series-plan.ts';
+import { type Cagr, type SeriesPlan, wideKey } from './series-plan.ts';
 
 // The values of the time-series parameters (series-plan.ts), from the exact sums:
 // a group's index to the same group in a base year, its sums in the two years of a
@@ -221,12 +221,11 @@ export async function latestKept(def: DatasetDef, tables: AggregateTables, detai
  */
 export async function widen(
   flat: FlatGroups,
-  at: number,
   yearOf: (code: number) => number,
-  keys: readonly string[],
   turns: Turns,
-): Promise<{ groups: FlatGroups; keys: string[]; years: number[] }> {
+): Promise<{ groups: FlatGroups; years: number[] }> {
   const { count, width, n } = flat;
+  const at = flat.dimensions.indexOf('year');
   const codes = [...new Set(Array.from({ length: count }, (_, g) => flat.codes[g * width + at]!))].sort((a, b) => a - b);
   const column = new Map(codes.map((code, i) => [code, i]));
   const years = codes.map(yearOf);
@@ -276,6 +275,7 @@ export async function widen(
     },
     turns,
   );
-  const wideKeys = keys.flatMap((key) => years.map((year) => `${key}_${year}`));
-  return { groups: { count: rowsCount, codes: wideCodes, width: wideWidth, values, exact, n: wideN, rows }, keys: wideKeys, years };
+  const keys = flat.keys.flatMap((key) => years.map((year) => wideKey(key, year)));
+  const dimensions = flat.dimensions.filter((_, i) => i !== at);
+  return { groups: { count: rowsCount, codes: wideCodes, width: wideWidth, values, exact, n: wideN, rows, dimensions, keys }, years };
 }
