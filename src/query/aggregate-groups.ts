@@ -61,6 +61,26 @@ export async function groupRows(
   return group(source, { groupBy, sizes: tables.sizes, allowed: scanned, metrics, aligned: aligned ? [aligned(source)] : [], turns });
 }
 
+/**
+ * The detail groups: the rows grouped by `groupBy` and then `fine` (the key dimensions
+ * a `per` denominator is found by), those added up over groupBy; `scanned` are the
+ * groups before, and `targetOf` where each one went.
+ */
+export async function groupDetail(
+  tables: AggregateTables,
+  groupBy: readonly number[],
+  fine: readonly number[],
+  allowed: Allowed,
+  metrics: readonly MetricNeeds[],
+  aligned: ((source: AggregateSource) => MetricTotals) | undefined,
+  turns: Turns,
+): Promise<{ scanned: Groups; groups: Groups; targetOf: Int32Array }> {
+  const scanned = await groupRows(tables, [...groupBy, ...fine], allowed, metrics, aligned, turns);
+  if (fine.length === 0) return { scanned, groups: scanned, targetOf: Int32Array.from({ length: scanned.count }, (_, g) => g) };
+  const merged = await mergeGroups(scanned, groupBy.length, tables.sizes, () => true, false, turns);
+  return { scanned, groups: merged.groups, targetOf: merged.targetOf };
+}
+
 /** One level of the answer: the groups, which of them are shown, and where each detail group went. */
 export interface Level {
   readonly groups: Groups;

@@ -1,19 +1,14 @@
-import { type DatasetDef, findDataset } from '../registry.ts';
+import type { DatasetDef } from '../registry.ts';
 import type { AggregateTables } from '../store/aggregate-tables.ts';
-import { type MetricNeeds, mergeGroups } from '../store/aggregation.ts';
-import { alignedTotals, type DenominatorTable, denominatorTable, translateCodes } from '../store/denominators.ts';
+import type { MetricNeeds } from '../store/aggregation.ts';
 import { inSlices, Turns } from '../store/slices.ts';
-import { type Allowed, allowedCodes, groupRows, type Level, levelsOf, withPriorYears } from './aggregate-groups.ts';
+import { type Allowed, allowedCodes, groupDetail, groupRows, type Level, levelsOf, withPriorYears } from './aggregate-groups.ts';
 import { type FlatGroups, filterAndSort } from './aggregate-order.ts';
 import type { AggregatePlan } from './aggregate-plan.ts';
 import {
   type Compared,
   compareValues,
-  type FineKeys,
-  type LevelDenominators,
-  levelDenominators,
   type MeasureSource,
-  matchKeys,
   measureText,
   measureValue,
   perValue,
@@ -21,10 +16,9 @@ import {
   shareTotals,
   shareValue,
   type Unmatched,
-  unmatchedKeys,
 } from './derived.ts';
-import type { PerPlan } from './derived-plan.ts';
 import type { YearRange } from './filters.ts';
+import { denominatorOf } from './per-denominator.ts';
 import { isSeriesKind, latestKept, type SeriesLookups, seriesLookups, seriesText, seriesValue, widen, withYears } from './series.ts';
 
 // An aggregate's result (its plan is src/query/aggregate-plan.ts): every group with
@@ -91,54 +85,18 @@ export async function computeAggregate(
   });
   const sources: MeasureSource[] = plan.measures.map((m) => ({ fn: m.fn, position: metrics.indexOf(def.metrics.indexOf(m.metric)) }));
 
-  const denominator = per && (await denominatorOf(def, tables, per, groupBy, read, tablesOf));
-  const fineDims = denominator && 'table' in denominator ? denominator.fineDims : [];
-  const scanned = await groupRows(
-    tables,
-    [...groupBy, ...fineDims],
-    read,
-    needs,
-    denominator && 'aligned' in denominator ? denominator.aligned : undefined,
-    turns,
-  );
-  const merged =
-    fineDims.length > 0
-      ? await mergeGroups(scanned, groupBy.length, tables.sizes, () => true, false, turns)
-      : { groups: scanned, targetOf: Int32Array.from({ length: scanned.count }, (_, g) => g) };
+  const denominator = per && (await denominatorOf(def, tables, tablesOf(per.dataset), per, groupBy, read));
+  const scan = await groupDetail(tables, groupBy, denominator?.fineDims ?? [], read, needs, denominator?.aligned, turns);
   const hidden = read !== allowed ? allowed.get(index('year')) : undefined;
-  const levels = await levelsOf(def, tables, merged.groups, plan.rollup, hidden, turns);
+  const levels = await levelsOf(def, tables, scan.groups, plan.rollup, hidden, turns);
   const detail = levels[0]!;
   // latest leaves groups out of the answer only: every derived value is of the groups the filters keep, as before having.
   const latest = series.latest === undefined ? undefined : await latestKept(def, tables, detail, series.latest, turns);
   const count = levels.reduce((sum, level) => sum + level.shown.reduce((n, s) => n + s, 0), 0) - (latest?.cut ?? 0);
   const lookups: SeriesLookups = await seriesLookups(def, tables, series, levels, { groupBy, allowed, needs, rollup: plan.rollup }, turns);
 
-  let fine: FineKeys | undefined;
-  let unmatched: Unmatched | undefined;
-  if (denominator && 'table' in denominator) {
-    const width = groupBy.length + fineDims.length;
-    const at = denominator.keys.map((d) => [...groupBy, ...fineDims].indexOf(d));
-    const fixed = denominator.keys.map((d) => [...(read.get(d) ?? [])][0] ?? -1);
-    const codesOf = (f: number) => at.map((p, i) => (p >= 0 ? scanned.codes[f * width + p]! : fixed[i]!));
-    fine = matchKeys(scanned.count, merged.targetOf, codesOf, denominator.translate, denominator.table);
-    unmatched = unmatchedKeys(
-      detail,
-      fine,
-      denominator.table.count,
-      per.keys,
-      (i, code) => tables.dictionaries[denominator.keys[i]!]!.values[code]!,
-    );
-  } else if (denominator) {
-    unmatched = { count: 0, keys: [] };
-  }
-  const denominators =
-    denominator &&
-    levels.map(
-      (level): LevelDenominators =>
-        fine
-          ? levelDenominators(level, fine, (denominator as Keyed).table)
-          : { sums: level.groups.aligned[0]!, unmatched: new Uint8Array(level.groups.count) },
-    );
+  const matched = denominator?.match(scan.scanned, scan.targetOf, detail);
+  const denominators = matched && levels.map((level) => matched.level(level));
   const shares = share !== undefined ? await shareTotalsOf(def, tables, plan, detail, allowed, sources, turns) : undefined;
 
   const columns = plan.columns;
@@ -199,51 +157,10 @@ export async function computeAggregate(
     values: sorted.values,
     exact: sorted.exact,
     rows: sorted.rows,
-    ...(unmatched && { unmatched }),
+    ...(matched && { unmatched: matched.unmatched }),
     ...(latest && { cut: latest.cut }),
     ...(wide && { wide: { keys: wide.groups.keys, years: wide.years } }),
   };
-}
-
-interface Keyed {
-  readonly table: DenominatorTable;
-  /** Key dimensions (indexes of the numerator's) in the registry's order, and each one's codes in the table's dictionaries. */
-  readonly keys: readonly number[];
-  readonly translate: readonly Int32Array[];
-  /** Key dimensions the scan groups by besides group_by: those neither grouped nor fixed to one value. */
-  readonly fineDims: readonly number[];
-}
-
-/**
- * How a group's denominator is found: lined up row for row with the numerator's
- * tables when the denominator dataset has the very same rows (turnover beside ggr:
- * summed in the same scan), else by key in a table of the denominator's sums.
- */
-async function denominatorOf(
-  def: DatasetDef,
-  tables: AggregateTables,
-  per: PerPlan,
-  groupBy: readonly number[],
-  read: Allowed,
-  tablesOf: TablesOf,
-) {
-  const other = findDataset(per.dataset, 'financial')!;
-  const otherTables = tablesOf(per.dataset);
-  const metric = other.metrics.indexOf(per.metric);
-  const everyDimension =
-    per.keys.length === def.dimensions.length &&
-    other.dimensions.length === def.dimensions.length &&
-    def.dimensions.every((d, i) => other.dimensions[i] === d);
-  const aligned = everyDimension ? alignedTotals(tables, otherTables, metric) : undefined;
-  if (aligned) return { aligned };
-  const keys = per.keys.map((d) => def.dimensions.indexOf(d));
-  const keyed: Keyed = {
-    table: await denominatorTable(other, otherTables, per.keys, per.metric),
-    keys,
-    translate: per.keys.map((d) => translateCodes(tables, def, otherTables, d)),
-    fineDims: keys.filter((d) => !groupBy.includes(d) && read.get(d)?.size !== 1).sort((a, b) => a - b),
-  };
-  return keyed;
 }
 
 /**
