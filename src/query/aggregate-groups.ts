@@ -2,12 +2,15 @@ import type { DatasetDef } from '../registry.ts';
 import { type AggregateTables, chooseSource } from '../store/aggregate-tables.ts';
 import { type AggregateSource, type Groups, group, type MetricNeeds, type MetricTotals, mergeGroups } from '../store/aggregation.ts';
 import type { Turns } from '../store/slices.ts';
+import type { Measure } from './aggregate-plan.ts';
+import type { MeasureSource } from './derived.ts';
 import type { Filters, YearRange } from './filters.ts';
 
 // Which rows an aggregate reads and how they become its groups: the filters as
 // dictionary codes, the scan of the table that can answer reading fewest rows, and the levels of
-// a rollup. With compare=previous_year the scan also reads each year's predecessor,
-// whose groups are kept for the comparison but not shown.
+// a rollup. Some column kinds have the scan read years the filters leave out
+// (column-kinds.ts: compare's prior years, index's base year), whose groups are kept
+// for their values but not shown.
 
 /** Dimension index → the codes a row may hold there. */
 export type Allowed = Map<number, Set<number>>;
@@ -59,6 +62,17 @@ export async function groupRows(
 ): Promise<Groups> {
   const { source, allowed: scanned } = chooseSource(tables.sources, groupBy, allowed);
   return group(source, { groupBy, sizes: tables.sizes, allowed: scanned, metrics, aligned: aligned ? [aligned(source)] : [], turns });
+}
+
+/** What the scan totals for `measures` (each metric once, with the totals its functions need), and where each measure reads its value. */
+export function measureNeeds(def: DatasetDef, measures: readonly Measure[]): { needs: MetricNeeds[]; sources: MeasureSource[] } {
+  const metrics = [...new Set(measures.map((m) => def.metrics.indexOf(m.metric)))];
+  const needs = metrics.map((m) => {
+    const fns = measures.filter((measure) => def.metrics.indexOf(measure.metric) === m).map((measure) => measure.fn);
+    return { index: m, sum: fns.includes('sum') || fns.includes('avg'), min: fns.includes('min'), max: fns.includes('max') };
+  });
+  const sources = measures.map((m) => ({ fn: m.fn, position: metrics.indexOf(def.metrics.indexOf(m.metric)) }));
+  return { needs, sources };
 }
 
 /**

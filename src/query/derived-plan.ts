@@ -17,6 +17,7 @@ import {
   denominatorKeys,
   metricDef,
 } from '../registry.ts';
+import { type ColumnKind, columnKey } from './column-kinds.ts';
 import type { Unmatched } from './derived.ts';
 import type { Filters } from './filters.ts';
 import { NO_SERIES, type SeriesPlan, seriesKinds } from './series-plan.ts';
@@ -66,39 +67,12 @@ export interface DerivedPlan {
 
 export const NO_DERIVED: DerivedPlan = { compare: undefined, share: undefined, per: undefined, having: [] };
 
-/** What a column of the answer holds for its measure. */
-export type ColumnKind = 'value' | 'prev' | 'change' | 'pct_change' | 'share' | 'per' | 'index' | 'from' | 'to' | 'cagr';
-
 export interface Column {
   readonly key: string;
   /** Index of its measure in the plan's measures. */
   readonly measure: number;
   readonly kind: ColumnKind;
 }
-
-const SUFFIX: Record<Exclude<ColumnKind, 'value' | 'per'>, string> = {
-  prev: '_prev',
-  change: '_change',
-  pct_change: '_pct_change',
-  share: '_share',
-  index: '_index',
-  from: '_from',
-  to: '_to',
-  cagr: '_cagr',
-};
-
-/**
- * Each derived key's suffix and what it holds, in its unit: the catalog and the
- * OpenAPI document state them from here. Every ratio is a plain fraction (0.05, not 5),
- * so a client formats all three the same way.
- */
-export const DERIVED_KEYS: Readonly<Record<string, string>> = {
-  _prev: "the same group's value one year earlier, in the measure's unit",
-  _change: "this value minus `_prev`, in the measure's unit",
-  _pct_change: 'the change as a fraction of `_prev` (`_change ÷ _prev`: 0.05 is 5% growth)',
-  _share: "the group's fraction of its total (0.25 is a quarter)",
-  '_per_<metric>': 'the sum divided by the denominator over the same keys, a plain ratio (hold: a fraction of turnover)',
-};
 
 /**
  * The answer's columns in output order: each measure, then its derived keys (the
@@ -117,11 +91,7 @@ export function columnsOf(
     if (derived.share && !shareRefusal(measure.metric, measure.fn)) kinds.push('share');
     if (derived.per && !perRefusal(measure.metric, measure.fn, derived.per.metric, filters)) kinds.push('per');
     kinds.push(...seriesKinds(measure.fn, series));
-    return kinds.map((kind) => ({
-      key: kind === 'value' ? measure.key : kind === 'per' ? `${measure.key}_per_${derived.per!.metric}` : `${measure.key}${SUFFIX[kind]}`,
-      measure: m,
-      kind,
-    }));
+    return kinds.map((kind) => ({ key: columnKey(kind, measure.key, derived.per?.metric), measure: m, kind }));
   });
 }
 

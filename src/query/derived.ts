@@ -4,7 +4,8 @@ import type { Groups } from '../store/aggregation.ts';
 import type { DenominatorTable } from '../store/denominators.ts';
 import { difference, type ExactSums, sumText, sumValue } from '../store/exact-sum.ts';
 import { inSlices, type Turns } from '../store/slices.ts';
-import type { Level } from './aggregate-groups.ts';
+import { type Allowed, groupRows, type Level } from './aggregate-groups.ts';
+import type { AggregatePlan } from './aggregate-plan.ts';
 
 // The derived values of an aggregate's groups, from their exact sums: a year's
 // predecessor found by year (compare), a group's sum over its total (share), and a
@@ -69,29 +70,54 @@ export async function priorGroups(def: DatasetDef, tables: AggregateTables, leve
   return prior;
 }
 
-/** A measure's exact decimal in group `g` where its double prints other digits: sums only. */
-export const measureText = (groups: Groups, m: MeasureSource, g: number): string | undefined =>
-  m.fn === 'sum' ? groups.sums[m.position]!.text(g) : undefined;
+/**
+ * One level's groups set against their prior years (`priors`: each group's
+ * predecessor, or -1): prev, the change, and the change as a fraction of prev, with
+ * the exact decimals of prev and the change. It keeps the comparison of the group and
+ * measure last asked for, so a measure's three keys compute it once between them, and
+ * one object serves every group of the level.
+ */
+export class Comparison {
+  prev = NaN;
+  change = NaN;
+  pctChange = NaN;
+  prevText: string | undefined;
+  changeText: string | undefined;
+  private g = -1;
+  private m: MeasureSource | undefined;
 
-/** The comparison of group `g` with group `p` (its predecessor, or -1): prev, change and the change as a fraction of prev. */
-export interface Compared {
-  readonly values: [number, number, number];
-  /** Exact decimals of prev and change where their doubles print other digits. */
-  readonly texts: [string | undefined, string | undefined, undefined];
-}
+  constructor(
+    private readonly groups: Groups,
+    private readonly priors: Int32Array,
+  ) {}
 
-const NOT_COMPARED: Compared = { values: [NaN, NaN, NaN], texts: [undefined, undefined, undefined] };
-
-export function compareValues(groups: Groups, m: MeasureSource, g: number, p: number): Compared {
-  if (p < 0) return NOT_COMPARED;
-  const value = measureValue(groups, m, g);
-  const prev = measureValue(groups, m, p);
-  if (m.fn !== 'sum') return { values: [prev, value - prev, divide(value - prev, prev)], texts: [undefined, undefined, undefined] };
-  const sums = groups.sums[m.position]!;
-  const partials = difference(sums.partialsOf(g), sums.partialsOf(p));
-  const change = sumValue(partials, sums.scale);
-  // this ÷ prev − 1, as change ÷ prev: one division, of the exact change; a fraction, as shares and ratios are.
-  return { values: [prev, change, divide(change, prev)], texts: [sums.text(p), sumText(partials, sums.scale), undefined] };
+  of(m: MeasureSource, g: number): this {
+    if (g === this.g && m === this.m) return this;
+    this.g = g;
+    this.m = m;
+    this.prevText = undefined;
+    this.changeText = undefined;
+    const p = this.priors[g]!;
+    if (p < 0) {
+      this.prev = this.change = this.pctChange = NaN;
+      return this;
+    }
+    const prev = measureValue(this.groups, m, p);
+    this.prev = prev;
+    if (m.fn !== 'sum') {
+      this.change = measureValue(this.groups, m, g) - prev;
+      this.pctChange = divide(this.change, prev);
+      return this;
+    }
+    const sums = this.groups.sums[m.position]!;
+    const partials = difference(sums.partialsOf(g), sums.partialsOf(p));
+    this.change = sumValue(partials, sums.scale);
+    // this ÷ prev − 1, as change ÷ prev: one division, of the exact change; a fraction, as shares and ratios are.
+    this.pctChange = divide(this.change, prev);
+    this.prevText = sums.text(p);
+    this.changeText = sumText(partials, sums.scale);
+    return this;
+  }
 }
 
 /** Share denominators: each group's total and where it sits, for the measures given. */
@@ -116,7 +142,7 @@ const codesKey = (codes: Int32Array, width: number, g: number, skip: number) => 
  * groups holding them (`skip` -1: of every shown group, the grand total) that
  * `include` accepts.
  */
-export function shareTotals(
+function shareTotals(
   detail: Level,
   positions: readonly number[],
   skip: number,
@@ -151,6 +177,54 @@ export function shareTotals(
     sums.set(p, total);
   }
   return { of, sums };
+}
+
+/**
+ * What shares divide by. The share dimension's own filter does not narrow its
+ * denominator (every value of it counts), so when that dimension is filtered the rows
+ * are grouped again without it. As in a rollup, a total over `state` adds the
+ * national rows alone.
+ */
+export async function shareTotalsOf(
+  def: DatasetDef,
+  tables: AggregateTables,
+  plan: AggregatePlan,
+  detail: Level,
+  allowed: Allowed,
+  sources: readonly MeasureSource[],
+  turns: Turns,
+): Promise<ShareTotals> {
+  const share = plan.derived.share!;
+  const positions = [...new Set(sources.filter((s) => s.fn === 'sum').map((s) => s.position))];
+  const skip = share === 'all' ? -1 : plan.groupBy.indexOf(share);
+  const totals = def.totals;
+  const rolledTotals = totals !== undefined && plan.groupBy.includes(totals.dimension) && (share === 'all' || share === totals.dimension);
+  const totalsCode = totals && tables.codes.get(totals.dimension)?.get(totals.value);
+  const shareIndex = def.dimensions.indexOf(share);
+  if (skip < 0 || !allowed.has(shareIndex)) {
+    const at = totals ? plan.groupBy.indexOf(totals.dimension) : -1;
+    const include = (g: number) => !rolledTotals || detail.groups.codes[g * plan.groupBy.length + at] === totalsCode;
+    return shareTotals(detail, positions, skip, undefined, include);
+  }
+  const without = new Map(allowed);
+  without.delete(shareIndex);
+  if (rolledTotals && totalsCode !== undefined) without.set(shareIndex, new Set([totalsCode]));
+  const groupBy = plan.groupBy.filter((d) => d !== share).map((d) => def.dimensions.indexOf(d));
+  const needs = positions.map((p) => ({
+    index: def.metrics.indexOf(plan.measures[sources.findIndex((s) => s.position === p)]!.metric),
+    sum: true,
+    min: false,
+    max: false,
+  }));
+  const grouped = await groupRows(tables, groupBy, without, needs, undefined, turns);
+  // This scan totals the positions' metrics alone, in the positions' order.
+  const remapped = {
+    ...grouped,
+    sums: Array.from({ length: Math.max(...positions) + 1 }, (_, p) =>
+      positions.includes(p) ? grouped.sums[positions.indexOf(p)]! : null,
+    ),
+  };
+  return shareTotals(detail, positions, skip, remapped);
 }
 
 export function shareValue(groups: Groups, position: number, g: number, totals: ShareTotals): number {

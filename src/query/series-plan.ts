@@ -5,6 +5,7 @@ import {
   SeriesConflictError,
   SeriesNeedsYearError,
 } from '../errors/index.ts';
+import type { ColumnKind } from './column-kinds.ts';
 
 // The time-series parameters of an aggregate (docs/api.md "Time series"): `index`
 // to a base year, growth over a span (`cagr`), the `latest` years of each group and
@@ -34,13 +35,11 @@ export type SeriesPlan = SeriesInput;
 
 export const NO_SERIES: SeriesPlan = { index: undefined, cagr: undefined, latest: undefined, shape: 'long' };
 
-/** Each time-series key's suffix and what it holds, beside derived-plan.ts's DERIVED_KEYS in the catalog. */
+/**
+ * The key the series parameters add that is no column kind, beside column-kinds.ts's
+ * DERIVED_KEYS in the catalog: the wide shape's year suffix.
+ */
 export const SERIES_KEYS: Readonly<Record<string, string>> = {
-  _index: "100 × the value ÷ the same group's value in the `index` year (100 in the base year)",
-  _from: "the group's sum in the first year of `cagr`, in the measure's unit",
-  _to: "the group's sum in the last year of `cagr`, in the measure's unit",
-  _cagr:
-    'the compound annual growth from `_from` to `_to`, `(_to ÷ _from)^(1 ÷ years) − 1`, a fraction as `_pct_change` is (0.05 is 5% a year)',
   '_<year>': 'with `shape=wide`: every key of the long answer for that year, one column per year',
 };
 
@@ -74,7 +73,7 @@ export function planSeries(groupBy: readonly string[], rollup: boolean, compare:
 }
 
 /** The column kinds a measure gets from the series parameters, after its derived ones: index and cagr apply to sums. */
-export function seriesKinds(fn: string, series: SeriesPlan): ('index' | 'from' | 'to' | 'cagr')[] {
+export function seriesKinds(fn: string, series: SeriesPlan): ColumnKind[] {
   if (fn !== 'sum') return [];
   return [...(series.index !== undefined ? (['index'] as const) : []), ...(series.cagr ? (['from', 'to', 'cagr'] as const) : [])];
 }

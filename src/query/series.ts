@@ -1,12 +1,11 @@
 import type { DatasetDef } from '../registry.ts';
 import type { AggregateTables } from '../store/aggregate-tables.ts';
 import type { Groups, MetricNeeds } from '../store/aggregation.ts';
-import { difference, sumValue } from '../store/exact-sum.ts';
+import { difference, type ExactSums, sumValue } from '../store/exact-sum.ts';
 import { inSlices, type Turns } from '../store/slices.ts';
 import { type Allowed, groupRows, type Level, levelsOf } from './aggregate-groups.ts';
 import type { FlatGroups } from './aggregate-order.ts';
-import type { ColumnKind } from './derived-plan.ts';
-import { type Cagr, type SeriesPlan, wideKey } from './series-plan.ts';
+import { type Cagr, wideKey } from './series-plan.ts';
 
 // The values of the time-series parameters (series-plan.ts), from the exact sums:
 // a group's index to the same group in a base year, its sums in the two years of a
@@ -84,32 +83,40 @@ async function sameGroups(level: Level, other: Level, turns: Turns): Promise<Int
   return found;
 }
 
-/** One CAGR year's groups, level by level as the answer's, and where each of the answer's groups is among them. */
-interface YearSums {
-  readonly levels: readonly Level[];
-  readonly at: readonly Int32Array[];
+/**
+ * Group `g`'s index for the sums `sums` (`bases`: each group's group in the base year,
+ * or -1): one division of two correctly rounded sums, times 100 after it, so the base
+ * year is exactly 100. Null where the base year is missing or sums to zero.
+ */
+export function indexValue(sums: ExactSums, bases: Int32Array, g: number): number {
+  const b = bases[g]!;
+  if (b < 0) return NaN;
+  const base = sums.rounded(b);
+  return base === 0 || !Number.isFinite(base) ? NaN : (sums.rounded(g) / base) * 100;
 }
 
-/** What the series columns of each level read besides the level's own groups. */
-export interface SeriesLookups {
-  /** With index: per level, each group's group in the base year, or -1. */
-  readonly bases?: readonly Int32Array[];
-  /** With cagr: the groups of its first and last year. */
-  readonly from?: YearSums;
-  readonly to?: YearSums;
-  readonly cagr?: Cagr;
+/** One CAGR year's groups at one level of the answer, and where each of the level's groups is among them (-1: none). */
+export interface YearGroups {
+  readonly groups: Groups;
+  readonly at: Int32Array;
+}
+
+/** The two years of a CAGR at one level, and the years between them. */
+export interface Span {
+  readonly from: YearGroups;
+  readonly to: YearGroups;
+  readonly years: number;
 }
 
 /**
- * The lookups the series columns need. The CAGR years are grouped apart, each with the
- * request's filters but its own year (read whatever the year and period filters say),
- * by the same levels as the answer, so a subtotal's growth is its own sums'.
+ * The CAGR years' groups, for each level its span. The two years are grouped apart,
+ * each with the request's filters but its own year (read whatever the year and period
+ * filters say), by the same levels as the answer, so a subtotal's growth is its own sums'.
  */
-export async function seriesLookups(
+export async function cagrYears(
   def: DatasetDef,
   tables: AggregateTables,
-  series: SeriesPlan,
-  levels: readonly Level[],
+  cagr: Cagr,
   scan: {
     readonly groupBy: readonly number[];
     readonly allowed: Allowed;
@@ -117,64 +124,52 @@ export async function seriesLookups(
     readonly rollup: boolean;
   },
   turns: Turns,
-): Promise<SeriesLookups> {
-  const bases =
-    series.index === undefined
-      ? undefined
-      : await Promise.all(levels.map((level) => groupsInYear(def, level, yearCode(def, tables, series.index!), turns)));
-  if (!series.cagr) return { bases };
+): Promise<(level: Level, l: number) => Promise<Span>> {
   const y = def.dimensions.indexOf('year');
-  const inYear = async (year: number): Promise<YearSums> => {
+  const inYear = async (year: number) => {
     const allowed = new Map([...scan.allowed, [y, new Set([yearCode(def, tables, year)].filter((code) => code >= 0))]]);
     const grouped = await groupRows(tables, scan.groupBy, allowed, scan.needs, undefined, turns);
-    const yearLevels = await levelsOf(def, tables, grouped, scan.rollup, undefined, turns);
-    const at = await Promise.all(levels.map((level, l) => sameGroups(level, yearLevels[l]!, turns)));
-    return { levels: yearLevels, at };
+    return levelsOf(def, tables, grouped, scan.rollup, undefined, turns);
   };
-  return { bases, from: await inYear(series.cagr.from), to: await inYear(series.cagr.to), cagr: series.cagr };
+  const from = await inYear(cagr.from);
+  const to = await inYear(cagr.to);
+  const side = async (level: Level, year: Level): Promise<YearGroups> => ({
+    groups: year.groups,
+    at: await sameGroups(level, year, turns),
+  });
+  return async (level, l) => ({ from: await side(level, from[l]!), to: await side(level, to[l]!), years: cagr.to - cagr.from });
 }
 
-const isSeries = new Set<ColumnKind>(['index', 'from', 'to', 'cagr']);
-export const isSeriesKind = (kind: ColumnKind) => isSeries.has(kind);
+/** Group `g`'s sum at `position` in one CAGR year, or NaN where it has no group there. */
+export function yearSum(side: YearGroups, position: number, g: number): number {
+  const at = side.at[g]!;
+  return at < 0 ? NaN : side.groups.sums[position]!.rounded(at);
+}
+
+/** The exact decimal of yearSum where its double prints other digits (ExactSums.text). */
+export function yearText(side: YearGroups, position: number, g: number): string | undefined {
+  const at = side.at[g]!;
+  return at < 0 ? undefined : side.groups.sums[position]!.text(at);
+}
 
 /**
- * A series column's value for group `g` of level `l` (`groups`), for the sum at
- * `position`. The index is one division of two correctly rounded sums, times 100
- * after it, so the base year is exactly 100. The CAGR takes the exact change over the
- * span as a fraction of the first year's sum, then `expm1(log1p(x) ÷ years)`: the
- * same value as `(to ÷ from)^(1 ÷ years) − 1` without losing digits when the growth
- * is small. Null where a year is missing, and the CAGR also where `from` ≤ 0 or the
- * last year is below zero (no real root).
+ * Group `g`'s compound annual growth over `span` for the sums at `position`: the exact
+ * change over the span as a fraction of the first year's sum, then
+ * `expm1(log1p(x) ÷ years)`, the same value as `(to ÷ from)^(1 ÷ years) − 1` without
+ * losing digits when the growth is small. Null where a year is missing, where `from`
+ * ≤ 0 or the last year is below zero (no real root).
  */
-export function seriesValue(kind: ColumnKind, lookups: SeriesLookups, l: number, groups: Groups, position: number, g: number): number {
-  const sums = groups.sums[position]!;
-  if (kind === 'index') {
-    const b = lookups.bases![l]![g]!;
-    if (b < 0) return NaN;
-    const base = sums.rounded(b);
-    return base === 0 || !Number.isFinite(base) ? NaN : (sums.rounded(g) / base) * 100;
-  }
-  const { from, to, cagr } = lookups;
-  const f = from!.at[l]![g]!;
-  const t = to!.at[l]![g]!;
-  const fromSums = f < 0 ? undefined : from!.levels[l]!.groups.sums[position]!;
-  const toSums = t < 0 ? undefined : to!.levels[l]!.groups.sums[position]!;
-  if (kind === 'from') return fromSums ? fromSums.rounded(f) : NaN;
-  if (kind === 'to') return toSums ? toSums.rounded(t) : NaN;
-  if (!fromSums || !toSums) return NaN;
+export function cagrValue(span: Span, position: number, g: number): number {
+  const f = span.from.at[g]!;
+  const t = span.to.at[g]!;
+  if (f < 0 || t < 0) return NaN;
+  const fromSums = span.from.groups.sums[position]!;
+  const toSums = span.to.groups.sums[position]!;
   const first = fromSums.rounded(f);
   if (!(first > 0) || !Number.isFinite(first)) return NaN;
   const growth = sumValue(difference(toSums.partialsOf(t), fromSums.partialsOf(f)), toSums.scale) / first;
-  const rate = Math.expm1(Math.log1p(growth) / (cagr!.to - cagr!.from));
+  const rate = Math.expm1(Math.log1p(growth) / span.years);
   return Number.isFinite(rate) ? rate : NaN;
-}
-
-/** The exact decimal of a `from` or `to` sum where its double prints other digits (ExactSums.text). */
-export function seriesText(kind: ColumnKind, lookups: SeriesLookups, l: number, position: number, g: number): string | undefined {
-  const side = kind === 'from' ? lookups.from : kind === 'to' ? lookups.to : undefined;
-  if (!side) return undefined;
-  const at = side.at[l]![g]!;
-  return at < 0 ? undefined : side.levels[l]!.groups.sums[position]!.text(at);
 }
 
 /**
