@@ -2,7 +2,6 @@ import type { Context } from 'koa';
 import type { Services } from '../../services.ts';
 import { type CacheableAnswer, entryBody, noneMatch } from '../respond/cacheable.ts';
 import { type Recorded, type ReplayTable, requestText } from './replay-table.ts';
-import { loggableUrl } from './request-log.ts';
 
 /** What RFC 9110 15.4.5 has a 304 repeat of the 200 it stands for (the limit headers are set before). */
 const NOT_MODIFIED_HEADERS = new Set(['etag', 'cache-control', 'vary']);
@@ -56,7 +55,6 @@ export async function replayOrRecord(
       etag: ctx.response.get('etag'),
       headers,
       route: ctx.state.route,
-      logUrl: loggableUrl(ctx.url),
     });
   }
 }
