@@ -9,6 +9,7 @@ import { checkQuery } from './http/middleware/query-guard.ts';
 import { replayOrRecord } from './http/middleware/replay.ts';
 import { ReplayTable } from './http/middleware/replay-table.ts';
 import { unmatched } from './http/middleware/unmatched.ts';
+import type { RequestContext, RequestState } from './http/request-state.ts';
 import { ROUTES } from './http/routes/index.ts';
 import type { Services } from './services.ts';
 
@@ -31,10 +32,10 @@ const REPLAY_MAX_BYTES = 8 * 1024 * 1024;
  * its first answer (replay.ts); then the claim pages, the Explore page, then its route
  * (src/http/routes/index.ts).
  */
-export function createApp(services: Services, options: AppOptions = {}): Koa {
+export function createApp(services: Services, options: AppOptions = {}): Koa<RequestState> {
   // maxIpsCount 1: only the hop our own balancer appended is trusted, not what the client wrote before it.
-  const app = new Koa({ proxy: options.trustProxy ?? false, maxIpsCount: 1 });
-  const router = new Router();
+  const app = new Koa<RequestState>({ proxy: options.trustProxy ?? false, maxIpsCount: 1 });
+  const router = new Router<RequestState>();
   for (const route of ROUTES) {
     router.get(route.path, (ctx) => {
       ctx.state.route = route.path;
@@ -44,7 +45,7 @@ export function createApp(services: Services, options: AppOptions = {}): Koa {
 
   // Errors after the answer started (a streamed export cut short) reach only this:
   // a body the client left, or the server ended idle (export_idle), is routine.
-  app.on('error', (err: NodeJS.ErrnoException, ctx?: Koa.Context) => {
+  app.on('error', (err: NodeJS.ErrnoException, ctx?: RequestContext) => {
     const routine =
       err instanceof ClientGoneError || err.code === 'ERR_STREAM_PREMATURE_CLOSE' || err.code === 'ECONNRESET' || err.code === 'EPIPE';
     services.log[routine ? 'debug' : 'error']({ err, reqId: ctx?.state.requestId }, 'response stream ended early');

@@ -1,4 +1,3 @@
-import type { Context } from 'koa';
 import {
   InvalidCursorError,
   NotReadyError,
@@ -10,6 +9,7 @@ import type { Cursor } from '../../query/cursor.ts';
 import { LoadFailedError, NotPublishedError } from '../../releases/errors.ts';
 import type { ReleaseHandle } from '../../releases/releases.ts';
 import type { Services } from '../../services.ts';
+import type { RequestContext } from '../request-state.ts';
 import { heavyWork } from './heavy-work.ts';
 
 /** What a request asks to read: `release=`, else the release its cursor was issued on, else the current one. */
@@ -29,7 +29,7 @@ type ReleaseServices = Pick<Services, 'releases' | 'admission' | 'metrics' | 're
  * refuse becomes the answer: an unknown release (an invalid cursor when the cursor
  * named it), or one that cannot be loaded.
  */
-export async function acquireRelease(ctx: Context, services: ReleaseServices, asked: ReleaseAsked): Promise<ReleaseHandle> {
+export async function acquireRelease(ctx: RequestContext, services: ReleaseServices, asked: ReleaseAsked): Promise<ReleaseHandle> {
   const { releases } = services;
   if (!releases.current()) throw new NotReadyError();
   const id = asked.release ?? asked.cursor?.release;

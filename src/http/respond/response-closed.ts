@@ -1,4 +1,4 @@
-import type { Context } from 'koa';
+import type { RequestContext } from '../request-state.ts';
 
 /**
  * Calls `callback` once the request's response has closed, however it ended: written
@@ -7,8 +7,8 @@ import type { Context } from 'koa';
  * release and files) lets go here; one listener on the response serves them all,
  * in the order they were added.
  */
-export function onResponseClosed(ctx: Context, callback: (finished: boolean) => void): void {
-  let callbacks = ctx.state.onResponseClosed as Array<(finished: boolean) => void> | undefined;
+export function onResponseClosed(ctx: RequestContext, callback: (finished: boolean) => void): void {
+  let callbacks = ctx.state.onResponseClosed;
   if (!callbacks) {
     const list: Array<(finished: boolean) => void> = [];
     callbacks = list;

@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import type { Context } from 'koa';
 import * as v from 'valibot';
 import { InvalidParametersError } from '../../errors/index.ts';
 import { DERIVED_KEYS, denominatorEntries } from '../../query/derived-plan.ts';
@@ -12,6 +11,7 @@ import { exampleRequest } from '../openapi/examples.ts';
 import { PREFER_WAIT, queryParameters } from '../openapi/parameters.ts';
 import { headerRefs, keyedErrors, LIMIT_HEADERS, ref, releaseResponses } from '../openapi/responses.ts';
 import { parseQuery, releaseParam } from '../params/params.ts';
+import type { RequestContext } from '../request-state.ts';
 import { respondCacheable } from '../respond/cacheable.ts';
 import { acquireRelease } from '../respond/request-release.ts';
 import type { Route } from './route.ts';
@@ -80,7 +80,7 @@ export function dimensionsTable(): string {
 const rendered = new WeakMap<LoadedRelease, Rendered>();
 const loading = render(undefined);
 
-async function respond(ctx: Context, services: Services, release: LoadedRelease | undefined): Promise<void> {
+async function respond(ctx: RequestContext, services: Services, release: LoadedRelease | undefined): Promise<void> {
   let catalog = release ? rendered.get(release) : loading;
   if (!catalog) {
     catalog = render(release);

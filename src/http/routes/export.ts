@@ -1,6 +1,5 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import type { Context } from 'koa';
 import * as v from 'valibot';
 import {
   ExportLimitError,
@@ -21,6 +20,7 @@ import { errorResponse, headerRefs, keyedErrors, LIMIT_HEADERS, metricErrors, re
 import { dimensionFilters, filterParams, yearParam } from '../params/dimension-filters.ts';
 import { datasetParam, financialDataset } from '../params/metric.ts';
 import { formatParam, parseQuery, periodParam, releaseParam } from '../params/params.ts';
+import type { RequestContext } from '../request-state.ts';
 import { chargeExport, exportBudget, respondWithExportStream } from '../respond/export-stream.ts';
 import { EXPORT_FORMATS, notAcceptable, responseFormat } from '../respond/negotiate.ts';
 import { openExport } from '../respond/open-export.ts';
@@ -48,7 +48,7 @@ const CONTROL_PARAMS = new Set(['metric', 'period', 'format', 'release']);
 /** Rows per batch read and written: a few MB of text, so memory stays flat whatever the export's size. */
 const BATCH = 16_384;
 
-async function handle(ctx: Context, services: Services): Promise<void> {
+async function handle(ctx: RequestContext, services: Services): Promise<void> {
   const { metric, period, format: named, release: asked, ...params } = parseQuery(schema, ctx.query);
   const def = financialDataset(metric);
   const filters = dimensionFilters(ctx.query, def, CONTROL_PARAMS, params);
