@@ -6,7 +6,7 @@ import type { Services } from '../../services.ts';
 import type { RequestContext } from '../request-state.ts';
 import { respondCacheable } from './cacheable.ts';
 import { PAGE_FORMATS, responseFormat } from './negotiate.ts';
-import { acquireRelease } from './request-release.ts';
+import { withRelease } from './request-release.ts';
 import { setWarningsHeader } from './warnings-header.ts';
 
 export interface PageRequest {
@@ -33,9 +33,7 @@ export async function respondWithPage(ctx: RequestContext, services: Services, r
   const format = responseFormat(ctx.get('accept'), request.format, PAGE_FORMATS);
   ctx.vary('Accept');
   const cursor = request.cursor === undefined ? undefined : services.cursors.parse(request.cursor);
-  const hold = await acquireRelease(ctx, services, { release: request.release, cursor });
-  try {
-    const release = hold.release;
+  await withRelease(ctx, services, { release: request.release, cursor }, async (release) => {
     const served = release.datasets.get(request.dataset)!;
     const scope: QueryScope = {
       release: release.id,
@@ -59,9 +57,7 @@ export async function respondWithPage(ctx: RequestContext, services: Services, r
     setWarningsHeader(ctx, format.name, () => unmatchedValues(served, request.filters));
     const next = await respondCacheable(ctx, services, { key, contentType: format.contentType, render, release: release.id });
     setNextPage(ctx, format.name, next);
-  } finally {
-    hold.letGo();
-  }
+  });
 }
 
 /**

@@ -22,3 +22,12 @@ export function onResponseClosed(ctx: RequestContext, callback: (finished: boole
   }
   callbacks.push(callback);
 }
+
+/**
+ * Holds what a streamed answer reads (a release, a kept diff) until its response has
+ * closed, however it ended, then calls `letGo`: the one way an answer keeps something
+ * past its handler.
+ */
+export function holdUntilClosed(ctx: RequestContext, letGo: () => void): void {
+  onResponseClosed(ctx, () => letGo());
+}

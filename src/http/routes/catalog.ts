@@ -13,7 +13,7 @@ import { headerRefs, keyedErrors, LIMIT_HEADERS, ref, releaseResponses } from '.
 import { parseQuery, releaseParam } from '../params/params.ts';
 import type { RequestContext } from '../request-state.ts';
 import { respondCacheable } from '../respond/cacheable.ts';
-import { acquireRelease } from '../respond/request-release.ts';
+import { withRelease } from '../respond/request-release.ts';
 import type { Route } from './route.ts';
 
 // GET /v1/catalog. The catalog changes with the code and with the served release, so
@@ -100,12 +100,7 @@ export const catalog: Route = {
   async handle(ctx, services) {
     const { release } = parseQuery(schema, ctx.query);
     if (release === undefined && !services.releases.current()) return respond(ctx, services, undefined);
-    const hold = await acquireRelease(ctx, services, { release });
-    try {
-      await respond(ctx, services, hold.release);
-    } finally {
-      hold.letGo();
-    }
+    await withRelease(ctx, services, { release }, (loaded) => respond(ctx, services, loaded));
   },
   operation: {
     operationId: 'getCatalog',
