@@ -38,8 +38,9 @@ export function requestCounter(
 /**
  * The route pattern a request matched, for the request metrics' label (never the raw
  * path, whose variety would grow the label set without bound): the one its handler
- * named in `ctx.state.route`, else the one the router finds for its path (a request
- * refused before routing), else `unmatched`.
+ * named in `ctx.state.route` (an API route, a replayed answer), else the one the
+ * router matches for its path and method (the claim and Explore pages, the admin
+ * routes, a request refused before routing), else `unmatched`.
  */
 function routeOf(ctx: RequestContext, router: Router<RequestState>): string {
   if (ctx.state.route !== undefined) return ctx.state.route;
