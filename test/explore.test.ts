@@ -91,4 +91,18 @@ test('other /explore paths are 404, and the data still needs the key', async () 
   assert.is((await get('/v1/aggregate?metric=ggr&group_by=year')).status, 401);
 });
 
+test('HEAD answers as GET does; another method is the JSON 405 naming GET and HEAD', async () => {
+  const head = await send(`${service.url}/explore/aggregate`, { method: 'HEAD' });
+  assert.is(head.status, 200);
+  assert.match(String(head.headers['content-type']), /^text\/html/);
+  assert.is(head.text, '');
+  for (const path of ['/explore', '/explore/revisions/']) {
+    const res = await send(`${service.url}${path}`, { method: 'POST' });
+    assert.is(res.status, 405, path);
+    assert.equal(res.json, { error: 'Method not allowed' }, path);
+    assert.equal(String(res.headers.allow).split(', ').sort(), ['GET', 'HEAD'], path);
+  }
+  assert.is((await send(`${service.url}/explore/nope`, { method: 'POST' })).status, 404);
+});
+
 test.run();

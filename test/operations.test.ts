@@ -84,6 +84,35 @@ ops('/metrics after known traffic counts requests by route, status and error cod
   assert.is(value(after, 'dqs_redis_errors_total'), 0);
 });
 
+ops('the Explore and claim pages and their files are counted under their route patterns, none as unmatched', async () => {
+  const invite = await service.admin('POST', '/invites', { client: 'Route labels' });
+  assert.is(invite.status, 201, invite.text);
+  const token = new URL(invite.json.url).pathname.split('/').at(-1)!;
+  const before = await scrape(service);
+  const page = await send(`${service.url}/explore`);
+  const script = /src="\/explore\/assets\/([^"]+\.js)"/.exec(page.text)?.[1];
+  assert.ok(script, page.text);
+  const answers = {
+    '/explore': page,
+    '/explore/aggregate': await send(`${service.url}/explore/aggregate?metric=ggr`),
+    '/explore/assets/:file': await send(`${service.url}/explore/assets/${script}`),
+    '/claim/:token': await send(`${service.url}/claim/${token}`),
+    '/claim/assets/:file': await send(`${service.url}/claim/assets/claim.css`),
+  };
+  const after = await scrape(service);
+  const counted = (samples: Sample[], labels: Record<string, string>) =>
+    samples
+      .filter((s) => s.name === 'dqs_http_requests_total' && Object.entries(labels).every(([k, v]) => s.labels[k] === v))
+      .reduce((sum, s) => sum + s.value, 0);
+  for (const [route, res] of Object.entries(answers)) {
+    assert.is(res.status, 200, route);
+    const labels = { listener: 'public', route, status: '200', code: '' };
+    assert.is(counted(after, labels) - counted(before, labels), 1, route);
+  }
+  const unmatched = { listener: 'public', route: 'unmatched' };
+  assert.is(counted(after, unmatched) - counted(before, unmatched), 0);
+});
+
 ops('every other admin route still needs the token', async () => {
   assert.is((await send(`${service.adminUrl}/keys`)).status, 401);
   assert.is((await send(`${service.adminUrl}/metrics`, { method: 'POST' })).status, 401);

@@ -9,6 +9,7 @@ import { AdminUnauthorizedError, InvalidParametersError, NotFoundError, ReleaseL
 import { observeRequests } from '../http/middleware/observe.ts';
 import { unmatched } from '../http/middleware/unmatched.ts';
 import { invalidParameters } from '../http/params/params.ts';
+import type { RequestState } from '../http/request-state.ts';
 import type { InviteStore } from '../invites/store.ts';
 import type { KeyRecord, KeyStore } from '../keys/store.ts';
 import type { Metrics } from '../metrics.ts';
@@ -53,10 +54,10 @@ export function createAdminApp(options: {
   token: string;
   log: Logger;
   metrics: Metrics;
-}): Koa {
+}): Koa<RequestState> {
   const expected = Buffer.from(`Bearer ${options.token}`);
-  const app = new Koa();
-  const router = new Router();
+  const app = new Koa<RequestState>();
+  const router = new Router<RequestState>();
   app.use(observeRequests({ metrics: options.metrics, listener: 'admin', router, log: options.log.child({ listener: 'admin' }) }));
   // Before the token check: a Prometheus scraper cannot be given the token file, and
   // the listener is bound to 127.0.0.1. Nothing in the metrics names a key or a client.

@@ -2,7 +2,9 @@ import { randomBytes, timingSafeEqual } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { bodyParser } from '@koa/bodyparser';
-import type { Context, Middleware } from 'koa';
+import type Router from '@koa/router';
+import type { Context } from 'koa';
+import { NotFoundError } from '../errors/index.ts';
 import { inviteStatus, looksLikeToken } from '../invites/store.ts';
 import type { KeyRecord } from '../keys/store.ts';
 import type { Services } from '../services.ts';
@@ -45,7 +47,11 @@ const ASSETS = new Map(
 
 const parseForm = bodyParser({ enableTypes: ['form'], formLimit: '2kb', onError: () => {} });
 
-export function claimRoutes(services: Pick<Services, 'invites' | 'keys' | 'limits' | 'clock' | 'log'>): Middleware {
+/**
+ * Registers the claim page (/claim/<token>, for any method: a wrong one gets the page's
+ * own 405) and its assets (/claim/assets/<file>) on the public router.
+ */
+export function registerClaim(router: Router, services: Pick<Services, 'invites' | 'keys' | 'limits' | 'clock' | 'log'>): void {
   const refuse = async (ctx: Context, reason: Refusal) => {
     // Only unknown tokens count against the address: guessing is what the guard stops. A real
     // token that is spent or expired (a double click, a race, an old email) is no guess, and
@@ -107,17 +113,19 @@ export function claimRoutes(services: Pick<Services, 'invites' | 'keys' | 'limit
     respond(ctx, 200, keyPage(invite.client, issued.key, `${ctx.protocol}://${ctx.host}`));
   };
 
-  return async (ctx, next) => {
-    const asset = /^\/claim\/assets\/([^/]+)$/.exec(ctx.path);
-    const found = asset && ASSETS.get(asset[1]!);
-    if (found && (ctx.method === 'GET' || ctx.method === 'HEAD')) return serveAsset(ctx, found);
-    const match = /^\/claim\/([^/]+)$/.exec(ctx.path);
-    if (!match) return next();
+  // Their own path segment keeps the assets apart from tokens.
+  router.get('/claim/assets/:file', (ctx) => {
+    const found = ASSETS.get(ctx.params.file!);
+    if (!found) throw new NotFoundError();
+    serveAsset(ctx, found);
+  });
+  router.all('/claim/:token', async (ctx) => {
+    const token = ctx.params.token!;
     try {
-      if (ctx.method === 'GET' || ctx.method === 'HEAD') return await show(ctx, match[1]!);
+      if (ctx.method === 'GET' || ctx.method === 'HEAD') return await show(ctx, token);
       if (ctx.method === 'POST') {
         await parseForm(ctx, async () => {});
-        return await claim(ctx, match[1]!);
+        return await claim(ctx, token);
       }
       ctx.set('Allow', 'GET, HEAD, POST');
       respond(ctx, 405, refusalPage('method'));
@@ -126,10 +134,9 @@ export function claimRoutes(services: Pick<Services, 'invites' | 'keys' | 'limit
       services.log.error({ err }, 'claim page failed');
       respond(ctx, 500, refusalPage('failed'));
     }
-  };
+  });
 }
 
-/** The assets live at /claim/assets/<name>; their own path segment keeps them apart from tokens. */
 function serveAsset(ctx: Context, asset: { type: string; body: Buffer }): void {
   ctx.set({ 'Cache-Control': 'public, max-age=3600', 'X-Content-Type-Options': 'nosniff' });
   ctx.type = asset.type;

@@ -1,16 +1,18 @@
-import type { Context, Middleware } from 'koa';
+import type Router from '@koa/router';
+import type { Context } from 'koa';
+import { NotFoundError } from '../errors/index.ts';
 import type { Services } from '../services.ts';
 import { loadBundle } from './assets.ts';
 import type { Asset, Bundle } from './bundle.ts';
 import { explorePage } from './html.ts';
+import { ENDPOINTS } from './views.ts';
 
-// GET /explore and /explore/<endpoint>: the Explore page (issue 43), a single-page app
+// GET /explore and /explore/<view>: the Explore page (issue 43), a single-page app
 // over the public /v1 API. Outside /v1, so the page and its files need no key; the
 // page's own requests send the key the user typed, as any client does.
 
-/** The views the page has, one per path: its client-side router reads the same path. */
-const VIEWS = /^\/explore(?:\/(?:financials|reference|aggregate|revisions))?\/?$/;
-const ASSET = /^\/explore\/assets\/([^/]+)$/;
+/** The page's paths: the catalog's, and one per view, each a route of its own. */
+const PAGES = ['/explore', ...ENDPOINTS.map((view) => `/explore/${view}`)];
 
 /**
  * Only this origin, and nothing inline: the page's data calls go to /v1 here
@@ -28,7 +30,8 @@ const CSP = [
   "frame-ancestors 'none'",
 ].join('; ');
 
-export function exploreRoutes(services: Pick<Services, 'log'>): Middleware {
+/** Registers the page's paths and its hashed files (/explore/assets/<file>) on the public router. */
+export function registerExplore(router: Router, services: Pick<Services, 'log'>): void {
   // Bundled once, on the first request that needs it: a server never asked for the page never bundles it.
   let bundle: Promise<Bundle> | undefined;
   const assets = () => {
@@ -39,18 +42,17 @@ export function exploreRoutes(services: Pick<Services, 'log'>): Middleware {
     });
     return bundle;
   };
-  return async (ctx, next) => {
-    if (!ctx.path.startsWith('/explore')) return next();
-    const asset = ASSET.exec(ctx.path);
-    const view = VIEWS.test(ctx.path);
-    if (!asset && !view) return next();
-    if (ctx.method !== 'GET' && ctx.method !== 'HEAD') return next();
-    const { files, script, style } = await assets();
-    if (view) return page(ctx, explorePage(script, style));
-    const found = files.get(asset![1]!);
-    if (!found) return next();
+  for (const path of PAGES) {
+    router.get(path, async (ctx) => {
+      const { script, style } = await assets();
+      page(ctx, explorePage(script, style));
+    });
+  }
+  router.get('/explore/assets/:file', async (ctx) => {
+    const found = (await assets()).files.get(ctx.params.file!);
+    if (!found) throw new NotFoundError();
     serveAsset(ctx, found);
-  };
+  });
 }
 
 function page(ctx: Context, html: string): void {

@@ -1,4 +1,3 @@
-import type { Context } from 'koa';
 import {
   ApiError,
   DuplicateKeyHeaderError,
@@ -10,6 +9,7 @@ import {
 import { looksLikeKey } from '../../keys/key-format.ts';
 import type { KeyRecord } from '../../keys/store.ts';
 import type { Services } from '../../services.ts';
+import type { RequestContext } from '../request-state.ts';
 import { setRequestKey } from '../respond/request-key.ts';
 import { setLimitHeaders } from './limit-headers.ts';
 
@@ -47,7 +47,7 @@ async function identifyKey(services: KeyServices, key: string, ip: string): Prom
  * request carrying a valid key still gets its limit headers (spec 8.2: every
  * response), read without counting.
  */
-export async function admitKey(ctx: Context, services: KeyServices): Promise<void> {
+export async function admitKey(ctx: RequestContext, services: KeyServices): Promise<void> {
   if (!isV1(ctx.path)) {
     // Only keys this replica knows: a keyless path must not cost a shared-store lookup per request.
     const key = ctx.get('x-api-key');
@@ -76,7 +76,7 @@ export async function admitKey(ctx: Context, services: KeyServices): Promise<voi
 }
 
 /** The request's one x-api-key ('' when it sent none), or the 401 for a key sent twice: no guessing which one the client meant. */
-function keyHeader(ctx: Context): string | ApiError {
+function keyHeader(ctx: RequestContext): string | ApiError {
   // Node joins a repeated header's values with ", ", which no key contains; only
   // then is the (costlier) per-header list read, to tell a repeat from one odd value.
   const key = ctx.get('x-api-key');

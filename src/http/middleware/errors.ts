@@ -1,6 +1,6 @@
-import type { Context } from 'koa';
 import type { Logger } from 'pino';
 import { ApiError, InternalError } from '../../errors/index.ts';
+import type { RequestContext } from '../request-state.ts';
 import { loggableUrl } from './request-log.ts';
 
 const KEPT_ON_ERROR = /^(?:x-ratelimit-|ratelimit|retry-after$|x-request-id$|preference-applied$|x-heavy-remaining$)/i;
@@ -10,7 +10,7 @@ const KEPT_ON_ERROR = /^(?:x-ratelimit-|ratelimit|retry-after$|x-request-id$|pre
  * status and text; anything else is a bug: logged in full, answered with a generic
  * 500 that leaks nothing.
  */
-export function renderError(ctx: Context, err: unknown, log: Logger): void {
+export function renderError(ctx: RequestContext, err: unknown, log: Logger): void {
   const known = err instanceof ApiError ? err : new InternalError();
   if (!(err instanceof ApiError))
     log.error({ err, reqId: ctx.state.requestId, method: ctx.method, path: loggableUrl(ctx.path) }, 'unhandled error');

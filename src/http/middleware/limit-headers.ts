@@ -1,5 +1,5 @@
-import type { Context } from 'koa';
 import type { Decision, WindowState } from '../../limits/limiter.ts';
+import type { RequestContext } from '../request-state.ts';
 
 /**
  * Spec 8 rule 2's `X-RateLimit-*` for the window with the least remaining (on a tie,
@@ -35,7 +35,7 @@ export function limitHeaders(decision: Decision, prefix = ''): string[] {
   ];
 }
 
-export function setLimitHeaders(ctx: Context, decision: Decision, prefix?: string): void {
+export function setLimitHeaders(ctx: RequestContext, decision: Decision, prefix?: string): void {
   const pairs = limitHeaders(decision, prefix);
   for (let i = 0; i < pairs.length; i += 2) ctx.set(pairs[i]!, pairs[i + 1]!);
 }

@@ -2,6 +2,7 @@ import type Router from '@koa/router';
 import type { Middleware } from 'koa';
 import type { Logger } from 'pino';
 import type { Metrics } from '../../metrics.ts';
+import type { RequestState } from '../request-state.ts';
 import { renderError } from './errors.ts';
 import { nameRequest } from './request-id.ts';
 import { logRequest } from './request-log.ts';
@@ -22,7 +23,12 @@ const NO_FRAMES = "frame-ancestors 'none'";
  * answer does, and is counted and logged. These share one span of the request, so
  * they are one middleware.
  */
-export function observeRequests(options: { metrics: Metrics; listener: 'public' | 'admin'; router: Router; log: Logger }): Middleware {
+export function observeRequests(options: {
+  metrics: Metrics;
+  listener: 'public' | 'admin';
+  router: Router<RequestState>;
+  log: Logger;
+}): Middleware<RequestState> {
   const { log } = options;
   const count = requestCounter(options.metrics, options.listener, options.router);
   return async (ctx, next) => {

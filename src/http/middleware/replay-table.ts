@@ -11,8 +11,6 @@ export interface Recorded {
   readonly headers: readonly (readonly [string, string | string[]])[];
   /** The route pattern the request matched, for the request metrics' label. */
   readonly route: string;
-  /** The URL as the request log writes it (loggableUrl), redacted once for every repeat. */
-  readonly logUrl: string;
 }
 
 /** What a record costs beside its request text and headers (the object, the LRU's entry). */
@@ -23,7 +21,6 @@ const recordBytes = (request: string, record: Recorded) =>
   request.length +
   record.answer.cacheKey.length +
   record.route.length +
-  record.logUrl.length +
   record.headers.reduce((sum, [name, value]) => sum + name.length + String(value).length, 0);
 
 /** The raw request a record is found by: a cacheable 200 depends on nothing else while the epoch holds. */

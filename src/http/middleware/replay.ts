@@ -1,8 +1,7 @@
-import type { Context } from 'koa';
 import type { Services } from '../../services.ts';
-import { type CacheableAnswer, entryBody, noneMatch } from '../respond/cacheable.ts';
+import type { RequestContext } from '../request-state.ts';
+import { entryBody, noneMatch } from '../respond/cacheable.ts';
 import { type Recorded, type ReplayTable, requestText } from './replay-table.ts';
-import { loggableUrl } from './request-log.ts';
 
 /** What RFC 9110 15.4.5 has a 304 repeat of the 200 it stands for (the limit headers are set before). */
 const NOT_MODIFIED_HEADERS = new Set(['etag', 'cache-control', 'vary']);
@@ -33,7 +32,7 @@ const NOT_RECORDED = new Set(['content-length', 'preference-applied', 'x-heavy-r
  * response cache has evicted sends the request down the full path.
  */
 export async function replayOrRecord(
-  ctx: Context,
+  ctx: RequestContext,
   services: Pick<Services, 'cache' | 'metrics'>,
   table: ReplayTable,
   next: () => Promise<void>,
@@ -45,9 +44,9 @@ export async function replayOrRecord(
   const began = table.epoch;
   const setBefore = new Set(Object.keys(ctx.response.headers));
   await next();
-  const answer = ctx.state.cacheable as CacheableAnswer | undefined;
+  const answer = ctx.state.cacheable;
   // Nothing to replay from a cache that kept nothing (caching off, or a body over its bound).
-  if (answer && ctx.status === 200 && typeof ctx.state.route === 'string' && services.cache.get(answer.cacheKey)) {
+  if (answer && ctx.status === 200 && ctx.state.route !== undefined && services.cache.get(answer.cacheKey)) {
     const headers = Object.entries(ctx.response.headers)
       .filter(([name]) => !setBefore.has(name) && !NOT_RECORDED.has(name))
       .map(([name, value]) => [name, value as string | string[]] as const);
@@ -56,12 +55,11 @@ export async function replayOrRecord(
       etag: ctx.response.get('etag'),
       headers,
       route: ctx.state.route,
-      logUrl: loggableUrl(ctx.url),
     });
   }
 }
 
-function replay(ctx: Context, services: Pick<Services, 'cache' | 'metrics'>, record: Recorded): boolean {
+function replay(ctx: RequestContext, services: Pick<Services, 'cache' | 'metrics'>, record: Recorded): boolean {
   if (noneMatch(ctx.get('if-none-match'), record.etag)) {
     for (const [name, value] of record.headers) if (NOT_MODIFIED_HEADERS.has(name)) ctx.set(name, value);
     ctx.status = 304;

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { Context } from 'koa';
 import { mayBeKey } from '../../keys/key-format.ts';
+import type { RequestContext } from '../request-state.ts';
 
 /**
  * The accepted form of a client's own X-Request-Id (docs/api.md "Request ids"):
@@ -19,7 +19,7 @@ export const requestIdFor = (given: string | undefined): string =>
   given !== undefined && REQUEST_ID.test(given) && !mayBeKey(given) ? given : newRequestId();
 
 /** Names the request in `ctx.state.requestId` and in the X-Request-Id response header. */
-export function nameRequest(ctx: Context): void {
+export function nameRequest(ctx: RequestContext): void {
   const id = requestIdFor(ctx.get('x-request-id'));
   ctx.state.requestId = id;
   ctx.set('X-Request-Id', id);

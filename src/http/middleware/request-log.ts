@@ -1,7 +1,7 @@
-import type { Context } from 'koa';
 import type { Logger } from 'pino';
 import { mayBeToken } from '../../invites/store.ts';
 import { mayBeKey } from '../../keys/key-format.ts';
+import type { RequestContext } from '../request-state.ts';
 
 const MAX_URL = 512;
 
@@ -85,7 +85,7 @@ interface RequestLine {
 }
 
 /** What the request log says of the request `ctx` answered in `ms` milliseconds. */
-function requestLine(ctx: Context, ms: number): RequestLine {
+function requestLine(ctx: RequestContext, ms: number): RequestLine {
   return {
     reqId: ctx.state.requestId,
     method: ctx.method,
@@ -100,6 +100,6 @@ function requestLine(ctx: Context, ms: number): RequestLine {
 }
 
 /** The request log's one JSON line (`msg: "request"`) for the request `ctx` answered in `ms` milliseconds. */
-export function logRequest(log: Logger, ctx: Context, ms: number): void {
+export function logRequest(log: Logger, ctx: RequestContext, ms: number): void {
   log.info(requestLine(ctx, ms), 'request');
 }

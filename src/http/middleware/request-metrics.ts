@@ -1,6 +1,6 @@
 import type Router from '@koa/router';
-import type { Context } from 'koa';
 import type { Metrics } from '../../metrics.ts';
+import type { RequestContext, RequestState } from '../request-state.ts';
 
 /**
  * Counts and times the requests a listener answers, labelled by route pattern, status
@@ -8,7 +8,11 @@ import type { Metrics } from '../../metrics.ts';
  * histogram are looked up once: prom-client's labels() makes and checks a label object
  * at every call.
  */
-export function requestCounter(metrics: Metrics, listener: 'public' | 'admin', router: Router): (ctx: Context, ms: number) => void {
+export function requestCounter(
+  metrics: Metrics,
+  listener: 'public' | 'admin',
+  router: Router<RequestState>,
+): (ctx: RequestContext, ms: number) => void {
   const counts = new Map<string, { inc(): void }>();
   const durations = new Map<string, { observe(seconds: number): void }>();
   return (ctx, ms) => {
@@ -34,11 +38,12 @@ export function requestCounter(metrics: Metrics, listener: 'public' | 'admin', r
 /**
  * The route pattern a request matched, for the request metrics' label (never the raw
  * path, whose variety would grow the label set without bound): the one its handler
- * named in `ctx.state.route`, else the one the router finds for its path (a request
- * refused before routing), else `unmatched`.
+ * named in `ctx.state.route` (an API route, a replayed answer), else the one the
+ * router matches for its path and method (the claim and Explore pages, the admin
+ * routes, a request refused before routing), else `unmatched`.
  */
-function routeOf(ctx: Context, router: Router): string {
-  if (typeof ctx.state.route === 'string') return ctx.state.route;
+function routeOf(ctx: RequestContext, router: Router<RequestState>): string {
+  if (ctx.state.route !== undefined) return ctx.state.route;
   const layer = router.match(ctx.path, ctx.method).pathAndMethod.find((l) => typeof l.path === 'string');
   return typeof layer?.path === 'string' ? layer.path : 'unmatched';
 }

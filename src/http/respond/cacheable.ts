@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import type { Context } from 'koa';
 import type { Services } from '../../services.ts';
+import type { RequestContext } from '../request-state.ts';
 import { encode, negotiateCoding } from './content-coding.ts';
 
 /**
@@ -49,7 +49,7 @@ export interface CacheableAnswer {
  * Returns the next cursor of a 200 that has one, for the caller's paging headers.
  */
 export async function respondCacheable(
-  ctx: Context,
+  ctx: RequestContext,
   services: Pick<Services, 'releases' | 'cache' | 'metrics'>,
   { key, contentType, render, release }: CacheableResponse,
 ): Promise<string | undefined> {
@@ -75,7 +75,7 @@ export async function respondCacheable(
     sent = readEntry(entry);
   }
   const { body, next } = sent;
-  ctx.state.cacheable = { cacheKey, release } satisfies CacheableAnswer;
+  ctx.state.cacheable = { cacheKey, release };
   ctx.status = 200;
   ctx.type = contentType;
   if (coding !== 'identity') ctx.set('Content-Encoding', coding);

@@ -1,8 +1,8 @@
 import { Readable } from 'node:stream';
-import type { Context } from 'koa';
 import { ExportLimitError } from '../../errors/index.ts';
 import type { Decision, WindowState } from '../../limits/limiter.ts';
 import type { Services } from '../../services.ts';
+import type { RequestContext } from '../request-state.ts';
 import { heavyWork } from './heavy-work.ts';
 import { openExport } from './open-export.ts';
 import { requestKey } from './request-key.ts';
@@ -13,7 +13,7 @@ import { onResponseClosed } from './response-closed.ts';
 // which can be as large (docs/api.md "Bulk export", "Releases and revisions").
 
 /** Counts one export against the key's daily export budget (`charge` false: reads it only) and shows it in headers. */
-export async function exportBudget(ctx: Context, services: Services, charge: boolean): Promise<Decision> {
+export async function exportBudget(ctx: RequestContext, services: Services, charge: boolean): Promise<Decision> {
   const { id } = requestKey(ctx);
   const decision = charge ? await services.limits.exports.consume(id) : await services.limits.exports.peek(id);
   const day = decision.windows.find((w: WindowState) => w.name === 'day') ?? decision.windows[0]!;
@@ -24,7 +24,7 @@ export async function exportBudget(ctx: Context, services: Services, charge: boo
 }
 
 /** Charges one export to the key's daily budget, or throws the 429 when it is spent. */
-export async function chargeExport(ctx: Context, services: Services): Promise<void> {
+export async function chargeExport(ctx: RequestContext, services: Services): Promise<void> {
   const decision = await exportBudget(ctx, services, true);
   if (!decision.allowed) throw new ExportLimitError(services.limits.exports.policy.perMinute, decision.retryAfterSeconds);
 }
@@ -47,7 +47,7 @@ export interface ExportStream {
  * and spent once the first part is ready, and each part made in the key's turn for
  * heavy work. Whatever the parts hold is let go when the response closes.
  */
-export async function respondWithExportStream(ctx: Context, services: Services, stream: ExportStream): Promise<void> {
+export async function respondWithExportStream(ctx: RequestContext, services: Services, stream: ExportStream): Promise<void> {
   let parts: AsyncGenerator<Buffer> | undefined;
   const stop = new AbortController();
   onResponseClosed(ctx, () => void parts?.return(undefined));
@@ -74,7 +74,7 @@ export async function respondWithExportStream(ctx: Context, services: Services, 
  * cancels a turn, so the part being made stops too.
  */
 async function inTurns(
-  ctx: Context,
+  ctx: RequestContext,
   services: Services,
   parts: AsyncGenerator<Buffer>,
   stop: AbortController,

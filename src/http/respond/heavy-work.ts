@@ -1,9 +1,9 @@
-import type { Context } from 'koa';
 import { DeadlineError, type HeavyKind, QueueFullError } from '../../admission/queue.ts';
 import { isOutOfMemory } from '../../duckdb/database.ts';
 import { BusyError, ClientGoneError, HeavyBudgetError, QueryTimeoutError } from '../../errors/index.ts';
 import type { BudgetState } from '../../limits/budget.ts';
 import type { Services } from '../../services.ts';
+import type { RequestContext } from '../request-state.ts';
 import { requestKey } from './request-key.ts';
 import { onResponseClosed } from './response-closed.ts';
 
@@ -34,7 +34,7 @@ export interface HeavyOptions {
  * spent, a HeavyBudgetError (never for the rest of a response already started).
  */
 export async function heavyWork<T>(
-  ctx: Context,
+  ctx: RequestContext,
   services: HeavyServices,
   kind: HeavyKind,
   work: (signal: AbortSignal) => Promise<T>,
@@ -91,7 +91,7 @@ export async function heavyWork<T>(
 }
 
 /** X-Heavy-Remaining: whole seconds of heavy work the key has left in the rolling minute. */
-function showBudget(ctx: Context, state: BudgetState): void {
+function showBudget(ctx: RequestContext, state: BudgetState): void {
   ctx.set('X-Heavy-Remaining', String(Math.floor(state.remainingMs / 1000)));
 }
 
@@ -99,8 +99,8 @@ function showBudget(ctx: Context, state: BudgetState): void {
  * The request's signal: aborts with a ClientGoneError when its connection closes
  * before the answer has been written. One per request.
  */
-export function clientGone(ctx: Context): AbortSignal {
-  const made = ctx.state.clientGone as AbortSignal | undefined;
+export function clientGone(ctx: RequestContext): AbortSignal {
+  const made = ctx.state.clientGone;
   if (made) return made;
   const controller = new AbortController();
   onResponseClosed(ctx, (finished) => {

@@ -1,10 +1,10 @@
-import type { Context } from 'koa';
 import type { HeavyKind } from '../../admission/queue.ts';
 import type { Cursor } from '../../query/cursor.ts';
 import type { KeptResults } from '../../query/kept-results.ts';
 import { canonicalScope, type QueryScope } from '../../query/scope.ts';
 import type { Format } from '../../render/formats.ts';
 import type { Services } from '../../services.ts';
+import type { RequestContext } from '../request-state.ts';
 import { respondCacheable } from './cacheable.ts';
 import { clientGone, heavyWork } from './heavy-work.ts';
 import { setNextPage } from './paging.ts';
@@ -44,7 +44,7 @@ export interface KeptPageRequest<T> {
  * The answer's Cache-Control follows the scope's release. The computation is stopped
  * by its deadline, or when every request waiting for it has gone.
  */
-export async function respondWithKeptPage<T>(ctx: Context, services: Services, request: KeptPageRequest<T>): Promise<void> {
+export async function respondWithKeptPage<T>(ctx: RequestContext, services: Services, request: KeptPageRequest<T>): Promise<void> {
   const { format, limit } = request;
   const scope = { ...request.scope, format: format.name };
   const after = request.cursor === undefined ? -1 : services.cursors.after(request.cursor, scope);
@@ -68,7 +68,7 @@ const keptKey = (kind: string, scope: QueryScope) => JSON.stringify([kind, ...ca
  * from. The result is held until `use` settles.
  */
 export function readKept<T, R>(
-  ctx: Context,
+  ctx: RequestContext,
   services: Services,
   request: Pick<KeptPageRequest<T>, 'kind' | 'kept' | 'scope' | 'releases' | 'compute'>,
   use: (result: T) => R | Promise<R>,

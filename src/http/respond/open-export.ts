@@ -1,6 +1,6 @@
-import type { Context } from 'koa';
 import { ExportsOpenError } from '../../errors/index.ts';
 import type { Services } from '../../services.ts';
+import type { RequestContext } from '../request-state.ts';
 import { requestKey } from './request-key.ts';
 import { onResponseClosed } from './response-closed.ts';
 
@@ -14,7 +14,7 @@ const OPEN_RETRY_SECONDS = 10;
  * the client stops reading and the buffers between are full. Ending it lets go of the
  * release it reads. Call before the body is set.
  */
-export function openExport(ctx: Context, services: Pick<Services, 'exports' | 'metrics' | 'clock'>): void {
+export function openExport(ctx: RequestContext, services: Pick<Services, 'exports' | 'metrics' | 'clock'>): void {
   const { open, idleMs } = services.exports;
   const close = open.begin(requestKey(ctx).id);
   if (!close) {

@@ -1,12 +1,12 @@
-import type { Context } from 'koa';
 import { type Filters, whereClauses } from '../../query/filters.ts';
 import { readPage } from '../../query/page.ts';
 import { canonicalScope, type QueryScope } from '../../query/scope.ts';
 import { unmatchedValues } from '../../query/unmatched.ts';
 import type { Services } from '../../services.ts';
+import type { RequestContext } from '../request-state.ts';
 import { respondCacheable } from './cacheable.ts';
 import { PAGE_FORMATS, responseFormat } from './negotiate.ts';
-import { acquireRelease } from './request-release.ts';
+import { withRelease } from './request-release.ts';
 import { setWarningsHeader } from './warnings-header.ts';
 
 export interface PageRequest {
@@ -29,13 +29,11 @@ export interface PageRequest {
  * release, canonical scope, limit, cursor position and format, so that is its cache
  * key. On a miss DuckDB picks the rows and the release's renderers write them.
  */
-export async function respondWithPage(ctx: Context, services: Services, request: PageRequest): Promise<void> {
+export async function respondWithPage(ctx: RequestContext, services: Services, request: PageRequest): Promise<void> {
   const format = responseFormat(ctx.get('accept'), request.format, PAGE_FORMATS);
   ctx.vary('Accept');
   const cursor = request.cursor === undefined ? undefined : services.cursors.parse(request.cursor);
-  const hold = await acquireRelease(ctx, services, { release: request.release, cursor });
-  try {
-    const release = hold.release;
+  await withRelease(ctx, services, { release: request.release, cursor }, async (release) => {
     const served = release.datasets.get(request.dataset)!;
     const scope: QueryScope = {
       release: release.id,
@@ -59,23 +57,21 @@ export async function respondWithPage(ctx: Context, services: Services, request:
     setWarningsHeader(ctx, format.name, () => unmatchedValues(served, request.filters));
     const next = await respondCacheable(ctx, services, { key, contentType: format.contentType, render, release: release.id });
     setNextPage(ctx, format.name, next);
-  } finally {
-    hold.letGo();
-  }
+  });
 }
 
 /**
  * While more pages follow: `Link: rel="next"` pointing at the next one, and for bodies
  * with no room for the cursor (CSV, Arrow) the cursor itself as `X-Next-Cursor`.
  */
-export function setNextPage(ctx: Context, format: string, next: string | undefined): void {
+export function setNextPage(ctx: RequestContext, format: string, next: string | undefined): void {
   if (next === undefined) return;
   ctx.set('Link', `<${nextPage(ctx, next)}>; rel="next"`);
   if (format !== 'json') ctx.set('X-Next-Cursor', next);
 }
 
 /** This request's path and query, root-relative, with `cursor` replaced by the next one. */
-function nextPage(ctx: Context, cursor: string): string {
+function nextPage(ctx: RequestContext, cursor: string): string {
   const query = new URLSearchParams(ctx.querystring);
   query.delete('cursor');
   query.append('cursor', cursor);

@@ -1,4 +1,4 @@
-import type { Context } from 'koa';
+import type { RequestContext } from '../request-state.ts';
 
 /**
  * Calls `callback` once the request's response has closed, however it ended: written
@@ -7,8 +7,8 @@ import type { Context } from 'koa';
  * release and files) lets go here; one listener on the response serves them all,
  * in the order they were added.
  */
-export function onResponseClosed(ctx: Context, callback: (finished: boolean) => void): void {
-  let callbacks = ctx.state.onResponseClosed as Array<(finished: boolean) => void> | undefined;
+export function onResponseClosed(ctx: RequestContext, callback: (finished: boolean) => void): void {
+  let callbacks = ctx.state.onResponseClosed;
   if (!callbacks) {
     const list: Array<(finished: boolean) => void> = [];
     callbacks = list;
@@ -21,4 +21,13 @@ export function onResponseClosed(ctx: Context, callback: (finished: boolean) => 
     else res.once('close', closed);
   }
   callbacks.push(callback);
+}
+
+/**
+ * Holds what a streamed answer reads (a release, a kept diff) until its response has
+ * closed, however it ended, then calls `letGo`: the one way an answer keeps something
+ * past its handler.
+ */
+export function holdUntilClosed(ctx: RequestContext, letGo: () => void): void {
+  onResponseClosed(ctx, () => letGo());
 }

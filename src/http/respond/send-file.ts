@@ -1,6 +1,6 @@
 import fs from 'node:fs';
-import type { Context } from 'koa';
 import { RangeNotSatisfiableError } from '../../errors/index.ts';
+import type { RequestContext } from '../request-state.ts';
 import { noneMatch } from './cacheable.ts';
 
 export interface FileAnswer {
@@ -29,7 +29,7 @@ const RANGE = /^bytes=(\d*)-(\d*)$/;
  * the end (thrown), else 200. Several ranges, or a malformed one, get the whole
  * file: resuming a download needs one.
  */
-export async function replyWithFile(ctx: Context, file: FileAnswer): Promise<FileReply> {
+export async function replyWithFile(ctx: RequestContext, file: FileAnswer): Promise<FileReply> {
   ctx.set('ETag', file.etag);
   ctx.set('Cache-Control', file.cacheControl);
   ctx.set('Accept-Ranges', 'bytes');

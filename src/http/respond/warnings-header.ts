@@ -1,4 +1,4 @@
-import type { Context } from 'koa';
+import type { RequestContext } from '../request-state.ts';
 
 /**
  * `X-Warnings` on a CSV or Arrow answer: the body has no `meta.warnings`, so a filter
@@ -6,7 +6,7 @@ import type { Context } from 'koa';
  * the query CLI as a header instead: a JSON array of the same lines. Header values are
  * Latin-1: any other character is written as a JSON `\uXXXX` escape, which JSON.parse reads back.
  */
-export function setWarningsHeader(ctx: Context, format: string, unmatched: () => readonly string[]): void {
+export function setWarningsHeader(ctx: RequestContext, format: string, unmatched: () => readonly string[]): void {
   if (format === 'json') return;
   const warnings = unmatched();
   if (warnings.length === 0) return;

@@ -37,7 +37,7 @@ import { financialPageParams } from '../params/page.ts';
 import { parseQuery, releaseParam, repeatable, single } from '../params/params.ts';
 import { respondWithKeptPage } from '../respond/kept-page.ts';
 import { PAGE_FORMATS, responseFormat } from '../respond/negotiate.ts';
-import { acquireRelease } from '../respond/request-release.ts';
+import { withRelease } from '../respond/request-release.ts';
 import { setWarningsHeader } from '../respond/warnings-header.ts';
 import { SERIES_DESCRIPTIONS, SERIES_ERRORS, SERIES_META, SERIES_NOTES, seriesControls, seriesInput } from './aggregate-series.ts';
 import type { Route } from './route.ts';
@@ -238,9 +238,7 @@ export const aggregate: Route = {
     const parsed = cursor === undefined ? undefined : services.cursors.parse(cursor);
     const whole = format.name !== 'json' && ctx.query.limit === undefined;
     // Held while answering: the kept result needs no tables, but the rows are read from this release's store.
-    const hold = await acquireRelease(ctx, services, { cursor: parsed, release });
-    try {
-      const { id, datasets } = hold.release;
+    await withRelease(ctx, services, { cursor: parsed, release }, async ({ id, datasets }) => {
       const served = datasets.get(def.name)!;
       setWarningsHeader(ctx, format.name, () => unmatchedValues(served, plan.filters));
       await respondWithKeptPage(ctx, services, {
@@ -285,9 +283,7 @@ export const aggregate: Route = {
           return renderTable(format.name, table, { meta, pagination });
         },
       });
-    } finally {
-      hold.letGo();
-    }
+    });
   },
   operation: operation(),
   schemas: {

@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import type { Context } from 'koa';
 import * as v from 'valibot';
 import { InvalidParametersError } from '../../errors/index.ts';
 import { DERIVED_KEYS } from '../../query/column-kinds.ts';
@@ -13,8 +12,9 @@ import { exampleRequest } from '../openapi/examples.ts';
 import { PREFER_WAIT, queryParameters } from '../openapi/parameters.ts';
 import { headerRefs, keyedErrors, LIMIT_HEADERS, ref, releaseResponses } from '../openapi/responses.ts';
 import { parseQuery, releaseParam } from '../params/params.ts';
+import type { RequestContext } from '../request-state.ts';
 import { respondCacheable } from '../respond/cacheable.ts';
-import { acquireRelease } from '../respond/request-release.ts';
+import { withRelease } from '../respond/request-release.ts';
 import type { Route } from './route.ts';
 
 // GET /v1/catalog. The catalog changes with the code and with the served release, so
@@ -81,7 +81,7 @@ export function dimensionsTable(): string {
 const rendered = new WeakMap<LoadedRelease, Rendered>();
 const loading = render(undefined);
 
-async function respond(ctx: Context, services: Services, release: LoadedRelease | undefined): Promise<void> {
+async function respond(ctx: RequestContext, services: Services, release: LoadedRelease | undefined): Promise<void> {
   let catalog = release ? rendered.get(release) : loading;
   if (!catalog) {
     catalog = render(release);
@@ -101,12 +101,7 @@ export const catalog: Route = {
   async handle(ctx, services) {
     const { release } = parseQuery(schema, ctx.query);
     if (release === undefined && !services.releases.current()) return respond(ctx, services, undefined);
-    const hold = await acquireRelease(ctx, services, { release });
-    try {
-      await respond(ctx, services, hold.release);
-    } finally {
-      hold.letGo();
-    }
+    await withRelease(ctx, services, { release }, (loaded) => respond(ctx, services, loaded));
   },
   operation: {
     operationId: 'getCatalog',

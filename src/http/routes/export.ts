@@ -1,6 +1,5 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import type { Context } from 'koa';
 import * as v from 'valibot';
 import {
   ExportLimitError,
@@ -21,11 +20,11 @@ import { errorResponse, headerRefs, keyedErrors, LIMIT_HEADERS, metricErrors, re
 import { dimensionFilters, filterParams, yearParam } from '../params/dimension-filters.ts';
 import { datasetParam, financialDataset } from '../params/metric.ts';
 import { formatParam, parseQuery, periodParam, releaseParam } from '../params/params.ts';
+import type { RequestContext } from '../request-state.ts';
 import { chargeExport, exportBudget, respondWithExportStream } from '../respond/export-stream.ts';
 import { EXPORT_FORMATS, notAcceptable, responseFormat } from '../respond/negotiate.ts';
 import { openExport } from '../respond/open-export.ts';
-import { acquireRelease } from '../respond/request-release.ts';
-import { onResponseClosed } from '../respond/response-closed.ts';
+import { withRelease } from '../respond/request-release.ts';
 import { replyWithFile } from '../respond/send-file.ts';
 import type { Route } from './route.ts';
 
@@ -48,51 +47,48 @@ const CONTROL_PARAMS = new Set(['metric', 'period', 'format', 'release']);
 /** Rows per batch read and written: a few MB of text, so memory stays flat whatever the export's size. */
 const BATCH = 16_384;
 
-async function handle(ctx: Context, services: Services): Promise<void> {
+async function handle(ctx: RequestContext, services: Services): Promise<void> {
   const { metric, period, format: named, release: asked, ...params } = parseQuery(schema, ctx.query);
   const def = financialDataset(metric);
   const filters = dimensionFilters(ctx.query, def, CONTROL_PARAMS, params);
   const format = responseFormat(ctx.get('accept'), named, EXPORT_FORMATS);
   ctx.vary('Accept');
-  const hold = await acquireRelease(ctx, services, { release: asked });
-  // The one place that lets go of the release an export holds, however its response ends:
-  // sent, refused, failed, or cut off by the client before or during the stream.
-  onResponseClosed(ctx, () => hold.letGo());
-  const release = hold.release;
-  const served = release.datasets.get(def.name)!;
-  const cacheControl = services.releases.cacheControlFor(release.id);
-  const filename = `${def.name}-${release.id}.${format.extension}`;
-  const source = path.join(release.dir, release.manifest.datasets[def.name]!.file);
-  // The release's own file is the export when nothing is filtered, if `etl load`
-  // wrote it (normalized and in serving order; generated samples are not sorted).
-  if (format.name === 'parquet' && filters.size === 0 && !period && release.manifest.published_at !== undefined) {
-    const sha256 = release.manifest.datasets[def.name]!.sha256;
-    const etag = `"${Buffer.from(sha256, 'hex').toString('base64url').slice(0, 22)}-parquet"`;
-    const reply = await replyWithFile(ctx, { path: source, etag, contentType: format.contentType, cacheControl });
-    // Every answer that sends bytes of the file costs one export, a range or a resume too: a free resume would be a free whole file (bytes=1-).
-    if (reply.status === 304) await exportBudget(ctx, services, false);
-    else {
-      try {
-        openExport(ctx, services);
-        await chargeExport(ctx, services);
-      } catch (err) {
-        await reply.discard();
-        throw err;
+  await withRelease(ctx, services, { release: asked }, async (release) => {
+    const served = release.datasets.get(def.name)!;
+    const cacheControl = services.releases.cacheControlFor(release.id);
+    const filename = `${def.name}-${release.id}.${format.extension}`;
+    const source = path.join(release.dir, release.manifest.datasets[def.name]!.file);
+    // The release's own file is the export when nothing is filtered, if `etl load`
+    // wrote it (normalized and in serving order; generated samples are not sorted).
+    if (format.name === 'parquet' && filters.size === 0 && !period && release.manifest.published_at !== undefined) {
+      const sha256 = release.manifest.datasets[def.name]!.sha256;
+      const etag = `"${Buffer.from(sha256, 'hex').toString('base64url').slice(0, 22)}-parquet"`;
+      const reply = await replyWithFile(ctx, { path: source, etag, contentType: format.contentType, cacheControl });
+      // Every answer that sends bytes of the file costs one export, a range or a resume too: a free resume would be a free whole file (bytes=1-).
+      if (reply.status === 304) await exportBudget(ctx, services, false);
+      else {
+        try {
+          openExport(ctx, services);
+          await chargeExport(ctx, services);
+        } catch (err) {
+          await reply.discard();
+          throw err;
+        }
+        ctx.set('Content-Disposition', `attachment; filename="${filename}"`);
       }
-      ctx.set('Content-Disposition', `attachment; filename="${filename}"`);
+      reply.send();
+      return;
     }
-    reply.send();
-    return;
-  }
-  // What the export runs stops with its `stop`: the client gone, or the deadline to its first byte passed.
-  await respondWithExportStream(ctx, services, {
-    parts: async (stop) =>
-      format.name === 'parquet'
-        ? parquetFile(services, def, source, filters, period?.years, stop)
-        : served.rows.stream(format.name, matchingRids(services.db, served, whereClauses(served, filters, period?.years), BATCH, stop)),
-    contentType: format.contentType,
-    filename,
-    cacheControl,
+    // What the export runs stops with its `stop`: the client gone, or the deadline to its first byte passed.
+    await respondWithExportStream(ctx, services, {
+      parts: async (stop) =>
+        format.name === 'parquet'
+          ? parquetFile(services, def, source, filters, period?.years, stop)
+          : served.rows.stream(format.name, matchingRids(services.db, served, whereClauses(served, filters, period?.years), BATCH, stop)),
+      contentType: format.contentType,
+      filename,
+      cacheControl,
+    });
   });
 }
 

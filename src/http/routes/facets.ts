@@ -13,7 +13,7 @@ import { datasetParam, financialDataset } from '../params/metric.ts';
 import { parseQuery, periodParam, releaseParam } from '../params/params.ts';
 import { respondCacheable } from '../respond/cacheable.ts';
 import { heavyWork } from '../respond/heavy-work.ts';
-import { acquireRelease } from '../respond/request-release.ts';
+import { withRelease } from '../respond/request-release.ts';
 import type { Route } from './route.ts';
 
 // GET /v1/facets: each dimension's values that have rows under the filters, with their
@@ -41,9 +41,7 @@ export const facets: Route = {
     const { metric, period, release: asked, ...params } = parseQuery(schema, ctx.query);
     const def = financialDataset(metric);
     const filters = dimensionFilters(ctx.query, def, CONTROL_PARAMS, params);
-    const hold = await acquireRelease(ctx, services, { release: asked });
-    try {
-      const release = hold.release;
+    await withRelease(ctx, services, { release: asked }, async (release) => {
       const served = release.datasets.get(def.name)!;
       const max = services.facetValues;
       const scope = canonicalScope({ release: release.id, dataset: def.name, filters, period: period?.text });
@@ -69,9 +67,7 @@ export const facets: Route = {
         render,
         release: release.id,
       });
-    } finally {
-      hold.letGo();
-    }
+    });
   },
   operation: {
     operationId: 'getFacets',

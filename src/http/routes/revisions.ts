@@ -6,7 +6,6 @@ import {
   HeavyBudgetError,
   InvalidCursorError,
   InvalidFilterDimensionError,
-  NotReadyError,
   TooManyRequestsError,
   UnknownReleaseError,
 } from '../../errors/index.ts';
@@ -35,7 +34,8 @@ import { parseQuery, releaseParam, repeatable } from '../params/params.ts';
 import { respondWithExportStream } from '../respond/export-stream.ts';
 import { readKept, respondWithKeptPage } from '../respond/kept-page.ts';
 import { PAGE_FORMATS, responseFormat } from '../respond/negotiate.ts';
-import { onResponseClosed } from '../respond/response-closed.ts';
+import { comparedReleases } from '../respond/request-release.ts';
+import { holdUntilClosed } from '../respond/response-closed.ts';
 import type { Route } from './route.ts';
 
 // GET /v1/revisions: the rows of a financial dataset that differ between two
@@ -86,25 +86,11 @@ export const revisions: Route = {
     const { metric, period, limit, cursor, format: named, from: fromParam, to: toParam, change, ...params } = parseQuery(schema, ctx.query);
     const def = financialDataset(metric);
     const filters = dimensionFilters(ctx.query, def, CONTROL_PARAMS, params);
-    const { releases } = services;
-    const current = releases.current();
-    if (!current) throw new NotReadyError();
-    const to = toParam ?? current.id;
-    if (!releases.isPublished(to)) throw new UnknownReleaseError(to);
-    // With no release before `to`, nothing was revised: `to` compared with itself, an
-    // empty page (a request sending `metric` alone, as generated tests do, answers 200).
-    const from = fromParam ?? releases.previous(to) ?? to;
-    if (!releases.isPublished(from)) throw new UnknownReleaseError(from);
+    const { from, to, files } = comparedReleases(services.releases, { from: fromParam, to: toParam }, def.name);
     const changes = change && [...new Set(change)].sort((a, b) => CHANGES.indexOf(a) - CHANGES.indexOf(b));
 
     const format = responseFormat(ctx.get('accept'), named, PAGE_FORMATS);
     ctx.vary('Accept');
-    const fileOf = (id: string) => {
-      const file = releases.fileOf(id, def.name);
-      if (file === undefined) throw new UnknownReleaseError(id);
-      return file;
-    };
-    const files = { from: fileOf(from), to: fileOf(to) };
     const kept = {
       kind: 'revisions' as const,
       kept: services.revisions,
@@ -126,8 +112,10 @@ export const revisions: Route = {
       const after = parsed === undefined ? -1 : services.cursors.after(parsed, { ...kept.scope, format: format.name });
       await respondWithExportStream(ctx, services, {
         parts: async () => {
-          const [diff, letGo] = await readKept(ctx, services, kept, (diff) => [diff, diff.hold()] as const);
-          onResponseClosed(ctx, letGo);
+          const diff = await readKept(ctx, services, kept, (diff) => {
+            holdUntilClosed(ctx, diff.hold());
+            return diff;
+          });
           return streamTable(format.name as 'csv' | 'arrow', diffTables(def, diff, after + 1));
         },
         contentType: format.contentType,

@@ -1,6 +1,6 @@
-import type { Context } from 'koa';
 import type { Services } from '../../services.ts';
 import type { Documented } from '../openapi/json.ts';
+import type { RequestContext } from '../request-state.ts';
 
 export type { Json } from '../openapi/json.ts';
 
@@ -12,5 +12,5 @@ export type { Json } from '../openapi/json.ts';
  * src/http/routes/index.ts, and the document is built from the same list.
  */
 export interface Route extends Documented {
-  handle(ctx: Context, services: Services): Promise<void> | void;
+  handle(ctx: RequestContext, services: Services): Promise<void> | void;
 }
