@@ -2,8 +2,8 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { DOUBLE, type DuckDBConnection, DuckDBDataChunk, DuckDBInstance, type DuckDBType, INTEGER, VARCHAR } from '@duckdb/node-api';
 import { quoteIdent, quoteLiteral } from '../src/duckdb/sql-text.ts';
-import { DATASETS, INTEGER_DIMENSIONS } from '../src/registry.ts';
-import { type Manifest, RELEASE_ID, writeManifest } from '../src/releases/manifest.ts';
+import { DATASETS, INTEGER_DIMENSIONS, RELEASE_ID } from '../src/registry.ts';
+import { type Manifest, writeManifest } from '../src/releases/manifest.ts';
 import { datasetEntry } from './dataset-entry.ts';
 import { COUNTRIES, type Country, SUB_NATIONAL } from './geo-data.ts';
 

@@ -4,6 +4,9 @@
 
 export type DatasetKind = 'financial' | 'reference';
 
+/** A release's id: the month it was published, `YYYY-MM` (its folder in DATA_DIR, and `release=`). */
+export const RELEASE_ID = /^\d{4}-(0[1-9]|1[0-2])$/;
+
 export interface DatasetDef {
   readonly name: string;
   readonly kind: DatasetKind;
@@ -124,6 +127,9 @@ const DEFINITIONS = [
 
 export const DATASETS: readonly DatasetDef[] = DEFINITIONS;
 
+export const FINANCIAL_DATASETS = DATASETS.filter((d) => d.kind === 'financial');
+export const REFERENCE_DATASETS = DATASETS.filter((d) => d.kind === 'reference');
+
 type DimensionName = (typeof DEFINITIONS)[number]['dimensions'][number];
 
 /**
@@ -135,7 +141,8 @@ type DimensionName = (typeof DEFINITIONS)[number]['dimensions'][number];
  */
 export interface DimensionDef {
   readonly meaning: string;
-  readonly example: string;
+  /** Two values it takes that select different rows: the document's examples of its filter. */
+  readonly examples: readonly [string, string];
   /** A vocabulary's values and what each means. */
   readonly values?: Readonly<Record<string, string>>;
   /** `values` names some of the values only (an ISO code list): others occur too. */
@@ -143,20 +150,20 @@ export interface DimensionDef {
 }
 
 export const DIMENSIONS: Readonly<Record<DimensionName, DimensionDef>> = {
-  year: { meaning: 'Calendar year, an integer', example: '2024' },
-  region: { meaning: 'Geographic region', example: 'Europe' },
-  country: { meaning: 'Country name', example: 'France' },
-  state: { meaning: 'State or province; "" on a country\'s national rows', example: 'Nevada' },
-  category: { meaning: 'Gambling category', example: 'Betting' },
-  product: { meaning: 'Product type', example: 'Sport Betting' },
+  year: { meaning: 'Calendar year, an integer', examples: ['2024', '2019'] },
+  region: { meaning: 'Geographic region', examples: ['Europe', 'Africa'] },
+  country: { meaning: 'Country name', examples: ['France', 'Spain'] },
+  state: { meaning: 'State or province; "" on a country\'s national rows', examples: ['Nevada', 'New Jersey'] },
+  category: { meaning: 'Gambling category', examples: ['Betting', 'Lottery'] },
+  product: { meaning: 'Product type', examples: ['Sport Betting', 'Poker'] },
   channel: {
     meaning: 'Distribution channel',
-    example: 'Online',
+    examples: ['Online', 'Land'],
     values: { Online: 'Played over the internet or a mobile app', Land: 'Played in a venue: casino, betting shop, arcade, retailer' },
   },
   sub_channel: {
     meaning: 'Whether the operator is licensed in the market it serves',
-    example: 'Onshore',
+    examples: ['Onshore', 'Offshore'],
     values: {
       Onshore: 'Licensed in the market (regulated, locally taxed)',
       Offshore: 'Serving the market from outside it, unlicensed there (an estimate)',
@@ -164,19 +171,19 @@ export const DIMENSIONS: Readonly<Record<DimensionName, DimensionDef>> = {
   },
   fx: {
     meaning: 'Currency code (ISO 4217) the amounts are in: every market in USD, EUR and its local currency',
-    example: 'USD',
+    examples: ['USD', 'EUR'],
     values: { USD: 'US dollars', EUR: 'Euros' },
     open: true,
   },
-  fx_local_currency: { meaning: 'Local currency code (ISO 4217)', example: 'JPY' },
+  fx_local_currency: { meaning: 'Local currency code (ISO 4217)', examples: ['JPY', 'GBP'] },
   temporal: {
     meaning: 'Whether the year is history or projection, as of the release',
-    example: 'Current',
+    examples: ['Current', 'Forecast'],
     values: { Current: "A year up to the release's data year: history", Forecast: "A year after the release's data year: a projection" },
   },
   calculation: {
     meaning: 'How the figure was arrived at',
-    example: 'Reported',
+    examples: ['Reported', 'Estimated'],
     values: {
       Reported: 'Published by the regulator or operators of the market',
       Calculated: 'Derived from reported figures (a state or province from its parts, a rate from its inputs)',
@@ -185,7 +192,7 @@ export const DIMENSIONS: Readonly<Record<DimensionName, DimensionDef>> = {
   },
   country_type: {
     meaning: 'Whether the country is tracked on its own',
-    example: 'Tracked',
+    examples: ['Tracked', 'Amalgamated'],
     values: { Tracked: 'Covered as its own market', Amalgamated: 'Estimated as part of a group of small markets' },
   },
 };

@@ -2,7 +2,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { denominatorsTable, metricsTable } from '../src/http/routes/aggregate.ts';
+import { denominatorsTable, metricsTable } from '../src/http/openapi/operations/aggregate.ts';
 import { dimensionsTable } from '../src/http/routes/catalog.ts';
 import { DATASETS } from '../src/registry.ts';
 

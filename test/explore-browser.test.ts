@@ -147,6 +147,20 @@ if (CHROMIUM_MISSING) {
     assert.is((await tableOnPage(page)).rows.length, before);
   });
 
+  test('a year, which /v1/facets sends as a number, clicked twice: pressed with one year= in the URL, then neither', async () => {
+    await open('/explore/aggregate?metric=ggr&group_by=region&fx=USD');
+    await answerTable();
+    const year = '[data-facet="year"][data-value="2024"]';
+    assert.is(await page.locator(`button${year}`).getAttribute('aria-pressed'), 'false');
+    await page.locator(`button${year}`).click();
+    await page.waitForURL(/year=2024/);
+    await page.locator(`button${year}[aria-pressed="true"]`).waitFor();
+    assert.equal(new URL(page.url()).searchParams.getAll('year'), ['2024']);
+    await page.locator(`button${year}`).click();
+    await page.waitForURL((url) => !url.searchParams.has('year'));
+    await page.locator(`button${year}[aria-pressed="false"]`).waitFor();
+  });
+
   test('time series: index, cagr, latest and shape have controls; wide shows the /v1 answer; the snippets run as shown', async () => {
     const query = 'metric=ggr&group_by=region,year&fx=USD&period=2019-01-01:2024-12-31&index=2019&shape=wide';
     await open(`/explore/aggregate?${query}`);

@@ -26,7 +26,7 @@ const LAYERS: Readonly<Record<string, number>> = {
   keys: 1,
   invites: 1,
   store: 1,
-  client: 1,
+  client: 4,
   render: 2,
   query: 3,
   releases: 3,

@@ -101,7 +101,7 @@ Doc('every parameter example with a value is valid for its parameter (Spectral l
   for (const [route, item] of Object.entries<any>(openApi.paths)) {
     for (const parameter of item.get.parameters ?? []) {
       const validate = ajv.compile(parameter.schema);
-      const named = Object.entries<any>(parameter.examples ?? {}).filter(([, e]) => e.value !== undefined);
+      const named = Object.entries<any>({ ...parameter.examples, ...parameter['x-examples'] }).filter(([, e]) => e.value !== undefined);
       for (const [name, value] of [
         ...(parameter.example === undefined ? [] : [['example', parameter.example]]),
         ...named.map(([n, e]) => [n, e.value]),
@@ -114,21 +114,24 @@ Doc('every parameter example with a value is valid for its parameter (Spectral l
   assert.ok(checked > 100, `${checked} examples checked`);
 });
 
-Doc('Swagger UI fills in exactly the example request: other parameters first offer "not sent", then their example', () => {
+Doc('Swagger UI fills in exactly the example request: other parameters first offer "not sent", then their examples', () => {
   for (const [route, item] of Object.entries<any>(openApi.paths)) {
     const operation = item.get;
     const sent = new URL(examplePath(operation)!, 'http://x').searchParams;
     for (const parameter of operation.parameters ?? []) {
       if (sent.has(parameter.name)) {
-        const want = sent.getAll(parameter.name).map((v) => (parameter.schema.type === 'integer' ? Number(v) : v));
+        const each = parameter.schema.items ?? parameter.schema;
+        const want = sent.getAll(parameter.name).map((v) => (each.type === 'integer' ? Number(v) : v));
         assert.equal([parameter.example].flat(), want, `${route} ${parameter.name} is filled with the example request's value`);
         assert.is(parameter.examples, undefined);
+        // Its other examples, which OpenAPI allows no `examples` beside `example` to hold.
+        for (const e of Object.values<any>(parameter['x-examples'] ?? {})) assert.ok(e.value !== undefined && e['x-request'], route);
         continue;
       }
       assert.is(parameter.example, undefined, `${route} ${parameter.name} is not filled in`);
       const [first, ...others] = Object.entries<any>(parameter.examples);
       assert.equal(first, ['not sent', { summary: first![1].summary }], `${route} ${parameter.name}: "not sent" first, without a value`);
-      assert.ok(others.length > 0 && others.every(([, e]) => e.value !== undefined), `${route} ${parameter.name} offers its example`);
+      assert.ok(others.length > 0 && others.every(([, e]) => e.value !== undefined), `${route} ${parameter.name} offers its examples`);
     }
   }
 });

@@ -1,12 +1,9 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import type { AggregatePlan } from '../src/query/aggregate-plan.ts';
 import { CursorCodec } from '../src/query/cursor.ts';
-import { NO_DERIVED } from '../src/query/derived-plan.ts';
 import { fileConditions, pageQuery, whereClauses, type YearRange } from '../src/query/filters.ts';
-import { groupBound, groupCountQuery } from '../src/query/group-count.ts';
+import { type Grouping, groupBound, groupCountQuery } from '../src/query/group-count.ts';
 import type { QueryScope } from '../src/query/scope.ts';
-import { NO_SERIES } from '../src/query/series-plan.ts';
 import { alternatives, closest } from '../src/query/suggest.ts';
 import { DATASETS } from '../src/registry.ts';
 import { jsonSyntax } from '../src/render/json-syntax.ts';
@@ -173,19 +170,13 @@ for (const c of fileCases) {
 
 // The size guard's count: one SELECT DISTINCT per level of the result, with the
 // request's clauses; a level that rolls up state counts national rows (state "") alone.
-const plan = (groupBy: string[], rollup: boolean, filters: Record<string, string[]> = {}): AggregatePlan => ({
+const plan = (groupBy: string[], rollup: boolean, filters: Record<string, string[]> = {}): Grouping => ({
   groupBy,
-  filters: new Map(Object.entries(filters)),
-  measures: [],
-  omitted: [],
-  order: undefined,
   rollup,
-  derived: NO_DERIVED,
-  series: NO_SERIES,
-  columns: [],
+  filters: new Map(Object.entries(filters)),
 });
 const distinct = (columns: string, where = '') => `SELECT count(*) FROM (SELECT DISTINCT ${columns} FROM "r2026_11"."ggr"${where})`;
-const countCases: Array<{ name: string; plan: AggregatePlan; sql: string[]; params: number[] }> = [
+const countCases: Array<{ name: string; plan: Grouping; sql: string[]; params: number[] }> = [
   {
     name: 'count: groups alone',
     plan: plan(['country', 'year'], false, { channel: ['Online'] }),

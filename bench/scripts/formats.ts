@@ -1,12 +1,11 @@
 import path from 'node:path';
 import pino from 'pino';
 import { Database } from '../../src/duckdb/database.ts';
-import { PAGE_FORMATS } from '../../src/http/respond/negotiate.ts';
 import { whereClauses } from '../../src/query/filters.ts';
 import { readPage } from '../../src/query/page.ts';
 import { loadRelease } from '../../src/releases/load-release.ts';
 import { latestRelease } from '../../src/releases/on-disk.ts';
-import { FORMATS as ALL_FORMATS } from '../../src/render/formats.ts';
+import { FORMATS as ALL_FORMATS, PAGE_FORMATS } from '../../src/render/formats.ts';
 import { startServer } from '../../tools/service-process.ts';
 import { load, type Run, type Stats, summarize, summarizeRuns } from '../runner/load.ts';
 

@@ -8,11 +8,11 @@ import type { Clock } from '../clock.ts';
 import { AdminUnauthorizedError, InvalidParametersError, NotFoundError, ReleaseLoadError, StoreUnavailableError } from '../errors/index.ts';
 import { observeRequests } from '../http/middleware/observe.ts';
 import { unmatched } from '../http/middleware/unmatched.ts';
-import { invalidParameters } from '../http/params/params.ts';
 import type { RequestState } from '../http/request-state.ts';
 import type { InviteStore } from '../invites/store.ts';
 import type { KeyRecord, KeyStore } from '../keys/store.ts';
 import type { Metrics } from '../metrics.ts';
+import { invalidParameters } from '../query/options/params.ts';
 import { RedisUnavailableError } from '../state/redis-unavailable.ts';
 import * as invites from './invites.ts';
 

@@ -2,9 +2,9 @@ import type Router from '@koa/router';
 import * as v from 'valibot';
 import type { Clock } from '../clock.ts';
 import { ConflictError, InvalidParametersError, NotFoundError } from '../errors/index.ts';
-import { invalidParameters } from '../http/params/params.ts';
 import { type InviteRecord, type InviteStore, inviteStatus, looksLikeInviteId, mayBeToken } from '../invites/store.ts';
 import type { KeyStore } from '../keys/store.ts';
+import { invalidParameters } from '../query/options/params.ts';
 
 const UNIT_MS = { m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
 const MAX_EXPIRY_MS = 90 * UNIT_MS.d;

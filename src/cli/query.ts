@@ -15,10 +15,10 @@ import {
   type WalkOptions,
 } from '../client/index.ts';
 import { queryCliEnvironment } from '../config.ts';
-import { COMPARES, denominatorEntries, HAVING_OPS } from '../query/derived-plan.ts';
-import { DATASETS, type DatasetDef } from '../registry.ts';
+import { AGGREGATE, REVISIONS } from '../query/options/endpoints.ts';
+import { type DatasetDef, FINANCIAL_DATASETS, RELEASE_ID } from '../registry.ts';
 import { mergeArrowPages } from './arrow-pages.ts';
-import { addSeriesOptions, seriesQuery } from './series-options.ts';
+import { addOptionFlags, flagOf, optionsQuery } from './option-flags.ts';
 
 // The consumers' CLI, on top of the typed client. It is a program of its own, not
 // the server, with settings of its own (DQS_API_KEY, DQS_URL), which src/config.ts,
@@ -131,9 +131,6 @@ async function query(run: Run, bar: ReturnType<typeof progress>): Promise<string
   return next;
 }
 
-const financialSets = DATASETS.filter((d) => d.kind === 'financial');
-const flagOf = (dimension: string) => `--${dimension.replaceAll('_', '-')}`;
-
 /** A filter option per dimension of `def`, `--period`, and the paging and format options every command shares. */
 /** A --<dimension> option per dimension of `def` (repeatable) and --period. */
 function addFilterOptions(command: Command, def: DatasetDef): Command {
@@ -161,7 +158,7 @@ function addQueryOptions(command: Command, def: DatasetDef, unit: string): Comma
 }
 
 const releaseId = (name: string) => (text: string) => {
-  if (!/^\d{4}-(0[1-9]|1[0-2])$/.test(text)) throw new InvalidArgumentError(`${name} must be a release id like 2026-11`);
+  if (!RELEASE_ID.test(text)) throw new InvalidArgumentError(`${name} must be a release id like 2026-11`);
   return text;
 };
 
@@ -207,7 +204,7 @@ function program(env: NodeJS.ProcessEnv): Command {
       throw err;
     }
   };
-  for (const def of financialSets) {
+  for (const def of FINANCIAL_DATASETS) {
     addQueryOptions(cli.command(def.name).description(def.description), def, 'rows').action((options: Record<string, unknown>) =>
       start(options, (client) => (format, walk) => {
         const [metric, filters] = [def.name as Metric, filtersOf(def, options)];
@@ -222,91 +219,31 @@ function program(env: NodeJS.ProcessEnv): Command {
   const aggregate = cli
     .command('aggregate')
     .description('Totals, averages, minima and maxima of a financial dataset, grouped (GET /v1/aggregate)');
-  for (const def of financialSets) {
+  for (const def of FINANCIAL_DATASETS) {
     const command = aggregate.command(def.name).description(`Aggregate ${def.name}: ${def.metrics.join(', ')}`);
-    const denominators = denominatorEntries(def);
-    // Only where a denominator divides this dataset: an option no value could pass would only mislead.
-    if (denominators.length > 0) {
-      command.addOption(
-        new Option(
-          '--per <metric>',
-          `add <key>_per_<metric>: each sum divided by ${denominators.map((d) => `${d.metric} (${d.dataset})`).join(', ')}, over the keys of its rows`,
-        ).choices(denominators.map((d) => d.metric)),
-      );
-    }
-    addSeriesOptions(addQueryOptions(command, def, 'groups'))
-      .addOption(
-        new Option('--group-by <dimension>', 'group by this dimension; repeat, in column order (at most 6)')
-          .choices([...def.dimensions])
-          .argParser(collect((text) => text)),
-      )
-      .addOption(
-        new Option(
-          '--measure <metric:fn>',
-          `${def.metrics.join(', ')}, alone or with :sum, :avg, :min or :max; repeat for several`,
-        ).argParser(collect((text) => text)),
-      )
-      .option('--order <key>', 'a group_by dimension or a measure key such as ggr_sum; -key for descending')
-      .option('--rollup', 'add subtotal rows and a grand total')
-      .addOption(
-        new Option(
-          '--compare <previous_year>',
-          'add <key>_prev, _change and _pct_change (a fraction) against the year before (needs --group-by year)',
-        ).choices([...COMPARES]),
-      )
-      .addOption(
-        new Option(
-          '--share <dimension>',
-          "add <key>_share: each sum's fraction of the total over every value of this group-by dimension, or of the grand total (all)",
-        ).choices([...def.dimensions, 'all']),
-      )
-      .addOption(
-        new Option(
-          '--having <key.op.number>',
-          `keep groups where the key passes, e.g. ggr_sum.gt.1e9; op one of ${HAVING_OPS.join(', ')}; repeat: all must hold`,
-        ).argParser(collect((text) => text)),
-      )
-      .action((options: Record<string, unknown>) =>
-        start(options, (client) => (format, walk) => {
-          const aggregateQuery = {
-            ...filtersOf(def, options),
-            group_by: options.groupBy,
-            measure: options.measure,
-            order: options.order,
-            rollup: options.rollup === true ? true : undefined,
-            compare: options.compare,
-            share: options.share,
-            per: options.per,
-            having: options.having,
-            ...seriesQuery(options),
-          };
-          return client.aggregatePages(def.name as Metric, aggregateQuery as AggregateQuery<Metric>, format, walk);
-        }),
-      );
+    addOptionFlags(addQueryOptions(command, def, 'groups'), AGGREGATE.options, def).action((options: Record<string, unknown>) =>
+      start(options, (client) => (format, walk) => {
+        const query = { ...filtersOf(def, options), ...optionsQuery(AGGREGATE.options, options) };
+        return client.aggregatePages(def.name as Metric, query as AggregateQuery<Metric>, format, walk);
+      }),
+    );
   }
   const revisions = cli.command('revisions').description('Rows that differ between two published releases (GET /v1/revisions)');
-  for (const def of financialSets) {
-    addQueryOptions(revisions.command(def.name).description(`Revised ${def.name} rows: added, removed or changed`), def, 'rows')
-      .addOption(new Option('--from <YYYY-MM>', 'the earlier release (default: the one before --to)').argParser(releaseId('--from')))
-      .addOption(new Option('--to <YYYY-MM>', 'the later release (default: the current one)').argParser(releaseId('--to')))
-      .addOption(
-        new Option('--change <kind>', 'only rows of this kind; repeat for several')
-          .choices(['added', 'removed', 'changed'])
-          .argParser(collect((text) => text)),
-      )
-      .action((options: Record<string, unknown>) => {
-        if (options.release !== undefined)
-          throw new CliError('--release has no meaning for revisions: name the releases with --from and --to');
-        return start(options, (client) => (format, walk) => {
-          const revisionQuery = { ...filtersOf(def, options), from: options.from, to: options.to, change: options.change };
-          return client.revisionPages(def.name as Metric, revisionQuery as RevisionQuery<Metric>, format, walk);
-        });
+  for (const def of FINANCIAL_DATASETS) {
+    const command = revisions.command(def.name).description(`Revised ${def.name} rows: added, removed or changed`);
+    addOptionFlags(addQueryOptions(command, def, 'rows'), REVISIONS.options, def).action((options: Record<string, unknown>) => {
+      if (options.release !== undefined)
+        throw new CliError('--release has no meaning for revisions: name the releases with --from and --to');
+      return start(options, (client) => (format, walk) => {
+        const query = { ...filtersOf(def, options), ...optionsQuery(REVISIONS.options, options) };
+        return client.revisionPages(def.name as Metric, query as RevisionQuery<Metric>, format, walk);
       });
+    });
   }
   const exporter = cli
     .command('export')
     .description('Every matching row in one file (GET /v1/export): Parquet by default; bytes to stdout, progress to stderr');
-  for (const def of financialSets) {
+  for (const def of FINANCIAL_DATASETS) {
     addFilterOptions(exporter.command(def.name).description(`Export ${def.name} rows`), def)
       .addOption(new Option('--format <format>', 'file format').choices(['parquet', 'csv', 'arrow', 'ndjson']).default('parquet'))
       .addOption(
@@ -342,7 +279,7 @@ function program(env: NodeJS.ProcessEnv): Command {
   const facets = cli
     .command('facets')
     .description("Each dimension's values and their row counts under the filters, as JSON (GET /v1/facets)");
-  for (const def of financialSets) {
+  for (const def of FINANCIAL_DATASETS) {
     addFilterOptions(facets.command(def.name).description(`Facets of ${def.name}: every filter applied but the dimension's own`), def)
       .addOption(
         new Option('--release <YYYY-MM>', 'count this published release instead of the current one').argParser(releaseId('--release')),

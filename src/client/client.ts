@@ -7,6 +7,7 @@ import type {
   AggregatePage,
   AggregateQuery,
   AggregateRow,
+  CatalogAnswer,
   CatalogEntry,
   ErrorDetails,
   FacetsAnswer,
@@ -72,7 +73,7 @@ export interface ExportOptions {
   readonly release?: string;
 }
 
-type Params = Record<string, string | number | readonly (string | number)[] | undefined>;
+type Params = Record<string, string | number | boolean | readonly (string | number)[] | undefined>;
 
 interface Answer {
   readonly headers: Record<string, string | string[] | undefined>;
@@ -141,7 +142,7 @@ export class DataQueryClient {
    * Every group of an aggregate (GET /v1/aggregate), across its pages: e.g.
    * `aggregate('ggr', { group_by: ['region', 'year'], fx: 'USD', measure: ['ggr:sum'] })`,
    * or with derived measures `{ …, compare: 'previous_year', having: ['ggr_sum.gt.1e9'] }`,
-   * or as a series `{ group_by: ['country'], fx: 'USD', cagr: '2015:2024' }` (`index`, `latest`, `shape: 'wide'`).
+   * or as a series `{ group_by: ['region', 'year'], fx: 'USD', index: 2019, shape: 'wide' }` (every option of src/query/options/aggregate.ts).
    * `meta` is the first page's, with `row_count` the number of groups in all.
    */
   async aggregate<M extends Metric>(
@@ -165,9 +166,7 @@ export class DataQueryClient {
     format: F,
     options: WalkOptions<FormatBody<F, AggregatePage<M>>> = {},
   ): AsyncGenerator<Page<FormatBody<F, AggregatePage<M>>>> {
-    const { rollup, ...rest } = query;
-    const params = { metric, ...rest, ...(rollup === undefined ? {} : { rollup: String(rollup) }) } as Params;
-    return this.walk('/v1/aggregate', params, format, options);
+    return this.walk('/v1/aggregate', { metric, ...query } as Params, format, options);
   }
 
   /**
@@ -231,7 +230,7 @@ export class DataQueryClient {
 
   async catalog(options: { release?: string } = {}): Promise<CatalogEntry[]> {
     const answer = await this.send('/v1/catalog', { release: options.release }, 'json');
-    return (JSON.parse(answer.body.toString('utf8')) as { datasets: CatalogEntry[] }).datasets;
+    return [...(JSON.parse(answer.body.toString('utf8')) as CatalogAnswer).datasets];
   }
 
   /** Pages as CSV text, each with its own header row; paged by the X-Next-Cursor header. */

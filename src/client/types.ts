@@ -1,7 +1,13 @@
+import type { GenericSchema, InferOutput } from 'valibot';
+import type { AggregateFunction } from '../query/options/aggregate-option.ts';
+import type { HavingOp } from '../query/options/derived.ts';
+import type { AGGREGATE, REVISIONS } from '../query/options/endpoints.ts';
+import type { CHANGES } from '../query/revisions.ts';
 import type { Denominators, Registry } from '../registry.ts';
 
-// Request and row types derived from the dataset registry, so a filter the server
-// would refuse as an invalid dimension does not compile.
+// Request and row types derived from the dataset registry and the endpoints' option
+// lists (src/query/options/), so a filter the server would refuse as an invalid
+// dimension does not compile, and a new option is typed where it is defined.
 
 type Financial = Extract<Registry[number], { kind: 'financial' }>;
 type Reference = Extract<Registry[number], { kind: 'reference' }>;
@@ -29,7 +35,7 @@ export interface FinancialRow<M extends Metric> {
 }
 
 /** A measure of `metric`: one of its metrics, alone (its default function) or as `<metric>:<fn>`. */
-export type MeasureOf<M extends Metric> = MetricValueOf<M> | `${MetricValueOf<M>}:${'sum' | 'avg' | 'min' | 'max'}`;
+export type MeasureOf<M extends Metric> = MetricValueOf<M> | `${MetricValueOf<M>}:${AggregateFunction}`;
 
 /** The denominators `per` may divide `metric`'s sums by (the registry's DENOMINATORS). */
 export type PerOf<M extends Metric> = {
@@ -37,34 +43,43 @@ export type PerOf<M extends Metric> = {
 }[keyof Denominators];
 
 /** A `having` condition: `<key>.<op>.<number>`, e.g. `ggr_sum.gt.1e9`. */
-export type Having = `${string}.${'eq' | 'neq' | 'gt' | 'gte' | 'lt' | 'lte'}.${number}`;
+export type Having = `${string}.${HavingOp}.${number}`;
 
-/** What /v1/aggregate takes besides the metric: every filter of `metric`, and how to group, measure, derive and order. */
-export type AggregateQuery<M extends Metric> = Filters<M> & {
-  /** At most 6; their order is the column and default sort order. */
-  readonly group_by?: readonly DimensionOf<M>[];
-  readonly measure?: MeasureOf<M> | readonly MeasureOf<M>[];
-  /** A group_by dimension, a measure key (`ggr_sum`) or `rows`; `-` first for descending. */
-  readonly order?: string;
-  /** Adds subtotal rows and a grand total; a rolled-up dimension is null. */
-  readonly rollup?: boolean;
-  /** Adds `k_prev`, `k_change` and `k_pct_change` (a fraction: 0.05 is 5%) per measure key against the year before; needs `year` in group_by. */
-  readonly compare?: 'previous_year';
-  /** Adds `k_share` per sum: its fraction of the total over every value of this group_by dimension, or of the grand total (`all`). */
-  readonly share?: DimensionOf<M> | 'all';
-  /** Adds `k_per_<metric>` per sum: divided by another dataset's metric over the keys of the group's rows. */
-  readonly per?: PerOf<M>;
-  /** Keeps the groups passing every condition, before order and paging. */
-  readonly having?: Having | readonly Having[];
-  /** A year: adds `k_index` per sum, 100 × its value ÷ the same group's value that year; needs `year` in group_by. */
-  readonly index?: number;
-  /** `<from>:<to>`: adds `k_from`, `k_to` and `k_cagr` (a fraction: 0.05 is 5% a year) per sum; needs `year` out of group_by. */
-  readonly cagr?: `${number}:${number}`;
-  /** 1 to 50: keeps each group's latest n years with rows, before having and order; needs `year` in group_by. */
-  readonly latest?: number;
-  /** `wide`: one row per group of the other dimensions, each key as `<key>_<year>` columns; needs `year` in group_by. */
-  readonly shape?: 'long' | 'wide';
-};
+/** What a client sends for an option whose parsed value is not what it sends (its `client` shape), per metric. */
+interface Shapes<M extends Metric> {
+  dimensions: readonly DimensionOf<M>[];
+  'dimension-or-all': DimensionOf<M> | 'all';
+  measures: MeasureOf<M> | readonly MeasureOf<M>[];
+  denominator: PerOf<M>;
+  having: Having | readonly Having[];
+  span: `${number}:${number}`;
+  text: string;
+  flag: boolean;
+}
+
+/** What a client sends for option `O`: its shape's type, or else its parsed value's. */
+type Sent<O, M extends Metric> = O extends { readonly client: infer S extends keyof Shapes<M> }
+  ? Shapes<M>[S]
+  : O extends { readonly schema: infer V extends GenericSchema }
+    ? Exclude<InferOutput<V>, undefined>
+    : never;
+
+/**
+ * An endpoint's own options (src/query/options/), each as a client sends it: those
+ * with a key of their own. The rest (the dataset, period, page and release) are the
+ * client's arguments and walk options.
+ */
+type OwnOptions<O, M extends Metric> = { readonly [K in keyof O as O[K] extends { readonly key: 'scope' } ? never : K]?: Sent<O[K], M> };
+
+/** What /v1/aggregate takes besides the metric: every filter of `metric`, and its options (docs/api.md "Aggregates"). */
+export type AggregateQuery<M extends Metric> = Filters<M> & OwnOptions<(typeof AGGREGATE)['options'], M>;
+
+type Intersection<U> = (U extends unknown ? (u: U) => void : never) extends (i: infer I) => void ? I : never;
+
+/** What `meta` says of each aggregate option given: each option's own fields (src/query/options/). */
+type OptionsMeta<O> = Intersection<
+  { [K in keyof O]: O[K] extends { readonly meta: (...args: never[]) => infer R } ? Partial<R> : never }[keyof O]
+>;
 
 export interface AggregateRow<M extends Metric> {
   /** The group_by dimensions only; null where a rollup row totals that dimension. */
@@ -73,7 +88,7 @@ export interface AggregateRow<M extends Metric> {
   readonly values: { readonly [key: string]: number | null } & { readonly rows: number };
 }
 
-export interface AggregateMeta<M extends Metric> {
+export type AggregateMeta<M extends Metric> = OptionsMeta<(typeof AGGREGATE)['options']> & {
   readonly dataset: M;
   readonly metric: M;
   readonly group_by: readonly DimensionOf<M>[];
@@ -81,38 +96,16 @@ export interface AggregateMeta<M extends Metric> {
   readonly filters_applied: Readonly<Record<string, readonly string[]>>;
   /** Default measures left out because they cannot be combined here, and why. */
   readonly omitted?: readonly { readonly measure: string; readonly reason: string }[];
-  readonly compare?: 'previous_year';
-  readonly share?: string;
-  /** The denominator applied, and the keys a row is matched on. */
-  readonly per?: { readonly metric: PerOf<M>; readonly dataset: string; readonly keys: readonly string[] };
-  readonly having?: readonly string[];
-  /** The base year of `_index`. */
-  readonly index?: number;
-  /** The span of `_cagr`. */
-  readonly cagr?: { readonly from: number; readonly to: number; readonly years: number };
-  /** The latest years kept per group, and the groups (a group in one year) left out. */
-  readonly latest?: { readonly n: number; readonly cut: number };
-  readonly shape?: 'wide';
-  /** With `shape=wide`: the years of the columns, ascending. */
-  readonly years?: readonly number[];
-  /** With `per`: the keys without a denominator row (their groups' ratios are null), counted, the first ten. */
-  readonly unmatched?: { readonly count: number; readonly keys: readonly Readonly<Record<string, string | number>>[] };
   readonly row_count: number;
   readonly release: string;
   /** Without groups: each filter value the release does not hold, and what was meant. */
   readonly warnings?: readonly string[];
-}
-
-/** What /v1/revisions takes besides the metric: every filter of `metric`, the two releases and the kinds of change. */
-export type RevisionQuery<M extends Metric> = Filters<M> & {
-  /** The earlier release `YYYY-MM`; by default the one published before `to`, or `to` itself when there is none (no rows). */
-  readonly from?: string;
-  /** The later release; by default the current one. */
-  readonly to?: string;
-  readonly change?: Change | readonly Change[];
 };
 
-export type Change = 'added' | 'removed' | 'changed';
+/** What /v1/revisions takes besides the metric: every filter of `metric`, the two releases and the kinds of change. */
+export type RevisionQuery<M extends Metric> = Filters<M> & OwnOptions<(typeof REVISIONS)['options'], M>;
+
+export type Change = (typeof CHANGES)[number];
 
 export interface RevisionRow<M extends Metric> {
   readonly dimensions: FinancialRow<M>['dimensions'];
@@ -137,11 +130,28 @@ export interface ReleaseInfo {
 
 export type ReferenceRow<R extends ReferenceDataset> = { readonly [D in Extract<Reference, { name: R }>['dimensions'][number]]: string };
 
+/** One dataset of GET /v1/catalog; its size once a release is loaded. */
 export interface CatalogEntry {
   readonly name: string;
   readonly description: string;
   readonly dimensions: readonly string[];
+  /** Empty for a reference dataset. */
   readonly metrics: readonly string[];
+  /** The denominators `per` divides its sums by. */
+  readonly per?: readonly { readonly metric: string; readonly dataset: string; readonly keys: readonly string[]; readonly means: string }[];
+  readonly row_count?: number;
+  readonly first_year?: number;
+  readonly last_year?: number;
+}
+
+/** GET /v1/catalog's answer: every dataset, each dimension's and each derived key's meaning, and the release described. */
+export interface CatalogAnswer {
+  readonly datasets: readonly CatalogEntry[];
+  readonly dimensions: Readonly<Record<string, { readonly description: string; readonly values?: Readonly<Record<string, string>> }>>;
+  /** Each derived key's suffix (`_share`, `_per_<metric>`) and what it holds. */
+  readonly derived: Readonly<Record<string, string>>;
+  /** Absent only while the first release loads. */
+  readonly release?: { readonly id: string; readonly published_at: string; readonly synthetic: boolean };
 }
 
 /** Spec 7's flattened `details`. */

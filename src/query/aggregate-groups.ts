@@ -2,9 +2,9 @@ import type { DatasetDef } from '../registry.ts';
 import { type AggregateTables, chooseSource } from '../store/aggregate-tables.ts';
 import { type AggregateSource, type Groups, group, type MetricNeeds, type MetricTotals, mergeGroups } from '../store/aggregation.ts';
 import type { Turns } from '../store/slices.ts';
-import type { Measure } from './aggregate-plan.ts';
 import type { MeasureSource } from './derived.ts';
 import type { Filters, YearRange } from './filters.ts';
+import type { Measure } from './options/aggregate-option.ts';
 
 // Which rows an aggregate reads and how they become its groups: the filters as
 // dictionary codes, the scan of the table that can answer reading fewest rows, and the levels of

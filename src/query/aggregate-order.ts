@@ -1,5 +1,5 @@
 import { inSlices, sortInSlices, type Turns } from '../store/slices.ts';
-import { type Having, passes } from './derived-plan.ts';
+import type { Having } from './options/derived.ts';
 
 // The last steps of an aggregate: `having` keeps the groups whose values pass every
 // condition, then the groups are sorted by the plan's order (ties, and the default,
@@ -53,6 +53,25 @@ interface Condition {
 function passesAll(conditions: readonly Condition[], g: number): boolean {
   for (let i = 0; i < conditions.length; i++) if (!passes(conditions[i]!.having, conditions[i]!.value(g))) return false;
   return true;
+}
+
+/** Whether `value` passes `h`; a null (NaN) never does. */
+export function passes(h: Having, value: number): boolean {
+  if (Number.isNaN(value)) return false;
+  switch (h.op) {
+    case 'eq':
+      return value === h.value;
+    case 'neq':
+      return value !== h.value;
+    case 'gt':
+      return value > h.value;
+    case 'gte':
+      return value >= h.value;
+    case 'lt':
+      return value < h.value;
+    case 'lte':
+      return value <= h.value;
+  }
 }
 
 const compare = (a: number, b: number) => (a < b ? -1 : a > b ? 1 : 0);

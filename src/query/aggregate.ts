@@ -64,14 +64,14 @@ export async function computeAggregate(
   const allowed = allowedCodes(def, tables, plan.filters, period);
   const read = columnReads(plan.columns, def, tables, plan, allowed);
   const { needs, sources } = measureNeeds(def, plan.measures);
-  const per = plan.derived.per;
+  const per = plan.per;
   const denominator = per && (await denominatorOf(def, tables, tablesOf(per.dataset), per, groupBy, read));
   const scan = await groupDetail(tables, groupBy, denominator?.fineDims ?? [], read, needs, denominator?.aligned, turns);
   // The years read for the columns alone (compare's prior years, index's base year) are grouped but not shown.
-  const levels = await levelsOf(def, tables, scan.groups, plan.rollup, read !== allowed ? allowed.get(year) : undefined, turns);
+  const levels = await levelsOf(def, tables, scan.groups, plan.values.rollup, read !== allowed ? allowed.get(year) : undefined, turns);
   const detail = levels[0]!;
   // latest leaves groups out of the answer only: every derived value is of the groups the filters keep, as before having.
-  const latest = plan.series.latest === undefined ? undefined : await latestKept(def, tables, detail, plan.series.latest, turns);
+  const latest = plan.values.latest === undefined ? undefined : await latestKept(def, tables, detail, plan.values.latest, turns);
   const count = levels.reduce((sum, level) => sum + level.shown.reduce((n, s) => n + s, 0), 0) - (latest?.cut ?? 0);
   const matched = denominator?.match(scan.scanned, scan.targetOf, detail);
   const cellsOf = await columnCells(plan.columns, { def, tables, plan, groupBy, allowed, needs, sources, levels, per: matched, turns });
@@ -110,8 +110,8 @@ export async function computeAggregate(
   const keys = plan.columns.map((c) => c.key);
   const long: FlatGroups = { count, codes, width, dimensions: plan.groupBy, values, exact, n, keys, rows };
   const yearOf = (code: number) => Number(tables.dictionaries[year]!.values[code]);
-  const wide = plan.series.shape === 'wide' ? await widen(long, yearOf, turns) : undefined;
-  const sorted = await filterAndSort(wide?.groups ?? long, plan.derived.having, plan.order, turns);
+  const wide = plan.values.shape === 'wide' ? await widen(long, yearOf, turns) : undefined;
+  const sorted = await filterAndSort(wide?.groups ?? long, plan.values.having, plan.values.order, turns);
   return {
     count: sorted.count,
     codes: sorted.codes,

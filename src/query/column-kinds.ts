@@ -3,7 +3,7 @@ import type { AggregateTables } from '../store/aggregate-tables.ts';
 import type { Groups, MetricNeeds } from '../store/aggregation.ts';
 import type { Turns } from '../store/slices.ts';
 import { type Allowed, type Level, withPriorYears } from './aggregate-groups.ts';
-import type { AggregatePlan } from './aggregate-plan.ts';
+import type { AggregatePlan, Column } from './aggregate-plan.ts';
 import {
   Comparison,
   type LevelDenominators,
@@ -15,7 +15,6 @@ import {
   shareTotalsOf,
   shareValue,
 } from './derived.ts';
-import type { Column } from './derived-plan.ts';
 import type { Matched } from './per-denominator.ts';
 import { cagrValue, cagrYears, groupsInYear, indexValue, type Span, withYears, yearCode, yearSum, yearText } from './series.ts';
 
@@ -110,9 +109,9 @@ const PER_DENOMINATORS: Preparation<LevelDenominators> = {
 
 /** index: each group's group in the base year, read even where the filters leave it out, and shown only if they allow it. */
 const BASE_YEAR: Preparation<Int32Array> = {
-  reads: (def, tables, plan, read) => withYears(def, tables, read, [plan.series.index!]),
+  reads: (def, tables, plan, read) => withYears(def, tables, read, [plan.values.index!]),
   prepare: async ({ def, tables, plan, turns }) => {
-    const code = yearCode(def, tables, plan.series.index!);
+    const code = yearCode(def, tables, plan.values.index!);
     return (level) => groupsInYear(def, level, code, turns);
   },
 };
@@ -120,7 +119,7 @@ const BASE_YEAR: Preparation<Int32Array> = {
 /** cagr: the groups of its first and last years. */
 const CAGR_YEARS: Preparation<Span> = {
   prepare: ({ def, tables, plan, groupBy, allowed, needs, turns }) =>
-    cagrYears(def, tables, plan.series.cagr!, { groupBy, allowed, needs, rollup: plan.rollup }, turns),
+    cagrYears(def, tables, plan.values.cagr!, { groupBy, allowed, needs, rollup: plan.values.rollup }, turns),
 };
 
 /** Every kind of column, by name, in the order a measure's keys follow it (and the catalog lists them). */

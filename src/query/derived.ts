@@ -194,7 +194,7 @@ export async function shareTotalsOf(
   sources: readonly MeasureSource[],
   turns: Turns,
 ): Promise<ShareTotals> {
-  const share = plan.derived.share!;
+  const share = plan.values.share!;
   const positions = [...new Set(sources.filter((s) => s.fn === 'sum').map((s) => s.position))];
   const skip = share === 'all' ? -1 : plan.groupBy.indexOf(share);
   const totals = def.totals;

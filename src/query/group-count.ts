@@ -3,8 +3,7 @@ import { quoteIdent } from '../duckdb/sql-text.ts';
 import { TooManyGroupsError } from '../errors/index.ts';
 import type { StoredDataset } from '../store/loader.ts';
 import { levelShapes } from './aggregate-groups.ts';
-import type { AggregatePlan } from './aggregate-plan.ts';
-import { type Clause, whereClauses, type YearRange } from './filters.ts';
+import { type Clause, type Filters, whereClauses, type YearRange } from './filters.ts';
 
 // How many groups an aggregate will have, subtotals included, known before any row is
 // grouped: the size guard refuses a request that would have too many for the cost of
@@ -12,11 +11,18 @@ import { type Clause, whereClauses, type YearRange } from './filters.ts';
 // rest are counted exactly by DuckDB (on its own threads, not the event loop) over the
 // served table, so the refusal names the true number.
 
+/** What the count depends on: the grouping, its levels (with rollup) and the filters. */
+export interface Grouping {
+  readonly groupBy: readonly string[];
+  readonly rollup: boolean;
+  readonly filters: Filters;
+}
+
 /** Refuses (TooManyGroupsError) an aggregate that would have more than `max` groups, before any is computed. */
 export async function checkGroupCount(
   db: Database,
   dataset: StoredDataset,
-  plan: AggregatePlan,
+  plan: Grouping,
   period: YearRange | undefined,
   max: number,
   signal?: AbortSignal,
@@ -27,7 +33,7 @@ export async function checkGroupCount(
 }
 
 /** At most how many groups: each level's product of the values its dimensions may take. */
-export function groupBound(dataset: StoredDataset, plan: AggregatePlan, period: YearRange | undefined): number {
+export function groupBound(dataset: StoredDataset, plan: Grouping, period: YearRange | undefined): number {
   const { def, aggregates } = dataset;
   const choices = plan.groupBy.map((dimension) => {
     const dictionary = aggregates.dictionaries[def.dimensions.indexOf(dimension)]!.values;
@@ -47,7 +53,7 @@ export function groupBound(dataset: StoredDataset, plan: AggregatePlan, period: 
 export async function countGroups(
   db: Database,
   dataset: StoredDataset,
-  plan: AggregatePlan,
+  plan: Grouping,
   period: YearRange | undefined,
   signal?: AbortSignal,
 ): Promise<number> {
@@ -64,11 +70,7 @@ export async function countGroups(
 }
 
 /** The SQL that counts each level's groups, one row per level; exported for its table test. */
-export function groupCountQuery(
-  dataset: StoredDataset,
-  plan: AggregatePlan,
-  clauses: readonly Clause[],
-): { sql: string; params: number[] } {
+export function groupCountQuery(dataset: StoredDataset, plan: Grouping, clauses: readonly Clause[]): { sql: string; params: number[] } {
   const params: number[] = [];
   const where = (extra: readonly Clause[]) =>
     [...clauses, ...extra].map((clause) => {

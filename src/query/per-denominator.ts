@@ -4,7 +4,7 @@ import type { AggregateSource, Groups, MetricTotals } from '../store/aggregation
 import { alignedTotals, type DenominatorTable, denominatorTable, translateCodes } from '../store/denominators.ts';
 import type { Allowed, Level } from './aggregate-groups.ts';
 import { type LevelDenominators, levelDenominators, matchKeys, type Unmatched, unmatchedKeys } from './derived.ts';
-import type { PerPlan } from './derived-plan.ts';
+import type { DenominatorEntry as PerPlan } from './options/derived.ts';
 
 // Where a `per` ratio's denominators come from: lined up row for row with the
 // numerator's tables when the denominator dataset has the very same rows (turnover

@@ -7,8 +7,12 @@ export interface QueryScope {
   readonly dataset: string;
   readonly filters: Filters;
   readonly period?: string;
-  /** What else shapes the answer, beyond which rows (an aggregate's grouping, measures and order). */
-  readonly shape?: string;
+  /**
+   * What else decides the answer, beyond which rows: the endpoint's own options, each
+   * as its part of the key (options/option.ts keyParts), such as an aggregate's
+   * grouping, measures and order, or the releases and kinds of a diff.
+   */
+  readonly options?: readonly (readonly [string, unknown])[];
   /**
    * The format of the page a cursor is issued with: the cursor codec binds it, so a
    * cursor pages only that format. Not part of `canonicalScope`, which also keys kept
@@ -30,6 +34,6 @@ export function canonicalScope(scope: QueryScope): readonly unknown[] {
     .map(([dimension, values]) => [dimension, [...new Set(values)].sort()] as const)
     .sort(([a], [b]) => byCodeUnits(a, b));
   const canonical = [scope.release, scope.dataset, filters, scope.period ?? null];
-  // Appended only when present, so the cursors of pages issued before it stay valid.
-  return scope.shape === undefined ? canonical : [...canonical, scope.shape];
+  // Appended only when there are some, so the cursors of an endpoint without options of its own stay valid.
+  return scope.options?.length ? [...canonical, scope.options] : canonical;
 }

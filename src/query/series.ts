@@ -5,7 +5,7 @@ import { difference, type ExactSums, sumValue } from '../store/exact-sum.ts';
 import { inSlices, type Turns } from '../store/slices.ts';
 import { type Allowed, groupRows, type Level, levelsOf } from './aggregate-groups.ts';
 import type { FlatGroups } from './aggregate-order.ts';
-import { type Cagr, wideKey } from './series-plan.ts';
+import type { Span as Cagr } from './options/series.ts';
 
 // The values of the time-series parameters (series-plan.ts), from the exact sums:
 // a group's index to the same group in a base year, its sums in the two years of a
@@ -270,7 +270,7 @@ export async function widen(
     },
     turns,
   );
-  const keys = flat.keys.flatMap((key) => years.map((year) => wideKey(key, year)));
+  const keys = flat.keys.flatMap((key) => years.map((year) => `${key}_${year}`));
   const dimensions = flat.dimensions.filter((_, i) => i !== at);
   return { groups: { count: rowsCount, codes: wideCodes, width: wideWidth, values, exact, n: wideN, rows, dimensions, keys }, years };
 }

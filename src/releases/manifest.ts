@@ -3,13 +3,13 @@ import { createReadStream } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import * as v from 'valibot';
+import { RELEASE_ID } from '../registry.ts';
 import { DatasetError } from '../store/dataset-error.ts';
 
 // A release is a folder of Parquet files plus manifest.json, which is written last:
 // a folder without a valid manifest is not a release (a crash mid-write publishes nothing).
 
 export const MANIFEST_FILE = 'manifest.json';
-export const RELEASE_ID = /^\d{4}-(0[1-9]|1[0-2])$/;
 
 const count = v.pipe(v.number(), v.integer(), v.minValue(0));
 

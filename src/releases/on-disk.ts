@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { DATASETS } from '../registry.ts';
-import { type Manifest, RELEASE_ID, ReleaseError, readManifest, sha256File } from './manifest.ts';
+import { DATASETS, RELEASE_ID } from '../registry.ts';
+import { type Manifest, ReleaseError, readManifest, sha256File } from './manifest.ts';
 
 export interface ReleaseOnDisk {
   readonly dir: string;

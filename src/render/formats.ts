@@ -3,6 +3,11 @@
 
 export type FormatName = 'json' | 'csv' | 'arrow' | 'ndjson' | 'parquet';
 
+/** A page of rows or of a computed result: JSON (the default), CSV or Arrow. */
+export const PAGE_FORMATS = ['json', 'csv', 'arrow'] as const satisfies readonly FormatName[];
+/** A bulk export: Parquet (the default, the format meant for bulk data), CSV, Arrow or NDJSON. */
+export const EXPORT_FORMATS = ['parquet', 'csv', 'arrow', 'ndjson'] as const satisfies readonly FormatName[];
+
 export interface Format {
   /** Short name: part of cache keys and ETags. */
   readonly name: FormatName;

@@ -70,23 +70,37 @@ export function saveBlob(blob: Blob, fileName: string): void {
   setTimeout(() => URL.revokeObjectURL(url), 10_000);
 }
 
-/** The parts of /openapi.json the page reads: each /v1 operation's query parameters. */
+/** The parts of /openapi.json the page reads: each /v1 operation's parameters, and what each takes. */
 export interface OperationParameter {
   readonly name: string;
   readonly in: string;
   readonly description?: string;
-  readonly schema?: { readonly type?: string; readonly enum?: readonly string[]; readonly items?: unknown };
+  readonly schema?: ParameterSchema;
 }
 
-export interface Catalog {
-  readonly datasets: readonly CatalogDataset[];
-  readonly release?: { readonly id: string };
+interface ParameterSchema {
+  readonly type?: 'string' | 'integer' | 'boolean' | 'array';
+  readonly enum?: readonly string[];
+  readonly default?: unknown;
+  /** Of a parameter that repeats: each value's. */
+  readonly items?: ParameterSchema;
+  /** A value's forms: one name, or (`pattern`) several comma-separated. */
+  readonly anyOf?: readonly { readonly pattern?: string }[];
 }
 
-export interface CatalogDataset {
-  readonly name: string;
-  readonly description: string;
-  readonly dimensions: readonly string[];
-  readonly metrics: readonly string[];
-  readonly [field: string]: unknown;
+/**
+ * How a parameter is sent and typed, from its schema: repeated or once, as a number
+ * or a flag, and whether a value may be several comma-separated (`group_by=region,year`).
+ */
+export function shapeOf(parameter: OperationParameter | undefined) {
+  const schema = parameter?.schema;
+  const each = schema?.type === 'array' ? schema.items : schema;
+  const list = each?.anyOf?.find((form) => form.pattern)?.pattern;
+  return {
+    repeats: schema?.type === 'array',
+    integer: each?.type === 'integer',
+    flag: each?.type === 'boolean',
+    /** The values one sent value stands for. */
+    split: (value: string) => (list && new RegExp(list).test(value) ? value.split(',') : [value]),
+  };
 }

@@ -1,4 +1,5 @@
-import { type Catalog, getJson } from './api.ts';
+import type { CatalogAnswer, ReleaseInfo } from '../../client/types.ts';
+import { getJson } from './api.ts';
 import { h } from './dom.ts';
 import { showError } from './errors.ts';
 import { pageUrl } from './url-state.ts';
@@ -6,18 +7,14 @@ import { pageUrl } from './url-state.ts';
 // /explore alone: every dataset of /v1/catalog with its description, metrics and
 // dimensions, and the releases /v1/releases lists.
 
-interface Release {
-  readonly id: string;
-  readonly published_at: string;
-  readonly current?: boolean;
-  readonly synthetic?: boolean;
-}
-
 export async function renderCatalog(into: HTMLElement, stale: () => boolean): Promise<void> {
-  let catalog: Catalog;
-  let releases: readonly Release[];
+  let catalog: CatalogAnswer;
+  let releases: readonly ReleaseInfo[];
   try {
-    [catalog, { releases }] = await Promise.all([getJson<Catalog>('/v1/catalog'), getJson<{ releases: Release[] }>('/v1/releases')]);
+    [catalog, { releases }] = await Promise.all([
+      getJson<CatalogAnswer>('/v1/catalog'),
+      getJson<{ releases: ReleaseInfo[] }>('/v1/releases'),
+    ]);
   } catch (err) {
     if (!stale()) showError(into, err);
     return;

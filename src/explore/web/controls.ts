@@ -1,6 +1,8 @@
-import type { CatalogDataset, OperationParameter } from './api.ts';
+import type { CatalogEntry } from '../../client/types.ts';
+import type { Endpoint } from '../views.ts';
+import { type OperationParameter, shapeOf } from './api.ts';
 import { h } from './dom.ts';
-import { datasetParam, type Endpoint, navigate, pageUrl } from './url-state.ts';
+import { datasetParam, navigate, pageUrl } from './url-state.ts';
 
 // The controls of a query view, derived, not listed here: the dataset choice from
 // /v1/catalog, and every other parameter from the endpoint's operation in /openapi.json
@@ -48,7 +50,7 @@ export function parameterControls(
   endpoint: Endpoint,
   params: URLSearchParams,
   operation: readonly OperationParameter[],
-  datasets: readonly CatalogDataset[],
+  datasets: readonly CatalogEntry[],
 ): HTMLElement[] {
   // Any dataset's dimension is a filter, shown with the facets (or, of another dataset, not at all).
   const dimensions = new Set(datasets.flatMap((d) => d.dimensions));
@@ -60,7 +62,8 @@ export function parameterControls(
 function fieldFor(endpoint: Endpoint, params: URLSearchParams, p: OperationParameter): HTMLElement {
   const values = params.getAll(p.name);
   const help = p.description?.split(/(?<=\.)\s/)[0];
-  const choices = p.schema?.enum;
+  const { repeats: many, flag } = shapeOf(p);
+  const choices = flag ? ['true', 'false'] : p.schema?.enum;
   if (choices && choices.length <= 40) {
     const select = h('select', {}, h('option', { value: '' }, '(none)'));
     for (const c of choices) select.append(h('option', { value: c }, c));
@@ -69,7 +72,6 @@ function fieldFor(endpoint: Endpoint, params: URLSearchParams, p: OperationParam
     return control(p.name, p.name, select, help);
   }
   // Several values are typed comma-separated and sent repeated, as the API reads them.
-  const many = p.schema?.type === 'array';
   const input = h('input', { type: 'text', value: values.join(','), autocomplete: 'off', spellcheck: 'false' });
   input.addEventListener('change', () => {
     const text = input.value.trim();

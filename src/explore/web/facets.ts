@@ -1,32 +1,33 @@
-import { ApiFailure, type CatalogDataset, getJson } from './api.ts';
+import type { FacetsAnswer, Metric } from '../../client/types.ts';
+import type { Endpoint } from '../views.ts';
+import { ApiFailure, getJson } from './api.ts';
 import { control, setParam } from './controls.ts';
 import { h } from './dom.ts';
-import type { Endpoint } from './url-state.ts';
 
 // The filters of a view: one per dimension of the dataset, each with the counts of
 // GET /v1/facets beside its values (each dimension's counts apply every other filter).
 // Clicking a value adds it to the filter, or takes it out: filters are repeated
-// parameters, `country=France&country=Spain`.
-
-interface FacetAnswer {
-  readonly data: Record<string, readonly { value: string; rows: number }[]>;
-  readonly meta: { readonly values_left_out?: Record<string, number> };
-}
+// parameters, `country=France&country=Spain`. A value is compared as the URL holds it,
+// as text: /v1/facets sends `year` as a number.
 
 /** The facets request of a view: its dataset, its filters, period and release; nothing else of the view narrows rows. */
-export function facetsPath(dataset: CatalogDataset, params: URLSearchParams): string {
+export function facetsPath(dataset: { name: string; dimensions: readonly string[] }, params: URLSearchParams): string {
   const dims = new Set(dataset.dimensions);
   const query = new URLSearchParams({ metric: dataset.name });
   for (const [name, value] of params) if (dims.has(name) || name === 'period' || name === 'release') query.append(name, value);
   return `/v1/facets?${query}`;
 }
 
-export async function renderFilters(endpoint: Endpoint, params: URLSearchParams, dataset: CatalogDataset): Promise<HTMLElement> {
+export async function renderFilters(
+  endpoint: Endpoint,
+  params: URLSearchParams,
+  dataset: { name: string; dimensions: readonly string[] },
+): Promise<HTMLElement> {
   const box = h('fieldset', { class: 'filters' }, h('legend', {}, 'Filters'));
-  let facets: FacetAnswer | undefined;
+  let facets: FacetsAnswer<Metric> | undefined;
   let problem = '';
   try {
-    facets = await getJson<FacetAnswer>(facetsPath(dataset, params));
+    facets = await getJson<FacetsAnswer<Metric>>(facetsPath(dataset, params));
   } catch (err) {
     problem = err instanceof ApiFailure ? `${err.status}: ${err.error}` : String(err);
   }
@@ -46,24 +47,27 @@ export async function renderFilters(endpoint: Endpoint, params: URLSearchParams,
       ),
     );
     const group = h('div', { class: 'facet' }, control(dimension, `${dimension} (comma-separated)`, input));
-    const values = facets?.data[dimension];
+    const values = (
+      facets?.data as Readonly<Record<string, FacetsAnswer<Metric>['data'][keyof FacetsAnswer<Metric>['data']]>> | undefined
+    )?.[dimension];
     if (values?.length) {
       const list = h('ul', { class: 'facet-values', 'aria-label': `${dimension} values with row counts` });
       for (const { value, rows } of values) {
-        const on = chosen.includes(value);
+        const text = String(value);
+        const on = chosen.includes(text);
         const button = h(
           'button',
-          { type: 'button', 'aria-pressed': String(on), 'data-facet': dimension, 'data-value': value },
-          value === '' ? '(empty)' : value,
+          { type: 'button', 'aria-pressed': String(on), 'data-facet': dimension, 'data-value': text },
+          text === '' ? '(empty)' : text,
           h('span', { class: 'count' }, ` ${rows.toLocaleString('en')}`),
         );
         button.addEventListener('click', () =>
-          setParam(endpoint, params, dimension, on ? chosen.filter((v) => v !== value) : [...chosen, value]),
+          setParam(endpoint, params, dimension, on ? chosen.filter((v) => v !== text) : [...chosen, text]),
         );
         list.append(h('li', {}, button));
       }
       group.append(list);
-      const left = facets?.meta.values_left_out?.[dimension];
+      const left = (facets?.meta.values_left_out as Readonly<Record<string, number>> | undefined)?.[dimension];
       if (left) group.append(h('p', { class: 'muted' }, `${left} more values not listed: type them above.`));
     }
     box.append(group);

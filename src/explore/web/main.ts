@@ -1,10 +1,11 @@
 import 'uplot/dist/uPlot.min.css';
 import './style.css';
+import { ENDPOINTS } from '../views.ts';
 import { forgetKey, readKey, saveKey } from './api.ts';
 import { renderCatalog } from './catalog.ts';
 import { announce, h } from './dom.ts';
 import { renderQuery } from './query-view.ts';
-import { currentView, ENDPOINTS, navigate, pageUrl, setNavigateHandler } from './url-state.ts';
+import { currentView, navigate, pageUrl, setNavigateHandler } from './url-state.ts';
 
 // The Explore page: the key form, the links to each view, and the view the URL names.
 

@@ -1,4 +1,15 @@
-import { type Catalog, type CatalogDataset, download, getJson, type OperationParameter } from './api.ts';
+import type {
+  AggregatePage,
+  CatalogAnswer,
+  CatalogEntry,
+  FinancialPage,
+  Metric,
+  ReferenceDataset,
+  ReferencePage,
+  RevisionPage,
+} from '../../client/types.ts';
+import type { Endpoint } from '../views.ts';
+import { download, getJson, type OperationParameter } from './api.ts';
 import { renderChart } from './chart.ts';
 import { chartData, measures } from './chart-data.ts';
 import { datasetControl, parameterControls } from './controls.ts';
@@ -7,27 +18,24 @@ import { showError } from './errors.ts';
 import { renderFilters } from './facets.ts';
 import { SNIPPET_KINDS, snippet } from './snippets.ts';
 import { flatten, renderTable } from './table.ts';
-import { apiPath, datasetParam, type Endpoint, navigate, pageUrl } from './url-state.ts';
+import { apiPath, datasetParam, navigate, pageUrl } from './url-state.ts';
 
 // /explore/<endpoint>?<query>: the controls, the answer of /v1/<endpoint>?<query> as a
 // table and a chart, its pages, and the same request as code and as downloads.
 
-interface Answer {
-  readonly data: readonly Record<string, unknown>[];
-  readonly meta: Record<string, unknown>;
-  readonly pagination?: { readonly cursor: string; readonly has_more: boolean };
-}
+/** A /v1 answer as the typed client types it. */
+type Answer = FinancialPage<Metric> | ReferencePage<ReferenceDataset> | AggregatePage<Metric> | RevisionPage<Metric>;
 
-let catalog: Promise<Catalog> | undefined;
+let catalog: Promise<CatalogAnswer> | undefined;
 let openapi: Promise<{ paths: Record<string, { get: { parameters: OperationParameter[] } }> }> | undefined;
 
 export async function renderQuery(into: HTMLElement, endpoint: Endpoint, params: URLSearchParams, stale: () => boolean): Promise<void> {
   into.append(h('h2', {}, `/v1/${endpoint}`));
   const problems = h('div', { class: 'problems' });
-  let cat: Catalog;
+  let cat: CatalogAnswer;
   let operation: readonly OperationParameter[];
   try {
-    catalog ??= getJson<Catalog>('/v1/catalog');
+    catalog ??= getJson<CatalogAnswer>('/v1/catalog');
     // /openapi.json needs no key; the page reads each endpoint's parameters from it.
     openapi ??= fetch('/openapi.json').then((r) => r.json());
     [cat, operation] = await Promise.all([catalog, openapi.then((doc) => doc.paths[`/v1/${endpoint}`]!.get.parameters)]);
@@ -74,25 +82,27 @@ function renderAnswer(
   into: HTMLElement,
   endpoint: Endpoint,
   params: URLSearchParams,
-  dataset: CatalogDataset,
+  dataset: CatalogEntry,
   answer: Answer,
   operation: readonly OperationParameter[],
 ): void {
-  const flat = flatten(answer.data);
+  const flat = flatten(answer.data as unknown as readonly Record<string, unknown>[]);
   const dims = new Set([...dataset.dimensions, 'change']);
   const rows = answer.data.length;
-  const release = typeof answer.meta.release === 'string' ? `, release ${answer.meta.release}` : '';
+  const { meta } = answer;
+  const release = 'release' in meta ? `, release ${meta.release}` : '';
   const caption = `${rows} ${endpoint === 'aggregate' ? 'groups' : 'rows'} of ${dataset.name}${release}`;
-  const warnings = Array.isArray(answer.meta.warnings) ? (answer.meta.warnings as string[]) : [];
+  const warnings = ('warnings' in meta && meta.warnings) || [];
   if (warnings.length) into.append(h('ul', { class: 'warnings', role: 'note' }, ...warnings.map((w) => h('li', {}, w))));
 
   const chartBox = h('section', { class: 'chart-box', 'aria-label': 'Chart' });
   const choices = measures(flat, dims);
   if (rows && choices.length) {
-    // The first derived key when there is one (the question asked), else the first measure; wide, its block's latest year.
-    const years = answer.meta.shape === 'wide' && Array.isArray(answer.meta.years) ? (answer.meta.years as number[]) : [];
-    const block = years.map((year) => `${choices[0]!.slice(0, -4)}${year}`).filter((c) => choices.includes(c));
-    const picked = block.at(-1) ?? choices.find((c) => /_(pct_change|share|per_.+|index|cagr)$/.test(c)) ?? choices[0]!;
+    // Wide: the first key's latest year. Long: the first measure's last derived key (the question asked: a
+    // measure's derived keys follow it), else the measure itself.
+    const latest = 'years' in meta ? meta.years?.at(-1) : undefined;
+    const first = latest === undefined ? choices[0]! : choices[0]!.replace(/_\d{4}$/, '');
+    const picked = latest === undefined ? choices.filter((c) => c === first || c.startsWith(`${first}_`)).at(-1)! : `${first}_${latest}`;
     const select = h('select', { id: 'measure' }, ...choices.map((c) => h('option', { value: c }, c)));
     select.value = picked;
     select.addEventListener('change', () => drawChart(select.value));
@@ -134,8 +144,7 @@ function renderAnswer(
 }
 
 function copyPanel(endpoint: Endpoint, params: URLSearchParams, columns: readonly string[], operation: readonly OperationParameter[]) {
-  const limit = operation.find((p) => p.name === 'limit')?.schema as { default?: number } | undefined;
-  const input = { origin: location.origin, endpoint, params, columns, integers: new Set(['year']), defaultLimit: limit?.default ?? 100 };
+  const input = { origin: location.origin, endpoint, params, columns, parameters: operation };
   const shown = h('pre', { id: 'snippet', role: 'region', tabindex: '0', 'aria-label': 'Snippet' });
   const panel = h(
     'section',
@@ -163,7 +172,7 @@ function copyPanel(endpoint: Endpoint, params: URLSearchParams, columns: readonl
   return panel;
 }
 
-function downloads(endpoint: Endpoint, params: URLSearchParams, dataset: CatalogDataset) {
+function downloads(endpoint: Endpoint, params: URLSearchParams, dataset: CatalogEntry) {
   const box = h('section', { class: 'downloads', 'aria-labelledby': 'downloads-title' }, h('h3', { id: 'downloads-title' }, 'Download'));
   const get = (label: string, path: string, file: string) => {
     const button = h('button', { type: 'button' }, label);

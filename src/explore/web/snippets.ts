@@ -1,4 +1,5 @@
-import type { Endpoint } from './url-state.ts';
+import type { Endpoint } from '../views.ts';
+import { type OperationParameter, shapeOf } from './api.ts';
 
 // The view's request as code, each returning the rows the page shows. The key is never
 // written into a snippet: each reads DQS_API_KEY from the environment (the query CLI's
@@ -14,10 +15,8 @@ export interface SnippetInput {
   readonly params: URLSearchParams;
   /** Columns of the answer, so R reads a text column as text. */
   readonly columns: readonly string[];
-  /** Dimensions that are integers (year). */
-  readonly integers: ReadonlySet<string>;
-  /** The endpoint's own page size when `limit` is absent (from /openapi.json): the client and CLI default to another. */
-  readonly defaultLimit: number;
+  /** The endpoint's parameters in /openapi.json: which repeat, which are numbers or flags, and the page size when `limit` is absent. */
+  readonly parameters: readonly OperationParameter[];
 }
 
 const url = (s: SnippetInput, extra: Record<string, string> = {}) => {
@@ -67,9 +66,10 @@ const csvUrl = (s: SnippetInput) => {
 };
 
 const DATASET_PARAMS = new Set(['metric', 'dataset']);
-const SINGLE = new Set(['compare', 'share', 'per', 'order', 'period', 'from', 'to', 'cagr', 'shape']);
-const NUMBERS = new Set(['index', 'latest']);
 const WALK = new Set(['limit', 'cursor', 'release']);
+
+/** The endpoint's own page size when `limit` is absent (the client and CLI default to another). */
+const defaultLimit = (s: SnippetInput) => Number(s.parameters.find((p) => p.name === 'limit')?.schema?.default ?? 100);
 
 function typescript(s: SnippetInput): string {
   const p = s.params;
@@ -77,12 +77,13 @@ function typescript(s: SnippetInput): string {
   const query: Record<string, unknown> = {};
   const keys = [...new Set(p.keys())].filter((k) => !DATASET_PARAMS.has(k) && !WALK.has(k) && k !== 'format');
   for (const k of keys) {
-    const values = p.getAll(k).flatMap((v) => (k === 'group_by' ? v.split(',') : [v]));
-    const typed = values.map((v) => (s.integers.has(k) ? Number(v) : v));
-    // The client types these as one value each; index and latest as numbers (a year, a count).
-    query[k] = k === 'rollup' ? values[0] === 'true' : NUMBERS.has(k) ? Number(values[0]) : SINGLE.has(k) ? typed[0] : typed;
+    // Typed as the document types it: repeated parameters as lists (a comma-separated group_by split), numbers and flags as such.
+    const shape = shapeOf(s.parameters.find((parameter) => parameter.name === k));
+    const values = p.getAll(k).flatMap(shape.split);
+    const typed = values.map((v) => (shape.integer ? Number(v) : shape.flag ? v === 'true' : v));
+    query[k] = shape.repeats ? typed : typed[0];
   }
-  const walk: Record<string, unknown> = { maxPages: 1, limit: Number(p.get('limit') ?? s.defaultLimit) };
+  const walk: Record<string, unknown> = { maxPages: 1, limit: Number(p.get('limit') ?? defaultLimit(s)) };
   if (p.get('cursor')) walk.cursor = p.get('cursor');
   if (p.get('release') && s.endpoint !== 'revisions') walk.release = p.get('release');
   const q = JSON.stringify(query);
@@ -104,8 +105,6 @@ function typescript(s: SnippetInput): string {
   ].join('\n');
 }
 
-const FLAGS: Record<string, string> = { group_by: 'group-by' };
-
 function cli(s: SnippetInput): string {
   if (s.endpoint === 'reference') return '# The query CLI has no reference command: use the curl or TypeScript snippet.';
   const p = s.params;
@@ -114,14 +113,16 @@ function cli(s: SnippetInput): string {
   words.push(quoteSh(p.get('metric') ?? ''));
   for (const k of new Set(p.keys())) {
     if (k === 'metric' || k === 'format') continue;
-    const flag = `--${FLAGS[k] ?? k.replaceAll('_', '-')}`;
-    if (k === 'rollup') {
+    // The CLI's flag for each parameter is its name with dashes (src/cli/option-flags.ts); a flag is a switch.
+    const flag = `--${k.replaceAll('_', '-')}`;
+    const shape = shapeOf(s.parameters.find((parameter) => parameter.name === k));
+    if (shape.flag) {
       if (p.get(k) === 'true') words.push(flag);
       continue;
     }
-    for (const v of p.getAll(k).flatMap((x) => (k === 'group_by' ? x.split(',') : [x]))) words.push(flag, quoteSh(v));
+    for (const v of p.getAll(k).flatMap(shape.split)) words.push(flag, quoteSh(v));
   }
-  if (!p.has('limit')) words.push('--limit', String(s.defaultLimit));
+  if (!p.has('limit')) words.push('--limit', String(defaultLimit(s)));
   words.push('--format', 'csv');
   return `DQS_URL=${quoteSh(s.origin)} ${words.join(' ')}`;
 }

@@ -3,8 +3,6 @@ import { ENDPOINTS, type Endpoint } from '../views.ts';
 // The URL is the page's state: /explore/<endpoint>?<that endpoint's own query string>
 // shows what /v1/<endpoint>?<the same query> answers, and /explore alone the catalog.
 
-export { ENDPOINTS, type Endpoint };
-
 export interface View {
   readonly endpoint: Endpoint | undefined;
   readonly params: URLSearchParams;

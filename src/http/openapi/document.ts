@@ -1,6 +1,7 @@
 import { SHARED_SCHEMAS } from './components.ts';
-import { examplePath } from './examples.ts';
+import { examplePath, exampleRequest } from './examples.ts';
 import type { Documented, Json } from './json.ts';
+import { parametersOf } from './parameters.ts';
 import { DOCUMENTED_RELEASES, prefill, type ReleaseExamples } from './prefill.ts';
 import { HEADERS } from './responses.ts';
 
@@ -9,6 +10,11 @@ import { HEADERS } from './responses.ts';
 // give from the error catalog) and the schemas its responses name.
 // docs/openapi.json is this document as it names DOCUMENTED_RELEASES, kept equal by
 // test/openapi.test.ts; a server serves it naming its own releases (prefill.ts).
+
+/** A route's operation: a data endpoint's gets its options as parameters and its example request as `x-codeSamples`. */
+function operationOf({ operation, endpoint }: Documented): Json {
+  return endpoint ? { ...operation, parameters: parametersOf(endpoint), 'x-codeSamples': exampleRequest(endpoint.example) } : operation!;
+}
 
 /** The operation, its description ending with its example request (`x-codeSamples`), which Swagger UI does not show otherwise. */
 function withExample(operation: Json): Json {
@@ -38,7 +44,7 @@ export function openApiDocument(routes: readonly Documented[], version: string, 
     ],
     security: [{ apiKey: [] }],
     paths: Object.fromEntries(
-      routes.flatMap((route) => (route.operation ? [[route.path, { get: withExample(prefill(route.operation, releases)) }]] : [])),
+      routes.flatMap((route) => (route.operation ? [[route.path, { get: withExample(prefill(operationOf(route), releases)) }]] : [])),
     ),
     components: {
       securitySchemes: {

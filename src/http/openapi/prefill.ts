@@ -1,14 +1,19 @@
 import { examplePath } from './examples.ts';
 import type { Json } from './json.ts';
+import { exampleName } from './parameters.ts';
 
 // What Swagger UI's "Try it out" fills in, and what it offers instead. Swagger UI
-// fills each parameter with its `example`, so examples that are each fine alone (a
-// cursor, `period` beside `year`, `state=Nevada` beside `country=France`, a filter of
-// another metric) made a request that answered 400. So only the parameters of the
-// operation's example request (`x-codeSamples`, which test/portman.test.ts sends) keep
-// an `example`, with that request's values: "Try it out" then "Execute" sends that
-// very request. Every other parameter's example moves to its named `examples`, which
-// Swagger UI lists in a drop-down without filling it in (docs/api.md "OpenAPI").
+// fills each parameter with its `example`, else the first of its named `examples`, so
+// examples that are each fine alone (a cursor, `period` beside `year`, `state=Nevada`
+// beside `country=France`, a filter of another metric) made a request that answered
+// 400. So only the parameters of the operation's example request (`x-codeSamples`,
+// which test/portman.test.ts sends) have an `example`, that request's value; every
+// other parameter's named `examples` start with "not sent": "Try it out" then
+// "Execute" sends that very request, and the other examples wait in the drop-down
+// (docs/api.md "OpenAPI"). OpenAPI lets a parameter have `example` or `examples`, not
+// both, and a named example would not be filled in before a schema's default or an
+// enum's first value, so the other examples of a parameter the request sends are its
+// `x-examples`, in the same form.
 //
 // Release ids are the serving server's (docs.ts): `release` names its newest
 // release, and /v1/revisions compares its two newest (with one release, that release
@@ -23,34 +28,30 @@ export interface ReleaseExamples {
 /**
  * The ids docs/openapi.json names: those of the test suite's two-release data
  * (test/helpers/service.ts), so the committed document is what such a server serves.
- * Routes write their example requests with them; a server replaces them with its own.
+ * Options and routes write their examples with them; a server replaces them with its own.
  */
 export const DOCUMENTED_RELEASES: ReleaseExamples = { latest: '2026-12', previous: '2026-11' };
 
-/** The release id each parameter that names one takes as its example. */
-const releaseParameters = (releases: ReleaseExamples): Record<string, string> => ({
-  release: releases.latest,
-  from: releases.previous,
-  to: releases.latest,
-});
+/** The parameters whose values are release ids. */
+const RELEASE_PARAMETERS = new Set(['release', 'from', 'to']);
 
-/** `path?query` with each release parameter's value replaced by `releases`' (the documented ids are in the routes' example requests). */
+/** A documented release id as `releases` names it. */
+const servedId = (id: string, releases: ReleaseExamples) =>
+  id === DOCUMENTED_RELEASES.latest ? releases.latest : id === DOCUMENTED_RELEASES.previous ? releases.previous : id;
+
+/** `path?query` with each release parameter's value as `releases` names it. */
 function withReleases(pathAndQuery: string, releases: ReleaseExamples): string {
   const url = new URL(pathAndQuery, 'http://x');
-  const ids = releaseParameters(releases);
-  for (const name of Object.keys(ids)) if (url.searchParams.has(name)) url.searchParams.set(name, ids[name]!);
+  for (const name of RELEASE_PARAMETERS)
+    if (url.searchParams.has(name)) url.searchParams.set(name, servedId(url.searchParams.get(name)!, releases));
   // URLSearchParams writes ':' and ',' escaped; the examples are read by people, so keep them as written.
   return `${url.pathname}${url.search.replaceAll('%3A', ':').replaceAll('%2C', ',')}`;
 }
 
-/** The first of a parameter's named examples, which Swagger UI selects: nothing, so nothing is filled in. */
 const NOT_SENT = 'not sent';
 const NOT_SENT_EXAMPLE = { summary: 'Not sent: the pre-filled request leaves it out; pick an example below to send it' };
 
-/** A name for an example value: `name=value`, never an integer-like key, which JavaScript would order before "not sent". */
-const nameOf = (name: string, value: unknown) => `${name}=${[value].flat().join(',')}`;
-
-/** Why a parameter is not filled in, shown beside its named example. */
+/** Why a parameter is not filled in, shown beside its named examples. */
 function aside(parameter: Json): string {
   const metrics = parameter['x-metrics'] as string[] | undefined;
   if (metrics) return `a filter of metric ${metrics.join(', ')}`;
@@ -59,29 +60,44 @@ function aside(parameter: Json): string {
   return 'not in the pre-filled request';
 }
 
+/** A parameter's named examples naming `releases`, each with its summary; the same value twice is one. */
+function namedExamples(parameter: Json, releases: ReleaseExamples): [string, Json][] {
+  const name = parameter.name as string;
+  const named = new Map<string, Json>();
+  for (const example of Object.values(parameter.examples as Record<string, Json>)) {
+    const value = RELEASE_PARAMETERS.has(name) ? servedId(example.value as string, releases) : example.value;
+    const request = example['x-request'] as string | undefined;
+    named.set(exampleName(name, value), {
+      summary: `${exampleName(name, value)}: ${aside(parameter)}`,
+      value,
+      ...(request !== undefined && { 'x-request': withReleases(request, releases) }),
+    });
+  }
+  return [...named];
+}
+
 /** `operation` with its example request and parameter examples as Swagger UI should fill them, naming `releases`. */
 export function prefill(operation: Json, releases: ReleaseExamples): Json {
   const documented = examplePath(operation);
   if (documented === undefined) return operation;
   const example = withReleases(documented, releases);
   const query = new URL(example, 'http://x').searchParams;
-  const ids = releaseParameters(releases);
   const parameters = ((operation.parameters as Json[] | undefined) ?? []).map((parameter) => {
     const name = parameter.name as string;
-    const { example: own, examples: _examples, ...rest } = parameter;
-    const value = ids[name] ?? own;
+    const named = namedExamples(parameter, releases);
     if (parameter.in === 'query' && query.has(name)) {
       const sent = query.getAll(name);
-      const typed = (parameter.schema as Json).type === 'integer' ? sent.map(Number) : sent;
-      return { ...rest, example: parameter.style === 'form' ? typed : typed[0] };
+      const items = (parameter.schema as Json).type === 'array' ? ((parameter.schema as Json).items as Json) : (parameter.schema as Json);
+      const typed = items.type === 'integer' ? sent.map(Number) : items.type === 'boolean' ? sent.map((text) => text === 'true') : sent;
+      const value = parameter.style === 'form' ? typed : typed[0];
+      const { examples: _examples, ...rest } = parameter;
+      const others = named.filter(([n]) => n !== exampleName(name, value));
+      return { ...rest, example: value, ...(others.length > 0 && { 'x-examples': Object.fromEntries(others) }) };
     }
     // A required parameter left out would be filled by nothing and refused: the example request must name it.
     if (parameter.required) throw new Error(`${operation.operationId}: the example request ${example} does not send required ${name}`);
     // Swagger UI fills in the first of `examples`: the first says "not sent" and has no value.
-    return {
-      ...rest,
-      examples: { [NOT_SENT]: NOT_SENT_EXAMPLE, [nameOf(name, value)]: { summary: `${nameOf(name, value)}: ${aside(parameter)}`, value } },
-    };
+    return { ...parameter, examples: Object.fromEntries([[NOT_SENT, NOT_SENT_EXAMPLE], ...named]) };
   });
   const [sample, ...samples] = operation['x-codeSamples'] as Json[];
   return {

@@ -1,4 +1,3 @@
-import * as v from 'valibot';
 import {
   type ApiError,
   BusyError,
@@ -17,11 +16,9 @@ import {
   TooManyRequestsError,
   UnknownReleaseError,
 } from '../../errors/index.ts';
-import { FORMATS } from '../../render/formats.ts';
+import { FORMATS, PAGE_FORMATS } from '../../render/formats.ts';
 import { QUERY_LIMITS } from '../middleware/query-guard.ts';
-import { type MetricUse, unknownMetric } from '../params/metric.ts';
-import { invalidParameters } from '../params/params.ts';
-import { notAcceptable, PAGE_FORMATS } from '../respond/negotiate.ts';
+import { notAcceptable } from '../respond/negotiate.ts';
 import type { Json } from './json.ts';
 
 // The responses several routes share, each error response with one example per error
@@ -174,19 +171,6 @@ export function keyedErrors(extra400: Record<string, ApiError>): Json {
     ),
   };
 }
-
-/** The 400 of a request without its required parameters, as `schema` words it. */
-export function missingParameters(schema: v.GenericSchema): ApiError {
-  const parsed = v.safeParse(schema, {});
-  return invalidParameters(parsed.success ? [] : parsed.issues);
-}
-
-/** The 400s a financial route's `metric` gives: missing (from the route's `schema`), unknown, and a metric of a dataset named instead of the dataset. */
-export const metricErrors = (schema: v.GenericSchema, use: MetricUse = 'rows'): Record<string, ApiError> => ({
-  missingMetric: missingParameters(schema),
-  unknownMetric: unknownMetric('revenue', use),
-  metricOfADataset: unknownMetric('inflation', use),
-});
 
 /**
  * For operations that take `release=`: 404 for a release not published, and 504 for

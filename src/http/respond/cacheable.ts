@@ -9,8 +9,9 @@ import { encode, negotiateCoding } from './content-coding.ts';
  * 3: JSON pages' cursors name their format, and empty answers carry meta.warnings.
  * 4: `_pct_change` is a fraction, as `_share` and `_per_*` are (it was percent).
  * 5: sums are the decimal sums of the values as written (they were exact sums of doubles).
+ * 6: keys are made from each endpoint's option list, and `meta` follows the options' order.
  */
-const REPRESENTATION = 5;
+const REPRESENTATION = 6;
 
 /** A response body, and the cursor of the page after it when there is one. */
 export interface Rendered {

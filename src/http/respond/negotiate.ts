@@ -2,11 +2,6 @@ import Negotiator from 'negotiator';
 import { NotAcceptableError } from '../../errors/index.ts';
 import { FORMATS, type Format, type FormatName } from '../../render/formats.ts';
 
-/** A page of rows or of a computed result: JSON (the default), CSV or Arrow. */
-export const PAGE_FORMATS = ['json', 'csv', 'arrow'] as const;
-/** A bulk export: Parquet (the default, the format meant for bulk data), CSV, Arrow or NDJSON. */
-export const EXPORT_FORMATS = ['parquet', 'csv', 'arrow', 'ndjson'] as const;
-
 // Clients send a handful of distinct Accept values, so each is parsed once per list of
 // formats; the bound keeps hostile variety from growing memory.
 const chosen = new Map<string, FormatName | null>();

@@ -2,10 +2,11 @@ import { type Filters, whereClauses } from '../../query/filters.ts';
 import { readPage } from '../../query/page.ts';
 import { canonicalScope, type QueryScope } from '../../query/scope.ts';
 import { unmatchedValues } from '../../query/unmatched.ts';
+import { PAGE_FORMATS } from '../../render/formats.ts';
 import type { Services } from '../../services.ts';
 import type { RequestContext } from '../request-state.ts';
 import { respondCacheable } from './cacheable.ts';
-import { PAGE_FORMATS, responseFormat } from './negotiate.ts';
+import { responseFormat } from './negotiate.ts';
 import { withRelease } from './request-release.ts';
 import { setWarningsHeader } from './warnings-header.ts';
 
@@ -21,6 +22,8 @@ export interface PageRequest {
   readonly format?: (typeof PAGE_FORMATS)[number];
   /** The envelope's `meta` for a page of `rowCount` rows. */
   readonly meta: (rowCount: number) => Record<string, unknown>;
+  /** The endpoint's own options, as their parts of the key (query/options/option.ts keyParts). */
+  readonly options: QueryScope['options'];
 }
 
 /**
@@ -40,6 +43,7 @@ export async function respondWithPage(ctx: RequestContext, services: Services, r
       dataset: request.dataset,
       filters: request.filters,
       period: request.period?.text,
+      options: request.options,
       format: format.name,
     };
     const after = cursor === undefined ? -1 : services.cursors.after(cursor, scope);

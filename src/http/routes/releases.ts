@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto';
 import { InvalidParametersError, NotReadyError } from '../../errors/index.ts';
+import { unknownKeys } from '../../query/options/params.ts';
 import { DATASETS } from '../../registry.ts';
 import type { Releases } from '../../releases/releases.ts';
 import { releaseId } from '../openapi/components.ts';
 import { exampleRequest } from '../openapi/examples.ts';
 import { headerRefs, keyedErrors, LIMIT_HEADERS, ref } from '../openapi/responses.ts';
-import { unknownKeys } from '../params/params.ts';
 import { respondCacheable } from '../respond/cacheable.ts';
 import type { Route } from './route.ts';
 

@@ -1,65 +1,25 @@
 import fs from 'node:fs/promises';
-import * as v from 'valibot';
-import {
-  ExportLimitError,
-  ExportsOpenError,
-  HeavyBudgetError,
-  InvalidCursorError,
-  InvalidFilterDimensionError,
-  TooManyRequestsError,
-  UnknownReleaseError,
-} from '../../errors/index.ts';
+import { UnknownReleaseError } from '../../errors/index.ts';
+import { financialDataset } from '../../query/options/datasets.ts';
+import { parseOptions } from '../../query/options/endpoint.ts';
+import { REVISIONS } from '../../query/options/endpoints.ts';
+import { dimensionFilters, filtersApplied } from '../../query/options/filter-values.ts';
+import { keyParts } from '../../query/options/option.ts';
 import { CHANGES, RevisionDiff } from '../../query/revisions.ts';
-import { type DatasetDef, findDataset } from '../../registry.ts';
+import type { DatasetDef } from '../../registry.ts';
+import { PAGE_FORMATS } from '../../render/formats.ts';
 import { revisionTable } from '../../render/revisions.ts';
 import { renderTable, streamTable, type TablePage } from '../../render/table.ts';
-import { envelope, releaseId } from '../openapi/components.ts';
-import { exampleRequest } from '../openapi/examples.ts';
-import { financialParameters, financialSets, PREFER_WAIT } from '../openapi/parameters.ts';
-import { DOCUMENTED_RELEASES } from '../openapi/prefill.ts';
-import {
-  errorResponse,
-  headerRefs,
-  keyedErrors,
-  LIMIT_HEADERS,
-  metricErrors,
-  pageResponses,
-  ref,
-  releaseResponses,
-} from '../openapi/responses.ts';
-import { dimensionFilters, filterParams, filtersApplied, yearParam } from '../params/dimension-filters.ts';
-import { financialDataset } from '../params/metric.ts';
-import { financialPageParams } from '../params/page.ts';
-import { parseQuery, releaseParam, repeatable } from '../params/params.ts';
+import { REVISIONS_SCHEMAS, revisionsOperation } from '../openapi/operations/revisions.ts';
 import { respondWithExportStream } from '../respond/export-stream.ts';
 import { readKept, respondWithKeptPage } from '../respond/kept-page.ts';
-import { PAGE_FORMATS, responseFormat } from '../respond/negotiate.ts';
+import { responseFormat } from '../respond/negotiate.ts';
 import { comparedReleases } from '../respond/request-release.ts';
 import { holdUntilClosed } from '../respond/response-closed.ts';
 import type { Route } from './route.ts';
 
 // GET /v1/revisions: the rows of a financial dataset that differ between two
 // published releases (docs/api.md "Revisions").
-
-/** Parameters that shape the answer rather than filter rows. */
-const controls = {
-  ...financialPageParams(100),
-  from: releaseParam,
-  to: releaseParam,
-  change: v.optional(repeatable(v.picklist(CHANGES, 'Expected added, removed or changed'))),
-};
-
-export const schema = v.objectWithRest({ ...controls, year: yearParam }, filterParams);
-
-const CONTROL_PARAMS = new Set(Object.keys(controls));
-
-const DESCRIPTIONS = {
-  limit:
-    'Rows per page, given once. Without it, JSON pages by 100 and **CSV and Arrow stream every row of the diff**, charged as one export (the daily export budget, EXPORTS_OPEN_PER_KEY), so `pandas.read_csv` or R reads the whole diff from one URL; with it, every format pages and no export is charged.',
-  from: 'The earlier release `YYYY-MM`; by default the one published before `to`, or `to` itself when there is none (an empty page). Given once.',
-  to: 'The later release `YYYY-MM`; by default the current one. Given once.',
-  change: `Only rows of these kinds: ${CHANGES.join(', ')}; repeat for several.`,
-};
 
 /** Rows of a diff read from DuckDB per batch of a whole answer: a few MB of text, so memory stays flat whatever the diff's size. */
 const BATCH = 16_384;
@@ -81,21 +41,28 @@ const exists = (file: string) =>
   );
 
 export const revisions: Route = {
-  path: '/v1/revisions',
+  path: REVISIONS.path,
+  endpoint: REVISIONS,
   async handle(ctx, services) {
-    const { metric, period, limit, cursor, format: named, from: fromParam, to: toParam, change, ...params } = parseQuery(schema, ctx.query);
+    const values = parseOptions(REVISIONS, ctx.query);
+    const { metric, period, limit, cursor, format: named, from: fromParam, to: toParam, change: changes, ...params } = values;
     const def = financialDataset(metric);
-    const filters = dimensionFilters(ctx.query, def, CONTROL_PARAMS, params);
+    const filters = dimensionFilters(ctx.query, def, REVISIONS, params);
     const { from, to, files } = comparedReleases(services.releases, { from: fromParam, to: toParam }, def.name);
-    const changes = change && [...new Set(change)].sort((a, b) => CHANGES.indexOf(a) - CHANGES.indexOf(b));
 
     const format = responseFormat(ctx.get('accept'), named, PAGE_FORMATS);
     ctx.vary('Accept');
     const kept = {
       kind: 'revisions' as const,
       kept: services.revisions,
-      // The cursor and cache key name `to` as their release, and `from` and the kinds of change as the shape.
-      scope: { release: to, dataset: def.name, filters, period: period?.text, shape: JSON.stringify(['revisions', from, changes ?? null]) },
+      // `from` and `to` are keyed as they resolved: a default that moves is another diff.
+      scope: {
+        release: to,
+        dataset: def.name,
+        filters,
+        period: period?.text,
+        options: keyParts(REVISIONS.options, { ...values, from, to }),
+      },
       releases: [from, to],
       // Into a DuckDB table that its pages read.
       compute: (signal: AbortSignal) =>
@@ -148,86 +115,6 @@ export const revisions: Route = {
       },
     });
   },
-  operation: {
-    operationId: 'getRevisions',
-    tags: ['data'],
-    summary: 'Rows of a financial dataset that differ between two published releases',
-    description:
-      'Rows matched by their dimension values: `added` (only in `to`), `removed` (only in `from`) or `changed` (any metric differs), with their values in each release. Takes every filter of /v1/financials. Pages follow the dimension values in order; one walk computes the diff once. CSV and Arrow without `limit` are the whole diff in one streamed answer, charged as one export.',
-    parameters: [...financialParameters(schema, DESCRIPTIONS), PREFER_WAIT],
-    // The document names the serving server's two newest releases in place of these (prefill.ts).
-    'x-codeSamples': exampleRequest(
-      `/v1/revisions?metric=ggr&from=${DOCUMENTED_RELEASES.previous}&to=${DOCUMENTED_RELEASES.latest}&country=France&change=changed&limit=5`,
-    ),
-    responses: {
-      ...pageResponses(
-        'RevisionsResponse',
-        {
-          csv: 'RFC 4180 CSV with a header row: the dimensions, `change`, then `before_<metric>` and `after_<metric>` per metric; empty where the row is absent. Without `limit`: every row of the diff.',
-          arrow:
-            'Arrow IPC stream: text dimensions and `change` Utf8, `year` Int32, values Float64; null where the row is absent. Without `limit`: every row of the diff, a record batch per 4,096, every field nullable.',
-        },
-        {
-          description:
-            'CSV and Arrow without `limit`: every row of the diff, streamed as `/v1/export` streams and charged as one export (`X-Export-*`, `Content-Disposition`; no ETag), with no `Link`.',
-          streamed: true,
-        },
-      ),
-      ...keyedErrors({
-        ...metricErrors(schema),
-        invalidFilterDimension: new InvalidFilterDimensionError('product', 'fx', findDataset('fx', 'financial')!.dimensions),
-        invalidCursor: new InvalidCursorError(),
-      }),
-      429: errorResponse(
-        "A rate limit (spec 8) or the key's heavy-seconds budget is spent; for CSV or Arrow without `limit`, also the key's daily export budget, or the key has EXPORTS_OPEN_PER_KEY exports open. Retry after `Retry-After` seconds.",
-        {
-          limited: new TooManyRequestsError(42),
-          heavyBudget: new HeavyBudgetError(60, 12),
-          exportLimited: new ExportLimitError(50, 3600),
-          exportsOpen: new ExportsOpenError(2, 10),
-        },
-        headerRefs([...LIMIT_HEADERS, 'Retry-After', 'X-Heavy-Remaining']),
-      ),
-      ...releaseResponses(),
-    },
-  },
-  schemas: {
-    RevisionRow: {
-      type: 'object',
-      additionalProperties: false,
-      required: ['dimensions', 'change', 'before', 'after'],
-      properties: {
-        dimensions: { type: 'object', additionalProperties: { type: ['string', 'integer'] } },
-        change: { enum: [...CHANGES] },
-        before: {
-          type: ['object', 'null'],
-          description: 'The metrics in `from`; null for an added row.',
-          additionalProperties: { type: 'number' },
-        },
-        after: {
-          type: ['object', 'null'],
-          description: 'The metrics in `to`; null for a removed row.',
-          additionalProperties: { type: 'number' },
-        },
-      },
-    },
-    RevisionsResponse: envelope(
-      ref('RevisionRow'),
-      {
-        dataset: { enum: financialSets.map((d) => d.name) },
-        metric: { enum: financialSets.map((d) => d.name) },
-        from: releaseId,
-        to: releaseId,
-        filters_applied: { type: 'object', additionalProperties: { type: 'array', items: { type: 'string' } } },
-        row_count: { type: 'integer', minimum: 0, description: 'Rows in this page.' },
-      },
-      {
-        change: {
-          type: 'array',
-          items: { enum: [...CHANGES] },
-          description: 'The kinds of change asked for, when `change` was given.',
-        },
-      },
-    ),
-  },
+  operation: revisionsOperation(REVISIONS),
+  schemas: REVISIONS_SCHEMAS,
 };

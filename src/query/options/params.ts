@@ -1,8 +1,8 @@
 import * as v from 'valibot';
 import { InvalidParametersError } from '../../errors/index.ts';
-import type { YearRange } from '../../query/filters.ts';
-import { RELEASE_ID } from '../../releases/manifest.ts';
+import { RELEASE_ID } from '../../registry.ts';
 import type { FormatName } from '../../render/formats.ts';
+import type { YearRange } from '../filters.ts';
 
 // Building blocks for query-string schemas. Koa parses `a=1&a=2` into an array, so
 // every parameter arrives as a string, an array of strings, or not at all.
@@ -103,13 +103,6 @@ export function invalidParameters(issues: readonly v.BaseIssue<unknown>[]): Inva
     } else formErrors.push(issue.message);
   }
   return new InvalidParametersError(fieldErrors, formErrors);
-}
-
-/** Parses a request's query with `schema`, throwing the spec's 400 on failure. */
-export function parseQuery<S extends v.GenericSchema>(schema: S, query: unknown): v.InferOutput<S> {
-  const result = v.safeParse(schema, query);
-  if (!result.success) throw invalidParameters(result.issues);
-  return result.output;
 }
 
 /**

@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import { UnknownDatasetError, UnknownMetricError } from '../../errors/index.ts';
-import { alternatives, closest } from '../../query/suggest.ts';
 import { DATASETS, type DatasetDef, type DatasetKind, findDataset } from '../../registry.ts';
+import { alternatives, closest } from '../suggest.ts';
 import { single } from './params.ts';
 
 // The parameter naming the dataset (`metric` on the financial endpoints, `dataset` on

@@ -1,0 +1,118 @@
+import * as v from 'valibot';
+import { EXPORT_FORMATS, PAGE_FORMATS } from '../../render/formats.ts';
+import { CHANGES } from '../revisions.ts';
+import { AGGREGATE } from './aggregate.ts';
+import type { Endpoint } from './endpoint.ts';
+import type { QueryOption } from './option.ts';
+import { releaseParam, repeatable } from './params.ts';
+import { cursor, dataset, formatOption, limitOption, metricOption, period, release } from './shared.ts';
+
+// Every data endpoint's options, in the order the document lists them. The hint
+// for a parameter one endpoint does not take names the first of these that does
+// (filter-values.ts).
+
+export const FINANCIALS = {
+  path: '/v1/financials',
+  options: {
+    metric: metricOption([{ value: 'ggr' }, { value: 'turnover' }]),
+    period,
+    limit: limitOption(100, undefined, '/v1/financials?metric=ggr&country=France'),
+    cursor,
+    format: formatOption(PAGE_FORMATS, ['csv', 'arrow']),
+    release,
+  },
+  others: 'filters',
+  example: '/v1/financials?metric=ggr&country=France&year=2024&limit=5',
+  requestFor: (metric) => `/v1/financials?metric=${metric}&limit=5`,
+} as const satisfies Endpoint;
+
+export const REFERENCE = {
+  path: '/v1/reference',
+  options: { dataset, limit: limitOption(100), cursor, format: formatOption(PAGE_FORMATS, ['csv', 'arrow']), release },
+  others: 'refused',
+  example: '/v1/reference?dataset=country_reference&limit=3',
+} as const satisfies Endpoint;
+
+const from = {
+  schema: releaseParam,
+  description:
+    'The earlier release `YYYY-MM`; by default the one published before `to`, or `to` itself when there is none (an empty page). Given once.',
+  examples: [{ value: '2026-11' }, { value: '2026-12' }],
+  // As resolved (the route keys the id it read): a default that moves is another diff.
+  key: (id) => id,
+} satisfies QueryOption<string | undefined>;
+
+const to = {
+  schema: releaseParam,
+  description: 'The later release `YYYY-MM`; by default the current one. Given once.',
+  examples: [{ value: '2026-12' }, { value: '2026-11' }],
+  // The scope's release too: as resolved, the current one by default.
+  key: (id) => id,
+} satisfies QueryOption<string | undefined>;
+
+const change = {
+  schema: v.optional(
+    v.pipe(
+      repeatable(v.picklist(CHANGES, 'Expected added, removed or changed')),
+      // In one order, once each: the same kinds asked another way are the same diff.
+      v.transform((kinds) => [...new Set(kinds)].sort((a, b) => CHANGES.indexOf(a) - CHANGES.indexOf(b))),
+    ),
+  ),
+  description: `Only rows of these kinds: ${CHANGES.join(', ')}; repeat for several.`,
+  examples: [{ value: ['changed'] }, { value: ['added'] }],
+  key: (kinds) => kinds,
+} satisfies QueryOption<(typeof CHANGES)[number][] | undefined>;
+
+export const REVISIONS = {
+  path: '/v1/revisions',
+  options: {
+    metric: metricOption([{ value: 'ggr' }, { value: 'turnover' }]),
+    period,
+    limit: limitOption(
+      100,
+      'Rows per page, given once. Without it, JSON pages by 100 and **CSV and Arrow stream every row of the diff**, charged as one export (the daily export budget, EXPORTS_OPEN_PER_KEY), so `pandas.read_csv` or R reads the whole diff from one URL; with it, every format pages and no export is charged.',
+      '/v1/revisions?metric=ggr&from=2026-11&to=2026-12',
+    ),
+    cursor,
+    format: formatOption(PAGE_FORMATS, ['csv', 'arrow']),
+    from,
+    to,
+    change,
+  },
+  others: 'filters',
+  example: '/v1/revisions?metric=ggr&from=2026-11&to=2026-12&country=France&change=changed&limit=5',
+  requestFor: (metric) => `/v1/revisions?metric=${metric}&limit=5`,
+} as const satisfies Endpoint;
+
+export const FACETS = {
+  path: '/v1/facets',
+  options: { metric: metricOption([{ value: 'ggr' }, { value: 'fx' }]), period, release },
+  others: 'filters',
+  example: '/v1/facets?metric=ggr&country=France&year=2024',
+  requestFor: (metric) => `/v1/facets?metric=${metric}`,
+} as const satisfies Endpoint;
+
+export const EXPORT = {
+  path: '/v1/export',
+  options: {
+    metric: metricOption([{ value: 'fx' }, { value: 'country', request: '/v1/export?metric=country&format=csv' }]),
+    period,
+    format: formatOption(EXPORT_FORMATS, ['csv', 'ndjson']),
+    release,
+  },
+  others: 'filters',
+  example: '/v1/export?metric=fx&fx_local_currency=JPY&format=csv',
+  requestFor: (metric) => `/v1/export?metric=${metric}&format=csv`,
+} as const satisfies Endpoint;
+
+/** /v1/catalog ignores any other parameter, as it always has. */
+export const CATALOG = {
+  path: '/v1/catalog',
+  options: { release },
+  others: 'ignored',
+  example: '/v1/catalog',
+} as const satisfies Endpoint;
+
+export { AGGREGATE };
+
+export const ENDPOINTS: readonly Endpoint[] = [FINANCIALS, REFERENCE, AGGREGATE, REVISIONS, FACETS, EXPORT, CATALOG];
