@@ -57,11 +57,13 @@ interface Shapes<M extends Metric> {
   flag: boolean;
 }
 
-/** What a client sends for option `O`: its shape's type, or else its parsed value's. */
+/** What a client sends for option `O`: its shape's type, or else its parsed value's (one value or several, where it repeats). */
 type Sent<O, M extends Metric> = O extends { readonly client: infer S extends keyof Shapes<M> }
   ? Shapes<M>[S]
   : O extends { readonly schema: infer V extends GenericSchema }
-    ? Exclude<InferOutput<V>, undefined>
+    ? Exclude<InferOutput<V>, undefined> extends readonly (infer E)[]
+      ? OneOrMany<E>
+      : Exclude<InferOutput<V>, undefined>
     : never;
 
 /**

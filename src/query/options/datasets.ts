@@ -8,7 +8,8 @@ import { single } from './params.ts';
 // /v1/reference), and the errors that say what to send instead: the spec's texts
 // (7.2), then a hint where the spec leaves room for one (docs/api.md "Error codes").
 
-const namesOf = (kind: DatasetKind) => DATASETS.filter((d) => d.kind === kind).map((d) => d.name);
+/** The names of the datasets of `kind`, in catalog order. */
+export const namesOf = (kind: DatasetKind) => DATASETS.filter((d) => d.kind === kind).map((d) => d.name);
 
 /**
  * Required, given once. Missing or empty, its field message keeps valibot's (spec 7.2:

@@ -1,16 +1,13 @@
 import * as v from 'valibot';
 import { InvalidCursorError, InvalidParametersError } from '../../errors/index.ts';
-import { DATASETS, type DatasetKind } from '../../registry.ts';
 import type { FormatName } from '../../render/formats.ts';
-import { datasetParam, type MetricUse, unknownDataset, unknownMetric } from './datasets.ts';
+import { datasetParam, type MetricUse, namesOf, unknownDataset, unknownMetric } from './datasets.ts';
 import type { OptionExample, QueryOption } from './option.ts';
 import { cursorParam, formatParam, invalidParameters, limitParam, periodParam, releaseParam } from './params.ts';
 
 // The options several data endpoints share: the dataset named, the years, the page's
 // size, position and format, and the release read. Each is a part of the scope its
 // endpoint's keys are built on (query/scope.ts), resolved by the request first.
-
-const namesOf = (kind: DatasetKind) => DATASETS.filter((d) => d.kind === kind).map((d) => d.name);
 
 /** The 400 of a request without the dataset parameter, as its schema words it. */
 function missing(name: 'metric' | 'dataset', schema: v.GenericSchema): InvalidParametersError {
