@@ -54,7 +54,7 @@ const BASELINES = path.join(ROOT, 'bench', 'baselines');
 const MIXED_SEED = 1;
 
 const MODES = {
-  // Full: about 16 minutes of a busy 2-core machine once the releases exist.
+  // Full: about 45 minutes on 2 cores once the releases exist (2,700 s measured on 2026-11-28).
   full: {
     timing: { rounds: 4, seconds: 2, warmup: 200 },
     mixed: { one: 800, sixteen: 4000 },
@@ -62,7 +62,7 @@ const MODES = {
     scales: [1, 4, 16],
     blocks: { count: 8, size: 100 },
   },
-  // About 4 minutes: two rounds of 1-second runs, and no scale sweep or 16x figures
+  // About 9 minutes on 2 cores (522 s measured on 2026-11-28): two rounds of 1-second runs, and no scale sweep or 16x figures
   // (loading the 16x release alone takes a minute or more, generated or not).
   quick: {
     timing: { rounds: 2, seconds: 1, warmup: 30 },
@@ -92,8 +92,8 @@ async function ensureRelease(dir: string, scale: number): Promise<ReleaseOnDisk>
 type SideOf = (path: string, headers: Record<string, string>, whose: 'baseline' | 'ours') => ServerSide;
 
 const USAGE = `usage: npm run bench [-- OPTIONS]
-  (none)                     the full suite: ~25 min on 2 cores (the first run also generates releases)
-  --quick                    every scenario in shorter runs, no scale sweep or 16x figures: ~4 min
+  (none)                     the full suite: ~45 min on 2 cores (the first run also generates releases: 2 min)
+  --quick                    every scenario in shorter runs, no scale sweep or 16x figures: ~9 min
   --baseline DIR             also the uncached page and cached hits of the checkout at DIR beside this one's
   --profile SCENARIO         the service under one scenario with --cpu-prof; one of
                              ${PROFILE_SCENARIOS.join(', ')}
