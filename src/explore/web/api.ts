@@ -76,6 +76,8 @@ export interface OperationParameter {
   readonly in: string;
   readonly description?: string;
   readonly schema?: ParameterSchema;
+  /** A dimension filter's datasets. */
+  readonly 'x-metrics'?: readonly string[];
 }
 
 interface ParameterSchema {

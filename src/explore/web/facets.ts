@@ -1,6 +1,6 @@
 import type { FacetsAnswer, Metric } from '../../client/types.ts';
 import type { Endpoint } from '../views.ts';
-import { ApiFailure, getJson } from './api.ts';
+import { ApiFailure, getJson, type OperationParameter } from './api.ts';
 import { control, setParam } from './controls.ts';
 import { h } from './dom.ts';
 
@@ -10,11 +10,13 @@ import { h } from './dom.ts';
 // parameters, `country=France&country=Spain`. A value is compared as the URL holds it,
 // as text: /v1/facets sends `year` as a number.
 
-/** The facets request of a view: its dataset, its filters, period and release; nothing else of the view narrows rows. */
-export function facetsPath(dataset: { name: string; dimensions: readonly string[] }, params: URLSearchParams): string {
-  const dims = new Set(dataset.dimensions);
+/** The facets request of a view: its dataset, and those of its parameters /v1/facets takes for it (its filters, period, release). */
+function facetsPath(dataset: { name: string }, params: URLSearchParams, facets: readonly OperationParameter[]): string {
+  const taken = new Set(
+    facets.filter((p) => p.in === 'query' && (p['x-metrics'] ?? [dataset.name]).includes(dataset.name)).map((p) => p.name),
+  );
   const query = new URLSearchParams({ metric: dataset.name });
-  for (const [name, value] of params) if (dims.has(name) || name === 'period' || name === 'release') query.append(name, value);
+  for (const [name, value] of params) if (taken.has(name) && name !== 'metric') query.append(name, value);
   return `/v1/facets?${query}`;
 }
 
@@ -22,12 +24,14 @@ export async function renderFilters(
   endpoint: Endpoint,
   params: URLSearchParams,
   dataset: { name: string; dimensions: readonly string[] },
+  /** /v1/facets' parameters in /openapi.json. */
+  facetsParameters: readonly OperationParameter[],
 ): Promise<HTMLElement> {
   const box = h('fieldset', { class: 'filters' }, h('legend', {}, 'Filters'));
   let facets: FacetsAnswer<Metric> | undefined;
   let problem = '';
   try {
-    facets = await getJson<FacetsAnswer<Metric>>(facetsPath(dataset, params));
+    facets = await getJson<FacetsAnswer<Metric>>(facetsPath(dataset, params, facetsParameters));
   } catch (err) {
     problem = err instanceof ApiFailure ? `${err.status}: ${err.error}` : String(err);
   }

@@ -33,12 +33,14 @@ export async function renderQuery(into: HTMLElement, endpoint: Endpoint, params:
   into.append(h('h2', {}, `/v1/${endpoint}`));
   const problems = h('div', { class: 'problems' });
   let cat: CatalogAnswer;
-  let operation: readonly OperationParameter[];
+  let parametersOf: (path: string) => readonly OperationParameter[];
   try {
     catalog ??= getJson<CatalogAnswer>('/v1/catalog');
     // /openapi.json needs no key; the page reads each endpoint's parameters from it.
     openapi ??= fetch('/openapi.json').then((r) => r.json());
-    [cat, operation] = await Promise.all([catalog, openapi.then((doc) => doc.paths[`/v1/${endpoint}`]!.get.parameters)]);
+    const [answered, doc] = await Promise.all([catalog, openapi]);
+    cat = answered;
+    parametersOf = (path) => doc.paths[path]!.get.parameters;
   } catch (err) {
     catalog = undefined;
     openapi = undefined;
@@ -46,6 +48,7 @@ export async function renderQuery(into: HTMLElement, endpoint: Endpoint, params:
     showError(problems, err);
     return;
   }
+  const operation = parametersOf(`/v1/${endpoint}`);
   const name = params.get(datasetParam(endpoint));
   const dataset = cat.datasets.find((d) => d.name === name);
   const form = h('form', { class: 'controls', 'aria-label': 'Query' }, datasetControl(endpoint, params, operation));
@@ -58,7 +61,7 @@ export async function renderQuery(into: HTMLElement, endpoint: Endpoint, params:
   if (dataset && endpoint !== 'reference') {
     const slot = h('fieldset', { class: 'filters', 'aria-busy': 'true' }, h('legend', {}, 'Filters'));
     into.append(slot);
-    void renderFilters(endpoint, params, dataset).then((filters) => {
+    void renderFilters(endpoint, params, dataset, parametersOf('/v1/facets')).then((filters) => {
       if (!stale()) slot.replaceWith(filters);
     });
   }
