@@ -73,6 +73,13 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly releaseLoadStoppedSeconds = new Histogram({
+    name: 'dqs_release_load_stopped_seconds',
+    help: 'Time from the start of a release load asked for by release= or a cursor to its stop, once no request waited for it any longer (their deadlines passed, their clients gone)',
+    buckets: [0.01, 0.05, 0.1, 0.5, 1, 2, 5, 10],
+    registers: [this.registry],
+  });
+
   readonly redisErrors = new Counter({
     name: 'dqs_redis_errors_total',
     help: 'Redis connection errors and failed limiter commands (requests admitted uncounted)',

@@ -12,22 +12,24 @@ import { fixtureDataDir, send, startTestService, type TestService, tempDir } fro
 // its scratch file and its file handle however it ended, and once started is never cut
 // short by admission. Two published full-size releases in which every row differs (two
 // seeds), so a revisions diff runs long enough to be cut in the middle, and is as large
-// as a user's full diff.
+// as a user's full diff; before them a small one, a second release to load on demand.
 
 const SCALE = 1;
+const SMALL = '2026-09';
 const OLD = '2026-10';
 const NEW = '2026-11';
 const FULL_DIFF = `/v1/revisions?metric=ggr&from=${OLD}&to=${NEW}&limit=3`;
 
 const state: { dataDir: string } = { dataDir: '' };
 
-async function publishTwoReleases(): Promise<string> {
+async function publishReleases(): Promise<string> {
   const dataDir = await tempDir('dqs-heavy-');
-  for (const [release, seed] of [
-    [OLD, 7],
-    [NEW, 8],
+  for (const [release, seed, scale] of [
+    [SMALL, 7, 0.02],
+    [OLD, 7, SCALE],
+    [NEW, 8, SCALE],
   ] as const) {
-    const generated = path.join(await fixtureDataDir({ seed, scale: SCALE, release }), release);
+    const generated = path.join(await fixtureDataDir({ seed, scale, release }), release);
     await loadDrop({ drop: generated, dataDir, release, force: true, minYear: 1990, maxYear: 2100, maxRowChange: 0.25 });
   }
   return dataDir;
@@ -92,7 +94,7 @@ async function msUntilIdle(withinMs: number): Promise<number> {
 const deadlines = suite('heavy work: deadlines');
 const dl: { service?: TestService; other: string } = { other: '' };
 deadlines.before(async () => {
-  state.dataDir = await publishTwoReleases();
+  state.dataDir = await publishReleases();
   dl.service = await startTestService({ dataDir: state.dataDir, env: { QUERY_TIMEOUT_MS: '300' } });
   dl.other = await newKey(dl.service, 'other');
 });
@@ -226,6 +228,74 @@ gone('an aggregate computed in slices stops at its deadline', async () => {
   const idle = await msUntilIdle(3000);
   assert.ok(idle <= 1000, `idle after ${idle} ms`);
 });
+
+const loads = suite('heavy work: a release loaded for release=');
+const rl: { service?: TestService; other: string } = { other: '' };
+loads.before(async () => {
+  // An idle release other than the current one is unloaded a second after its last request.
+  rl.service = await startTestService({ dataDir: state.dataDir, env: { QUERY_TIMEOUT_MS: '60000', RELEASE_GRACE_SECONDS: '1' } });
+  rl.other = await newKey(rl.service, 'other');
+});
+loads.after(async () => {
+  await rl.service?.stop();
+});
+
+/** A page of `release`: each test asks for its own `limit`, so that no answer comes from the response cache. */
+const cold = (release: string, limit = 1) => `/v1/financials?metric=fx&limit=${limit}&release=${release}`;
+const loadedReleases = (service: TestService) => metric(service, /^dqs_releases_loaded (\d+)/m);
+const releaseLoadCharged = (service: TestService) => metric(service, /^dqs_heavy_seconds_total\{kind="release_load"\} ([\d.e-]+)/m);
+const loadsStarted = (service: TestService) => service.logs.filter((line) => line.msg === 'loading a release on demand').length;
+
+/** Waits until only the current release is loaded (the others idle past RELEASE_GRACE_SECONDS), 30 s at most. */
+async function onlyCurrentLoaded(service: TestService): Promise<void> {
+  for (const started = Date.now(); Date.now() - started < 30_000; await sleep(100)) if ((await loadedReleases(service)) === 1) return;
+  assert.unreachable('the other releases were never unloaded');
+}
+
+loads("a key's second cold load while its first runs is refused 429 release_load_running; another key's is served", async () => {
+  const service = rl.service!;
+  const started = loadsStarted(service);
+  const first = get(service, cold(OLD));
+  // Sent once the full-size release's load has started: it runs for seconds.
+  while (loadsStarted(service) === started) await sleep(5);
+  const refused = await get(service, cold(SMALL));
+  assert.is(refused.status, 429, refused.body.toString());
+  const body = JSON.parse(refused.body.toString());
+  assert.is(body.error, `Release '${OLD}' is loading for this key: one release loads per key at a time; try again once it has answered`);
+  assert.is(refused.headers['retry-after'], String(body.retryAfterSeconds));
+  // Another key loads it meanwhile (after the first load, in DuckDB's turn), and the first answers.
+  assert.is((await get(service, cold(SMALL), { key: rl.other })).status, 200);
+  assert.is((await first).status, 200);
+  // Once the first has answered, the key may load another.
+  await onlyCurrentLoaded(service);
+  assert.is((await get(service, cold(SMALL, 4))).status, 200);
+});
+
+loads(
+  'a cold load past its deadline is charged and stopped: the server is idle within 1 s, nothing is left, and it loads again',
+  async () => {
+    const service = rl.service!;
+    await onlyCurrentLoaded(service);
+    const chargedBefore = await releaseLoadCharged(service);
+    const res = await get(service, cold(OLD, 2), { headers: { Prefer: 'wait=0.001' } });
+    assert.is(res.status, 504, res.body.toString());
+    assert.match(JSON.parse(res.body.toString()).error, /0\.001 s \(Prefer: wait\)/);
+    const idle = await msUntilIdle(3000);
+    assert.ok(idle <= 1000, `the server's CPU fell near idle ${idle} ms after the 504`);
+    assert.is(await metric(service, /^dqs_release_load_stopped_seconds_count (\d+)/m), 1, 'stopped once');
+    assert.is(await loadedReleases(service), 1, 'nothing half-loaded is kept');
+    // Its running time up to the stop, not the 1 ms before the 504, is charged to the key.
+    const stoppedAfter = await metric(service, /^dqs_release_load_stopped_seconds_sum ([\d.e-]+)/m);
+    const charged = (await releaseLoadCharged(service)) - chargedBefore;
+    assert.ok(charged >= stoppedAfter / 2, `charged ${charged} s of a load stopped after ${stoppedAfter} s`);
+    // Asked for again, it loads afresh, and is charged again.
+    const loaded = await metric(service, /^dqs_release_load_seconds_count (\d+)/m);
+    const again = await get(service, cold(OLD, 3));
+    assert.is(again.status, 200, again.body.toString());
+    assert.is(await metric(service, /^dqs_release_load_seconds_count (\d+)/m), loaded + 1);
+    assert.ok((await releaseLoadCharged(service)) - chargedBefore > charged);
+  },
+);
 
 const budget = suite('heavy work: a budget of heavy seconds per key');
 const hb: { service?: TestService; other: string } = { other: '' };
@@ -372,5 +442,6 @@ exporting("a started export's later batches wait for their turns under load inst
 
 deadlines.run();
 gone.run();
+loads.run();
 budget.run();
 exporting.run();

@@ -19,11 +19,30 @@ export class UnknownReleaseError extends ApiError {
   }
 }
 
-/** A published release that is not loaded took longer than RELEASE_LOAD_WAIT_MS to load; the load goes on. */
+/** A published release that is not loaded took longer than RELEASE_LOAD_WAIT_MS to load; the load stops unless another request waits for it. */
 export class ReleaseLoadingError extends ApiError {
   override readonly code = 'release_loading';
   constructor(release: string) {
     super(503, { error: `Release '${release}' is loading; try again shortly` }, { 'Retry-After': '5' });
+  }
+}
+
+/**
+ * A request names a release that is not loaded while another release loads for the
+ * same key (one it asked for, or one still stopping after its request left): a key
+ * loads one release at a time, as every load takes DuckDB's one turn for memory-heavy work.
+ */
+export class ReleaseLoadRunningError extends ApiError {
+  override readonly code = 'release_load_running';
+  constructor(loading: string) {
+    super(
+      429,
+      {
+        error: `Release '${loading}' is loading for this key: one release loads per key at a time; try again once it has answered`,
+        retryAfterSeconds: 5,
+      },
+      { 'Retry-After': '5' },
+    );
   }
 }
 

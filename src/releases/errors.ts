@@ -25,3 +25,10 @@ export class LoadFailedError extends Error {
     super(message, options);
   }
 }
+
+/** The caller's owner waits for another release's load already: one release loads for each owner at a time. */
+export class LoadRunningError extends Error {
+  constructor(readonly loading: string) {
+    super(`release ${loading} is loading for the same key`);
+  }
+}

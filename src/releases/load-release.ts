@@ -25,16 +25,25 @@ export interface LoadedRelease {
 
 /**
  * Loads every dataset of a release (src/store/loader.ts) and builds the renderers of
- * its rows, after checking them (serve). A release that fails leaves no tables behind.
+ * its rows, after checking them (serve). A release that fails, or is stopped by
+ * `signal` (loadTables), leaves no tables behind.
  */
-export async function loadRelease(connection: DuckDBConnection, release: ReleaseOnDisk, log: Logger): Promise<LoadedRelease> {
+export async function loadRelease(
+  connection: DuckDBConnection,
+  release: ReleaseOnDisk,
+  log: Logger,
+  signal?: AbortSignal,
+): Promise<LoadedRelease> {
   const { dir, manifest } = release;
   const id = manifest.release;
   const files = datasetFiles(release);
-  const stored = await loadTables(connection, id, files, log);
+  const stored = await loadTables(connection, id, files, log, signal);
   try {
     const datasets = new Map<string, ServedDataset>();
-    for (const { def, file } of files) datasets.set(def.name, await serve(stored.get(def.name)!, file));
+    for (const { def, file } of files) {
+      signal?.throwIfAborted();
+      datasets.set(def.name, await serve(stored.get(def.name)!, file));
+    }
     return { id, dir, manifest, datasets };
   } catch (err) {
     await dropTables(connection, id).catch((dropErr: Error) =>
@@ -93,4 +102,17 @@ export function releaseMemory(release: LoadedRelease): { columns: number; rollup
     parts.renderers += dataset.rows.bytes;
   }
   return parts;
+}
+
+/**
+ * Returns an unloaded release's memory to the system now, not at the next collection
+ * V8 happens to run: its columns are typed arrays whose memory is freed only by a
+ * collection, and an idle server allocates nothing that would start one. One full
+ * collection per unload, once this call stack has let go of the release; `gc` exists
+ * when node runs with --expose-gc (package.json config.nodeFlags), else the memory
+ * returns at V8's next collection.
+ */
+export function collectGarbage(): void {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  if (gc) setImmediate(gc);
 }

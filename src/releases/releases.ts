@@ -4,14 +4,16 @@ import type { Logger } from 'pino';
 import type { Clock } from '../clock.ts';
 import type { Database } from '../duckdb/database.ts';
 import type { Metrics } from '../metrics.ts';
-import { LoadFailedError, NoReleaseYetError, NotPublishedError } from './errors.ts';
-import { dropRelease, type LoadedRelease, loadRelease, releaseMemory } from './load-release.ts';
+import { LoadFailedError, LoadRunningError, NoReleaseYetError, NotPublishedError } from './errors.ts';
+import { collectGarbage, dropRelease, type LoadedRelease, loadRelease, releaseMemory } from './load-release.ts';
 import type { Manifest } from './manifest.ts';
 import { type ReleaseOnDisk, verifyRelease } from './on-disk.ts';
 import { PublishedReleases } from './published.ts';
+import { type LoadClaim, SharedLoad, untilAborted } from './shared-load.ts';
 import { ReleaseSwitcher, type SwitchResult } from './switcher.ts';
 
 export type { LoadedRelease, ServedDataset } from './load-release.ts';
+export type { LoadClaim } from './shared-load.ts';
 export type { SwitchResult } from './switcher.ts';
 
 /** A release other than the current one never changes while it is published (docs/api.md "Releases"). */
@@ -32,7 +34,7 @@ export interface ReleasesOptions {
   readonly db: Database;
   readonly log: Logger;
   readonly clock: Clock;
-  readonly metrics: Pick<Metrics, 'releaseLoadSeconds' | 'releaseSwitchFailures'>;
+  readonly metrics: Pick<Metrics, 'releaseLoadSeconds' | 'releaseLoadStoppedSeconds' | 'releaseSwitchFailures'>;
   /** A release other than the current one nobody has read for this long is unloaded (RELEASE_GRACE_SECONDS). */
   readonly graceMs: number;
   /** Most releases loaded at once, the current one included (RELEASES_IN_MEMORY). */
@@ -50,12 +52,6 @@ interface Resident {
   usedAt: number;
 }
 
-/** A caller waiting for a load: granted its claim the moment the release is added. */
-interface Waiter {
-  granted(resident: Resident): void;
-  failed(err: Error): void;
-}
-
 /**
  * The one owner of releases: which are published in DATA_DIR, which are loaded in
  * DuckDB (the current one and up to RELEASES_IN_MEMORY - 1 others), loading one when
@@ -65,14 +61,15 @@ interface Waiter {
  * A caller reads a release through `acquire`, which pins it until the caller lets go,
  * so a switch never mixes two releases in one answer and no release is dropped under a
  * reader. Loads and drops take turns in DuckDB's queue for memory-heavy work
- * (Database.exclusive) and nowhere else. Whatever keeps answers derived from releases
- * listens to `onChange`.
+ * (Database.exclusive) and nowhere else. A load asked for by requests runs only while
+ * one of them waits for it, and its running time is shared between them (TimeShares).
+ * Whatever keeps answers derived from releases listens to `onChange`.
  */
 export class Releases {
   private currentId: string | undefined;
   private readonly resident = new Map<string, Resident>();
   /** Loads under way, each with the callers waiting for it. */
-  private readonly loading = new Map<string, Set<Waiter>>();
+  private readonly loading = new Map<string, SharedLoad<ReleaseHandle>>();
   private readonly failedAt = new Map<string, number>();
   /** Loads and drops under way, which close() waits for. */
   private readonly work = new Set<Promise<unknown>>();
@@ -142,14 +139,17 @@ export class Releases {
    * Pins release `id`, or the current one, until the caller lets go of the handle. A
    * published release that is not loaded is loaded first: the callers asking for it
    * meanwhile share that one load, and each holds its pin from the moment the release
-   * is added, so nothing can unload it before they read it. `signal` gives up the
-   * wait; the load goes on for whoever asks next.
+   * is added, so nothing can unload it before they read it. The claim's signal gives
+   * up the wait; once every caller has given up, the load is stopped (DuckDB's
+   * statement interrupted, the work between statements at its next slice) and leaves
+   * nothing behind. When the load ends, each claim is told its share of its time.
    *
    * Rejects with NoReleaseYetError, NotPublishedError (a release withdrawn by a
-   * rollback is refused even while it is still loaded), or LoadFailedError, which a
+   * rollback is refused even while it is still loaded), LoadRunningError (the claim's
+   * owner waits for another release's load already), or LoadFailedError, which a
    * failed load keeps giving for a minute rather than loading again at every request.
    */
-  async acquire(id?: string, signal?: AbortSignal): Promise<ReleaseHandle> {
+  async acquire(id?: string, claim: LoadClaim = {}): Promise<ReleaseHandle> {
     const wanted = id ?? this.currentId;
     if (wanted === undefined) throw new NoReleaseYetError();
     if (wanted !== this.currentId && !this.published.has(wanted)) throw new NotPublishedError(wanted);
@@ -159,7 +159,12 @@ export class Releases {
     if (failed !== undefined && this.options.clock() - failed < RETRY_FAILED_MS) {
       throw new LoadFailedError(wanted, `release ${wanted} failed to load within the last minute; the log has why`);
     }
-    return this.claimLoad(this.published.get(wanted)!, true, signal).catch((err: Error) => {
+    // Another release the claim's owner waits for, or pays for while it stops.
+    const { owner } = claim;
+    const other = owner === undefined ? undefined : [...this.loading].find(([id, load]) => id !== wanted && load.heldBy(owner));
+    if (other) throw new LoadRunningError(other[0]);
+    const { signal } = claim;
+    return this.claimLoad(this.published.get(wanted)!, true, claim).catch((err: Error) => {
       if (signal?.aborted && err === signal.reason) throw err;
       throw new LoadFailedError(wanted, err.message, { cause: err });
     });
@@ -216,7 +221,7 @@ export class Releases {
   private async serve(onDisk: ReleaseOnDisk): Promise<void> {
     const id = onDisk.manifest.release;
     const loaded = this.resident.get(id);
-    const handle = loaded ? this.pin(loaded) : await this.claimLoad(onDisk, false);
+    const handle = loaded ? this.pin(loaded) : await this.claimLoad(onDisk, false, {});
     try {
       // Listed first, so the releases the new one makes readable are published with it.
       await this.published
@@ -233,64 +238,81 @@ export class Releases {
     }
   }
 
-  /** Waits for release `onDisk`'s load, starting it when none is under way; the caller's pin is taken as the release is added. */
-  private claimLoad(onDisk: ReleaseOnDisk, onDemand: boolean, signal?: AbortSignal): Promise<ReleaseHandle> {
+  /**
+   * Waits for release `onDisk`'s load, starting it when none is under way (after one
+   * being stopped has ended); the caller's pin is taken as the release is added.
+   */
+  private async claimLoad(onDisk: ReleaseOnDisk, onDemand: boolean, claim: LoadClaim): Promise<ReleaseHandle> {
     const id = onDisk.manifest.release;
-    let waiters = this.loading.get(id);
-    if (!waiters) {
-      waiters = new Set();
-      this.loading.set(id, waiters);
-      this.track(this.load(onDisk, waiters, onDemand));
+    let load = this.loading.get(id);
+    while (load?.stopping) {
+      await untilAborted(load.done, claim.signal);
+      load = this.loading.get(id);
     }
-    const waiting = waiters;
-    return new Promise((resolve, reject) => {
-      if (signal?.aborted) return reject(signal.reason);
-      const giveUp = () => {
-        if (waiting.delete(waiter)) reject(signal?.reason);
-      };
-      const waiter: Waiter = {
-        granted: (resident) => {
-          signal?.removeEventListener('abort', giveUp);
-          resolve(this.handle(resident));
-        },
-        failed: (err) => {
-          signal?.removeEventListener('abort', giveUp);
-          reject(err);
-        },
-      };
-      waiting.add(waiter);
-      signal?.addEventListener('abort', giveUp, { once: true });
-    });
+    const resident = this.resident.get(id);
+    if (resident) return this.pin(resident);
+    if (!load) {
+      load = new SharedLoad(this.options.clock);
+      this.loading.set(id, load);
+      load.done = this.load(onDisk, load, onDemand);
+      this.track(load.done);
+    }
+    return load.join(claim);
   }
 
-  /** Loads `onDisk` (checksums first, then its tables in DuckDB's turn, after dropping what is evicted to make room), and grants it to `waiters`. */
-  private async load(onDisk: ReleaseOnDisk, waiters: Set<Waiter>, onDemand: boolean): Promise<void> {
-    const { db, log, clock } = this.options;
+  /**
+   * Loads `onDisk` (checksums, then its tables in DuckDB's turn, after dropping what is
+   * evicted to make room) and grants it to its waiters, who share its time but not
+   * the wait for the turn. Stopped, it drops what it made and is no failure.
+   */
+  private async load(onDisk: ReleaseOnDisk, load: SharedLoad<ReleaseHandle>, onDemand: boolean): Promise<void> {
+    const { db, log, clock, metrics } = this.options;
+    const { stop } = load;
     const id = onDisk.manifest.release;
     const started = performance.now();
     if (onDemand) log.info({ release: id, dir: onDisk.dir }, 'loading a release on demand');
     try {
+      load.running(true);
       await verifyRelease(onDisk);
-      const release = await db.exclusive(async (connection) => {
-        await this.dropEvicted(connection, 1);
-        return loadRelease(connection, onDisk, log);
-      });
+      load.running(false);
+      let inTurn: Promise<LoadedRelease> | undefined;
+      const release = await db
+        .exclusive((connection) => {
+          load.running(true);
+          inTurn = this.dropEvicted(connection, 1).then(() => loadRelease(connection, onDisk, log, stop.signal));
+          return inTurn;
+        }, stop.signal)
+        .catch(async (err: unknown) => {
+          // Database.exclusive answers a stop at once: this load ends once its work has stopped and dropped what it made.
+          await inTurn?.catch(() => {});
+          throw err;
+        });
       // Every waiter's pin counted as the release is added: no eviction can come between.
-      const resident: Resident = { release, pins: waiters.size, usedAt: clock() };
+      // Finished as it was stopped, it is kept all the same, unpinned.
+      const resident: Resident = { release, pins: load.waiting, usedAt: clock() };
       this.loading.delete(id);
       this.failedAt.delete(id);
       this.resident.set(id, resident);
-      for (const waiter of waiters) waiter.granted(resident);
+      load.grant(() => this.handle(resident));
       if (onDemand) {
         const seconds = (performance.now() - started) / 1000;
-        this.options.metrics.releaseLoadSeconds.observe(seconds);
+        metrics.releaseLoadSeconds.observe(seconds);
         log.info({ release: id, ms: Math.round(seconds * 1000), loaded: [this.currentId, ...this.retained()] }, 'release loaded on demand');
       }
     } catch (err) {
       this.loading.delete(id);
-      this.failedAt.set(id, clock());
-      if (onDemand) log.error({ err, release: id }, `cannot load release ${id} on demand: ${(err as Error).message}`);
-      for (const waiter of waiters) waiter.failed(err as Error);
+      if (stop.signal.aborted) {
+        const seconds = (performance.now() - started) / 1000;
+        metrics.releaseLoadStoppedSeconds.observe(seconds);
+        log.info({ release: id, ms: Math.round(seconds * 1000) }, 'stopped loading a release no request waits for any longer');
+        collectGarbage();
+      } else {
+        this.failedAt.set(id, clock());
+        if (onDemand) log.error({ err, release: id }, `cannot load release ${id} on demand: ${(err as Error).message}`);
+        load.fail(err as Error);
+      }
+    } finally {
+      load.settle();
     }
     // Every waiter may have given up: a release nobody holds may be one too many.
     this.trimIfOver();
@@ -375,17 +397,4 @@ export class Releases {
   private changed(): void {
     for (const listener of this.listeners) listener();
   }
-}
-
-/**
- * Returns an unloaded release's memory to the system now, not at the next collection
- * V8 happens to run: its columns are typed arrays whose memory is freed only by a
- * collection, and an idle server allocates nothing that would start one. One full
- * collection per unload, once this call stack has let go of the release; `gc` exists
- * when node runs with --expose-gc (package.json config.nodeFlags), else the memory
- * returns at V8's next collection.
- */
-function collectGarbage(): void {
-  const gc = (globalThis as { gc?: () => void }).gc;
-  if (gc) setImmediate(gc);
 }

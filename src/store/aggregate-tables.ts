@@ -9,7 +9,7 @@ import {
   type SourceSegment,
 } from './aggregation.ts';
 import { type ColumnStore, codeArray, type Dictionary } from './column-store.ts';
-import { inSlices } from './slices.ts';
+import { inSlices, Turns } from './slices.ts';
 
 /** What aggregates read of a served dataset, built once when its release loads. */
 export interface AggregateTables {
@@ -22,11 +22,11 @@ export interface AggregateTables {
   readonly codes: ReadonlyMap<string, ReadonlyMap<string, number>>;
 }
 
-export async function buildAggregateTables(def: DatasetDef, store: ColumnStore): Promise<AggregateTables> {
+export async function buildAggregateTables(def: DatasetDef, store: ColumnStore, turns = new Turns()): Promise<AggregateTables> {
   const dictionaries = store.dimensions.map((d) => d.dictionary);
   const sizes = dictionaries.map((d) => d.values.length);
   const codes = new Map(store.dimensions.map((d) => [d.name, new Map(d.dictionary.values.map((value, code) => [String(value), code]))]));
-  const sources = [await storeSource(store)];
+  const sources = [await storeSource(store, turns)];
   const totals = def.totals && {
     index: def.dimensions.indexOf(def.totals.dimension),
     code: codes.get(def.totals.dimension)?.get(def.totals.value),
@@ -43,7 +43,7 @@ export async function buildAggregateTables(def: DatasetDef, store: ColumnStore):
       fixed.set(totals.index, totals.code);
     }
     const { source, allowed } = chooseSource(sources, keep, new Map([...fixed].map(([d, code]) => [d, new Set([code])])));
-    sources.push(await buildRollup(source, keep, sizes, allowed, fixed));
+    sources.push(await buildRollup(source, keep, sizes, allowed, fixed, turns));
   }
   return { sources, dictionaries, sizes, codes };
 }
@@ -90,7 +90,7 @@ export function rollupBytes(tables: AggregateTables): number {
 }
 
 /** The served store as a source. */
-async function storeSource(store: ColumnStore): Promise<AggregateSource> {
+async function storeSource(store: ColumnStore, turns: Turns): Promise<AggregateSource> {
   const segments = store.segments.map((segment, s): SourceSegment => {
     const members = store.dimensions.map((column, index) => ({ column, index })).filter(({ column }) => column.segment === s);
     return {
@@ -107,7 +107,7 @@ async function storeSource(store: ColumnStore): Promise<AggregateSource> {
     segments,
     counts: null,
     metrics: store.metrics.map((m) => ({ values: m.values, scale: m.scale })),
-    leading: first ? await leadingOf(segments, store.rowCount, 0, first.dictionary.values.length) : null,
+    leading: first ? await leadingOf(segments, store.rowCount, 0, first.dictionary.values.length, turns) : null,
   };
 }
 
@@ -117,6 +117,7 @@ export async function leadingOf(
   rows: number,
   dimension: number,
   size: number,
+  turns = new Turns(),
 ): Promise<Leading | null> {
   const segment = segments.find((s) => s.dimensions.includes(dimension));
   if (!segment) return null;
@@ -124,14 +125,18 @@ export async function leadingOf(
   const starts = new Uint32Array(size + 1);
   let last = 0;
   let ascending = true;
-  await inSlices(rows, (from, to) => {
-    for (let r = from; r < to && ascending; r++) {
-      const code = codeOf[segment.codes[r]!]!;
-      if (code < last) ascending = false;
-      // Each code from the last one seen up to this one starts here (a code with no rows spans nothing).
-      for (; last < code; last++) starts[last + 1] = r;
-    }
-  });
+  await inSlices(
+    rows,
+    (from, to) => {
+      for (let r = from; r < to && ascending; r++) {
+        const code = codeOf[segment.codes[r]!]!;
+        if (code < last) ascending = false;
+        // Each code from the last one seen up to this one starts here (a code with no rows spans nothing).
+        for (; last < code; last++) starts[last + 1] = r;
+      }
+    },
+    turns,
+  );
   if (!ascending) return null;
   for (; last < size; last++) starts[last + 1] = rows;
   return { dimension, starts };
@@ -149,16 +154,21 @@ async function buildRollup(
   sizes: readonly number[],
   allowed: ReadonlyMap<number, ReadonlySet<number>>,
   fixed: ReadonlyMap<number, number>,
+  turns: Turns,
 ): Promise<AggregateSource> {
   const needs = source.metrics.map((_, index): MetricNeeds => ({ index, sum: true, min: true, max: true }));
-  const groups = await group(source, { groupBy: keep, sizes, allowed, metrics: needs });
+  const groups = await group(source, { groupBy: keep, sizes, allowed, metrics: needs, turns });
   const width = keep.length;
   const segments: SourceSegment[] = [];
   for (const [i, d] of keep.entries()) {
     const codes = codeArray(sizes[d]!, groups.count);
-    await inSlices(groups.count, (start, end) => {
-      for (let g = start; g < end; g++) codes[g] = groups.codes[g * width + i]!;
-    });
+    await inSlices(
+      groups.count,
+      (start, end) => {
+        for (let g = start; g < end; g++) codes[g] = groups.codes[g * width + i]!;
+      },
+      turns,
+    );
     const identity = codeArray(sizes[d]!, sizes[d]!);
     for (let c = 0; c < sizes[d]!; c++) identity[c] = c;
     segments.push({ dimensions: [d], codes, codeOfCombination: [identity] });
@@ -167,16 +177,24 @@ async function buildRollup(
   for (const m of needs.keys()) {
     const sums = groups.sums[m]!;
     const offsets = new Uint32Array(groups.count + 1);
-    await inSlices(groups.count, (start, end) => {
-      for (let g = start; g < end; g++) offsets[g + 1] = offsets[g]! + sums.partialsOf(g).length;
-    });
+    await inSlices(
+      groups.count,
+      (start, end) => {
+        for (let g = start; g < end; g++) offsets[g + 1] = offsets[g]! + sums.partialsOf(g).length;
+      },
+      turns,
+    );
     const partials = new Float64Array(offsets[groups.count]!);
-    await inSlices(groups.count, (start, end) => {
-      for (let g = start; g < end; g++) partials.set(sums.partialsOf(g), offsets[g]!);
-    });
+    await inSlices(
+      groups.count,
+      (start, end) => {
+        for (let g = start; g < end; g++) partials.set(sums.partialsOf(g), offsets[g]!);
+      },
+      turns,
+    );
     metrics.push({ offsets, partials, min: groups.min[m]!, max: groups.max[m]!, scale: sums.scale });
   }
   // Groups come in the order first seen, so a rollup that keeps the leading dimension ascends by it as its source does.
-  const leading = keep.includes(0) ? await leadingOf(segments, groups.count, 0, sizes[0]!) : null;
+  const leading = keep.includes(0) ? await leadingOf(segments, groups.count, 0, sizes[0]!, turns) : null;
   return { rows: groups.count, kept: new Set(keep), fixed, segments, counts: Uint32Array.from(groups.rows), metrics, leading };
 }

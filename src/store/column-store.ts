@@ -69,13 +69,14 @@ export class ColumnStore {
   /**
    * Fuses adjacent dimensions, the pair with the fewest combinations first, while
    * a fused segment has at most `maxCombinations` (1 keeps every dimension apart).
-   * Every pass over the rows takes turns with the event loop (src/store/slices.ts).
+   * Every pass over the rows takes `turns` with the event loop (src/store/slices.ts).
    */
   static async build(
     rowCount: number,
     dimensions: readonly DimensionInput[],
     metrics: readonly MetricColumn[],
     maxCombinations: number,
+    turns = new Turns(),
   ): Promise<ColumnStore> {
     const parts = await fuse(
       dimensions.map(
@@ -88,6 +89,7 @@ export class ColumnStore {
       ),
       rowCount,
       maxCombinations,
+      turns,
     );
     const segments = parts.map(
       (p): Segment => ({ dimensions: p.members.map((_, k) => p.first + k), combinations: p.combinations, codes: p.codes }),
@@ -141,9 +143,8 @@ interface Part {
 // the process's resident memory after a load.
 const DENSE_KEYS = 1 << 20;
 
-async function fuse(parts: Part[], rows: number, max: number): Promise<Part[]> {
+async function fuse(parts: Part[], rows: number, max: number, turns: Turns): Promise<Part[]> {
   const dense = new Int32Array(DENSE_KEYS);
-  const turns = new Turns();
   const combine = (a: Part, b: Part, build: boolean) => combinePair(a, b, rows, max, build, dense, turns);
   // Combination counts of adjacent pairs, cached by the pair's left part (a merge replaces both parts).
   const counts = new Map<Part, number>();

@@ -8,6 +8,7 @@ import { type CodeArray, ColumnStore, codeArray, type Dictionary, type Dimension
 import { DatasetError } from './dataset-error.ts';
 import { decimalScale } from './decimals.ts';
 import { columnProblems, describeParquet, refuseProblems, valueProblems } from './parquet-checks.ts';
+import { Turns } from './slices.ts';
 
 /** A dataset of a release as the store holds it: its DuckDB table and its columns. */
 export interface StoredDataset {
@@ -57,12 +58,17 @@ const releaseSchema = (id: string) => `${SERVING_CATALOG}.${quoteIdent(`r${id.re
  * that is already loaded replaces it and a failed load leaves nothing behind. The
  * connection's settings are left alone: DuckDB's are instance-wide, and serving
  * connections share them.
+ *
+ * `signal` stops the load: the caller interrupts the connection's statement, and the
+ * work between statements stops at its next slice; it then rejects with the signal's
+ * reason, its schema dropped as for any failure.
  */
 export async function loadTables(
   connection: DuckDBConnection,
   id: string,
   files: readonly DatasetFile[],
   log: Logger,
+  signal?: AbortSignal,
 ): Promise<ReadonlyMap<string, LoadedDataset>> {
   const schema = releaseSchema(id);
   await connection.run(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
@@ -71,11 +77,11 @@ export async function loadTables(
     const datasets = new Map<string, LoadedDataset>();
     for (const { def, file, rows } of files) {
       const started = performance.now();
-      const loaded = await loadDataset(connection, schema, def, file, rows);
+      const loaded = await loadDataset(connection, schema, def, file, rows, new Turns(signal));
       datasets.set(def.name, loaded);
       // Each dataset's tables compressed before the next one is written, so the
       // uncompressed copies never add up.
-      await compress(connection, log);
+      await compress(connection, log, signal);
       const { store } = loaded.dataset;
       log.info(
         {
@@ -102,8 +108,10 @@ export async function dropTables(connection: DuckDBConnection, id: string): Prom
 }
 
 /** Compresses the new tables; without it they stay as written, many times larger, but serve the same. */
-async function compress(connection: DuckDBConnection, log: Logger): Promise<void> {
+async function compress(connection: DuckDBConnection, log: Logger, signal: AbortSignal | undefined): Promise<void> {
   await connection.run(`CHECKPOINT ${SERVING_CATALOG}`).catch((err: Error) => {
+    // Interrupted because the load is stopped: no table will be served uncompressed.
+    signal?.throwIfAborted();
     log.warn({ err }, 'checkpoint failed: the served tables stay uncompressed and take more memory');
   });
 }
@@ -114,8 +122,11 @@ async function loadDataset(
   def: DatasetDef,
   file: string,
   expectedRows: number,
+  turns: Turns,
 ): Promise<LoadedDataset> {
   const source = `read_parquet(${quoteLiteral(file)})`;
+  // A turn before each long statement: one the caller's interrupt found idle would otherwise run whole.
+  await turns.turn();
   refuseProblems(columnProblems(def, await describeParquet(connection, file), file));
   const { rows, problems } = await valueProblems(connection, def, file);
   if (rows !== expectedRows) {
@@ -128,6 +139,7 @@ async function loadDataset(
   const strings = def.dimensions.filter((d) => !INTEGER_DIMENSIONS.has(d));
   const enumType = (dim: string) => `${schema}.${quoteIdent(`${def.name}__${dim}`)}`;
   for (const dim of strings) {
+    await turns.turn();
     await connection.run(`CREATE TYPE ${enumType(dim)} AS ENUM (SELECT DISTINCT ${quoteIdent(dim)} FROM ${source} ORDER BY 1)`);
   }
   const table = `${schema}.${quoteIdent(def.name)}`;
@@ -142,6 +154,7 @@ async function loadDataset(
       : `${quoteIdent(dim)}::${enumType(dim)} AS ${quoteIdent(dim)}`,
   );
   const stride = Math.max(1, Math.floor(expectedRows / SELF_CHECK_ROWS));
+  await turns.turn();
   await connection.run(`
     CREATE TABLE ${table} AS
     SELECT rid,
@@ -175,7 +188,7 @@ async function loadDataset(
   // Fragments average ~100 B, so at most one combination per 16 rows keeps them
   // under ~6 B a row: a small dataset is not fused into a fragment per row.
   const limit = Math.min(MAX_COMBINATIONS, Math.max(0x100, Math.floor(expectedRows / 16)));
-  const { store, samples } = await readColumns(connection, table, def, file, expectedRows, dictionaries, limit);
+  const { store, samples } = await readColumns(connection, table, def, file, expectedRows, dictionaries, limit, turns);
   await connection.run(`ALTER TABLE ${table} DROP COLUMN self_check`);
   for (const metric of def.metrics) await connection.run(`ALTER TABLE ${table} DROP COLUMN ${quoteIdent(metric)}`);
 
@@ -186,7 +199,7 @@ async function loadDataset(
       new Map(dictionaries.get(dim)!.values.map((value, code) => [String(value), INTEGER_DIMENSIONS.has(dim) ? Number(value) : code])),
     ]),
   );
-  return { dataset: { def, table, store, codes, aggregates: await buildAggregateTables(def, store) }, samples };
+  return { dataset: { def, table, store, codes, aggregates: await buildAggregateTables(def, store, turns) }, samples };
 }
 
 /**
@@ -204,6 +217,7 @@ async function readColumns(
   rows: number,
   dictionaries: ReadonlyMap<string, Dictionary>,
   maxCombinations: number,
+  turns: Turns,
 ): Promise<{ store: ColumnStore; samples: Array<[number, string]> }> {
   const dims = def.dimensions;
   const codes: CodeArray[] = dims.map((dim) => codeArray(dictionaries.get(dim)!.values.length, rows));
@@ -219,6 +233,7 @@ async function readColumns(
   const result = await connection.stream(`SELECT rid, ${[...dims, ...def.metrics].map(quoteIdent).join(', ')}, self_check FROM ${table}`);
   let row = 0;
   for (let chunk = await result.fetchChunk(); chunk && chunk.rowCount > 0; chunk = await result.fetchChunk()) {
+    await turns.turn();
     const vectors = Array.from({ length: chunk.columnCount }, (_, c) => chunk.getColumnVector(c));
     const [ridVector, ...rest] = vectors;
     const checkVector = rest.pop()!;
@@ -247,6 +262,8 @@ async function readColumns(
       }
     }
   }
+  // An interrupted stream just ends, without an error: stopped, not short of rows.
+  await turns.turn();
   if (row !== rows) throw new Error(`${table}: read ${row} rows, expected ${rows}`);
   if (example) {
     const key = dims.map((dim, d) => `${dim}=${JSON.stringify(dictionaries.get(dim)!.values[codes[d]![example!.rid]!])}`).join(', ');
@@ -256,8 +273,8 @@ async function readColumns(
   }
   const inputs: DimensionInput[] = dims.map((name, d) => ({ name, dictionary: dictionaries.get(name)!, codes: codes[d]! }));
   const metrics: MetricColumn[] = [];
-  for (const [m, name] of def.metrics.entries()) metrics.push({ name, values: values[m]!, scale: await decimalScale(values[m]!) });
-  return { store: await ColumnStore.build(rows, inputs, metrics, maxCombinations), samples };
+  for (const [m, name] of def.metrics.entries()) metrics.push({ name, values: values[m]!, scale: await decimalScale(values[m]!, turns) });
+  return { store: await ColumnStore.build(rows, inputs, metrics, maxCombinations, turns), samples };
 }
 
 /** The row exactly as the API has always returned it; financial rows split dimensions from values. */

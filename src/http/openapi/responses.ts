@@ -12,6 +12,7 @@ import {
   QueryTimeoutError,
   QueryTooLongError,
   ReleaseLoadingError,
+  ReleaseLoadRunningError,
   ReleaseUnavailableError,
   TooManyRequestsError,
   UnknownReleaseError,
@@ -150,8 +151,12 @@ export function keyedErrors(extra400: Record<string, ApiError>): Json {
     ),
     414: errorResponse('Query string too long.', { tooLong: new QueryTooLongError(QUERY_LIMITS.maxBytes) }, limits),
     429: errorResponse(
-      "A rate limit is exceeded (spec 8), or the key's heavy-seconds budget (KEY_HEAVY_SECONDS_PER_MINUTE) is spent for a request that would run heavy work; retry after `Retry-After` seconds.",
-      { limited: new TooManyRequestsError(42), heavyBudget: new HeavyBudgetError(60, 12) },
+      "A rate limit is exceeded (spec 8), the key's heavy-seconds budget (KEY_HEAVY_SECONDS_PER_MINUTE) is spent for a request that would run heavy work, or the request names a release that is not loaded while another release loads for the same key; retry after `Retry-After` seconds.",
+      {
+        limited: new TooManyRequestsError(42),
+        heavyBudget: new HeavyBudgetError(60, 12),
+        releaseLoadRunning: new ReleaseLoadRunningError('2026-09'),
+      },
       {
         ...limits,
         ...headerRefs(['Retry-After', 'X-Heavy-Remaining']),

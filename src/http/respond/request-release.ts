@@ -3,11 +3,12 @@ import {
   InvalidCursorError,
   NotReadyError,
   ReleaseLoadingError,
+  ReleaseLoadRunningError,
   ReleaseUnavailableError,
   UnknownReleaseError,
 } from '../../errors/index.ts';
 import type { Cursor } from '../../query/cursor.ts';
-import { LoadFailedError, NotPublishedError } from '../../releases/errors.ts';
+import { LoadFailedError, LoadRunningError, NotPublishedError } from '../../releases/errors.ts';
 import type { LoadedRelease, ReleaseHandle, Releases } from '../../releases/releases.ts';
 import type { Services } from '../../services.ts';
 import type { RequestContext } from '../request-state.ts';
@@ -27,10 +28,12 @@ type ReleaseServices = Pick<Services, 'releases' | 'admission' | 'metrics' | 're
  * "Releases"), and lets go of it once the answer no longer reads it: when the work
  * settles, or, when the answer is a stream (an export, a file), when the response
  * closes, however it ends. A published release that is not loaded is loaded in the
- * request's key's turn for heavy work, and the request waits for it at most
- * RELEASE_LOAD_WAIT_MS (503 release_loading after that; the load goes on). What the
- * releases refuse becomes the answer: not ready, an unknown release (resolveRelease),
- * or one that cannot be loaded.
+ * request's key's turn for heavy work, within its deadline, and the request waits for
+ * it at most RELEASE_LOAD_WAIT_MS (503 release_loading after that). The load's running
+ * time is charged to the keys that waited for it, and it stops once none waits any
+ * longer (Releases.acquire). What the releases refuse becomes the answer: not ready,
+ * an unknown release (resolveRelease), one that cannot be loaded, or a second release
+ * loading for the same key.
  */
 export async function withRelease<T>(
   ctx: RequestContext,
@@ -52,13 +55,23 @@ async function acquireRelease(ctx: RequestContext, services: ReleaseServices, as
   const id = resolveRelease(releases, asked);
   try {
     if (releases.isLoaded(id)) return await releases.acquire(id);
-    return await heavyWork(ctx, services, 'release_load', (signal) =>
-      releases.acquire(id, AbortSignal.any([signal, AbortSignal.timeout(services.releaseLoadWaitMs)])),
+    return await heavyWork(
+      ctx,
+      services,
+      'release_load',
+      (signal, job) =>
+        releases.acquire(id, {
+          signal: AbortSignal.any([signal, AbortSignal.timeout(services.releaseLoadWaitMs)]),
+          owner: job.key,
+          charged: job.charge,
+        }),
+      { shared: true },
     );
   } catch (err) {
     // Withdrawn by a rollback since it was resolved.
     if (err instanceof NotPublishedError) throw notPublished(asked, err.release);
     if (err instanceof LoadFailedError) throw new ReleaseUnavailableError(err.release);
+    if (err instanceof LoadRunningError) throw new ReleaseLoadRunningError(err.loading);
     if (err instanceof DOMException && err.name === 'TimeoutError') throw new ReleaseLoadingError(id);
     throw err;
   }
