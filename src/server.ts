@@ -129,11 +129,13 @@ export async function startService(config: Config, log: Logger, options: StartOp
     maxBytes: config.AGGREGATE_KEEP_BYTES,
     sizeOf: resultBytes,
     counted: () => metrics.aggregateComputations.inc(),
+    clock,
   });
   const revisions = new KeptResults<RevisionDiff>({
     maxBytes: config.REVISIONS_KEEP_BYTES,
     sizeOf: (diff) => diff.bytes,
     counted: () => metrics.revisionComputations.inc(),
+    clock,
     dispose: (diff) => diff.retire(),
   });
   // Cache keys name the release, and a release's answers never change while it is

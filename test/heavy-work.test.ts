@@ -297,6 +297,64 @@ loads(
   },
 );
 
+const sharing = suite('heavy work: identical requests sharing one computation');
+const sh: { service?: TestService; holder: string; second: string } = { holder: '', second: '' };
+sharing.before(async () => {
+  sh.service = await startTestService({
+    dataDir: state.dataDir,
+    env: { QUERY_TIMEOUT_MS: '60000', ADMISSION_CONCURRENCY: '1', ADMISSION_WAIT_MS: '30000' },
+  });
+  sh.holder = await newKey(sh.service, 'holder');
+  sh.second = await newKey(sh.service, 'second');
+});
+sharing.after(async () => {
+  await sh.service?.stop();
+});
+
+/**
+ * Holds the only turn (ADMISSION_CONCURRENCY=1) for up to a second, so that two
+ * identical requests sent meanwhile both join their computation before it starts.
+ */
+const holdTurn = (service: TestService) =>
+  get(service, `/v1/revisions?metric=turnover&from=${OLD}&to=${NEW}&limit=3`, { key: sh.holder, headers: { Prefer: 'wait=1' } });
+
+sharing("a key's Prefer: wait=0.2 is its own: it gets its 504, naming it, while another key without one gets the 200", async () => {
+  const service = sh.service!;
+  const before = await computations(service);
+  const holding = holdTurn(service);
+  const first = get(service, FULL_DIFF, { headers: { Prefer: 'wait=0.2' } });
+  await sleep(50);
+  const second = await get(service, FULL_DIFF, { key: sh.second });
+  const shorter = await first;
+  await holding;
+  assert.is(shorter.status, 504, shorter.body.toString());
+  assert.match(JSON.parse(shorter.body.toString()).error, /0\.2 s \(Prefer: wait\)/);
+  assert.is(shorter.headers['preference-applied'], 'wait=0.2');
+  assert.is(second.status, 200, second.body.toString());
+  assert.is(second.headers['preference-applied'], undefined);
+  assert.is(await computations(service), before + 2, "the holder's diff, and one shared by both");
+});
+
+sharing(
+  "a key's Prefer: wait=0.3 joining another's computation is kept: its 504 comes at its own deadline, the other's 200 after",
+  async () => {
+    const service = sh.service!;
+    const diff = `${FULL_DIFF}&change=changed`;
+    const before = await computations(service);
+    const holding = holdTurn(service);
+    const first = get(service, diff);
+    await sleep(50);
+    const shorter = await get(service, diff, { key: sh.second, headers: { Prefer: 'wait=0.3' } });
+    const longer = await first;
+    await holding;
+    assert.is(shorter.status, 504, shorter.body.toString());
+    assert.match(JSON.parse(shorter.body.toString()).error, /0\.3 s \(Prefer: wait\)/);
+    assert.is(longer.status, 200, longer.body.toString());
+    assert.ok(shorter.ms < longer.ms, `the 504 after ${shorter.ms.toFixed(0)} ms, the 200 after ${longer.ms.toFixed(0)} ms`);
+    assert.is(await computations(service), before + 2);
+  },
+);
+
 const budget = suite('heavy work: a budget of heavy seconds per key');
 const hb: { service?: TestService; other: string } = { other: '' };
 budget.before(async () => {
@@ -443,5 +501,6 @@ exporting("a started export's later batches wait for their turns under load inst
 deadlines.run();
 gone.run();
 loads.run();
+sharing.run();
 budget.run();
 exporting.run();

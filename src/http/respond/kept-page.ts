@@ -1,13 +1,14 @@
 import type { HeavyKind } from '../../admission/queue.ts';
 import type { Cursor } from '../../query/cursor.ts';
-import type { KeptResults } from '../../query/kept-results.ts';
+import type { Compute, KeptResults } from '../../query/kept-results.ts';
 import { canonicalScope, type QueryScope } from '../../query/scope.ts';
 import type { Format } from '../../render/formats.ts';
 import type { Services } from '../../services.ts';
 import type { RequestContext } from '../request-state.ts';
 import { respondCacheable } from './cacheable.ts';
-import { clientGone, heavyWork } from './heavy-work.ts';
+import { clientGone, heavyFailure, heavyTerms } from './heavy-work.ts';
 import { setNextPage } from './paging.ts';
+import { requestKey } from './request-key.ts';
 
 /** Where a page of a kept result starts and ends, and the envelope's pagination (the next page's cursor while more follow). */
 export interface Slice {
@@ -65,16 +66,47 @@ const keptKey = (kind: string, scope: QueryScope) => JSON.stringify([kind, ...ca
 /**
  * Runs `use` on the kept result of `request`'s query, computed in the key's turn for
  * heavy work when none is kept: what a page reads, and what a whole answer streams
- * from. The result is held until `use` settles.
+ * from. The result is held until `use` settles. Identical requests share one
+ * computation, in the turn of the first: each waits for it until its own deadline and
+ * pays its share of its time (query/kept-results.ts), and it stops once none waits.
  */
-export function readKept<T, R>(
+export async function readKept<T, R>(
   ctx: RequestContext,
   services: Services,
   request: Pick<KeptPageRequest<T>, 'kind' | 'kept' | 'scope' | 'releases' | 'compute'>,
   use: (result: T) => R | Promise<R>,
 ): Promise<R> {
-  const compute = (stop: AbortSignal) => heavyWork(ctx, services, request.kind, request.compute, { signal: stop });
-  return request.kept.read(keptKey(request.kind, request.scope), request.releases, compute, use, clientGone(ctx));
+  const { kind, kept } = request;
+  const key = keptKey(kind, request.scope);
+  // A kept result is read without a turn, a deadline or a charge: it is light work.
+  const terms = kept.has(key) ? undefined : await heavyTerms(ctx, services, kind);
+  const compute: Compute<T> = (stop, running) =>
+    services.admission.run(
+      terms?.key ?? requestKey(ctx).id,
+      kind,
+      (own) => {
+        running();
+        return request.compute(own);
+      },
+      { signal: stop },
+    );
+  let reading = false;
+  const read = (result: T) => {
+    reading = true;
+    return use(result);
+  };
+  try {
+    return await kept.read(key, request.releases, compute, read, {
+      signal: clientGone(ctx),
+      deadlineMs: terms?.deadlineMs,
+      charged: terms?.charge,
+    });
+  } catch (err) {
+    throw reading || !terms ? err : heavyFailure(err, services, kind, terms);
+  } finally {
+    // Shared work that ended before this answer has charged it already: shown on it.
+    await terms?.charged();
+  }
 }
 
 /**
