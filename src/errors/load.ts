@@ -19,7 +19,7 @@ export class UnknownReleaseError extends ApiError {
   }
 }
 
-/** A published release that is not loaded took longer than RELEASE_LOAD_WAIT_MS to load; the load stops unless another request waits for it. */
+/** A published release that is not loaded took longer than RELEASE_LOAD_WAIT_MS to load; the load goes on until the request's deadline. */
 export class ReleaseLoadingError extends ApiError {
   override readonly code = 'release_loading';
   constructor(release: string) {

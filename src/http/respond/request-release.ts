@@ -29,9 +29,9 @@ type ReleaseServices = Pick<Services, 'releases' | 'admission' | 'metrics' | 're
  * settles, or, when the answer is a stream (an export, a file), when the response
  * closes, however it ends. A published release that is not loaded is loaded in the
  * request's key's turn for heavy work, within its deadline, and the request waits for
- * it at most RELEASE_LOAD_WAIT_MS (503 release_loading after that). The load's running
- * time is charged to the keys that waited for it, and it stops once none waits any
- * longer (Releases.acquire). What the releases refuse becomes the answer: not ready,
+ * it at most RELEASE_LOAD_WAIT_MS (503 release_loading after that, its claim kept to
+ * its deadline). The load's running time is charged to the keys that claimed it, and
+ * it stops once no claim is left (Releases.acquire). What the releases refuse becomes the answer: not ready,
  * an unknown release (resolveRelease), one that cannot be loaded, or a second release
  * loading for the same key.
  */
@@ -59,12 +59,13 @@ async function acquireRelease(ctx: RequestContext, services: ReleaseServices, as
       ctx,
       services,
       'release_load',
-      (signal, job) =>
-        releases.acquire(id, {
-          signal: AbortSignal.any([signal, AbortSignal.timeout(services.releaseLoadWaitMs)]),
-          owner: job.key,
-          charged: job.charge,
-        }),
+      (signal, terms) => {
+        // The claim lasts to the request's deadline even once its answer is a 503
+        // (RELEASE_LOAD_WAIT_MS), so that the load goes on that long for a retry to find.
+        const deadline = AbortSignal.timeout(terms.deadlineMs ?? services.queryTimeoutMs);
+        const claim = { signal: AbortSignal.any([signal, deadline]), owner: terms.key, charged: terms.charge };
+        return within(releases.acquire(id, claim), services.releaseLoadWaitMs);
+      },
       { shared: true },
     );
   } catch (err) {
@@ -75,6 +76,20 @@ async function acquireRelease(ctx: RequestContext, services: ReleaseServices, as
     if (err instanceof DOMException && err.name === 'TimeoutError') throw new ReleaseLoadingError(id);
     throw err;
   }
+}
+
+/** `handle`, or a TimeoutError after `ms`; a handle granted after that is let go at once. */
+function within(handle: Promise<ReleaseHandle>, ms: number): Promise<ReleaseHandle> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      reject(new DOMException(`not loaded within ${ms} ms`, 'TimeoutError'));
+      handle.then(
+        (late) => late.letGo(),
+        () => {},
+      );
+    }, ms);
+    handle.then(resolve, reject).finally(() => clearTimeout(timer));
+  });
 }
 
 /**
