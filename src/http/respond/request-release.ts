@@ -1,4 +1,5 @@
 import { Stream } from 'node:stream';
+import { DeadlineError } from '../../admission/queue.ts';
 import {
   InvalidCursorError,
   NotReadyError,
@@ -31,9 +32,9 @@ type ReleaseServices = Pick<Services, 'releases' | 'admission' | 'metrics' | 're
  * request's key's turn for heavy work, within its deadline, and the request waits for
  * it at most RELEASE_LOAD_WAIT_MS (503 release_loading after that, its claim kept to
  * its deadline). The load's running time is charged to the keys that claimed it, and
- * it stops once no claim is left (Releases.acquire). What the releases refuse becomes the answer: not ready,
- * an unknown release (resolveRelease), one that cannot be loaded, or a second release
- * loading for the same key.
+ * it stops once no claim is left (Releases.acquire). What the releases refuse becomes
+ * the answer: not ready, an unknown release (resolveRelease), one that cannot be
+ * loaded, or a second release loading for the same key.
  */
 export async function withRelease<T>(
   ctx: RequestContext,
@@ -62,8 +63,10 @@ async function acquireRelease(ctx: RequestContext, services: ReleaseServices, as
       (signal, terms) => {
         // The claim lasts to the request's deadline even once its answer is a 503
         // (RELEASE_LOAD_WAIT_MS), so that the load goes on that long for a retry to find.
-        const deadline = AbortSignal.timeout(terms.deadlineMs ?? services.queryTimeoutMs);
-        const claim = { signal: AbortSignal.any([signal, deadline]), owner: terms.key, charged: terms.charge };
+        const ms = terms.deadlineMs ?? services.queryTimeoutMs;
+        const deadline = new AbortController();
+        setTimeout(() => deadline.abort(new DeadlineError(ms)), ms).unref();
+        const claim = { signal: AbortSignal.any([signal, deadline.signal]), owner: terms.key, charged: terms.charge };
         return within(releases.acquire(id, claim), services.releaseLoadWaitMs);
       },
       { shared: true },
