@@ -158,7 +158,7 @@ export const settings = {
   },
   RELEASE_LOAD_WAIT_MS: {
     schema: positiveInt(15_000),
-    help: "Longest a request for a release that is not loaded waits for its load before a 503 with Retry-After (the load goes on until the request's deadline, QUERY_TIMEOUT_MS)",
+    help: "Longest a request for a release that is not loaded waits for its load before a 503 with Retry-After (the load goes on for its retry: to the request's deadline, QUERY_TIMEOUT_MS, and at least 10 s)",
   },
   RELEASE_POLL_MS: {
     schema: positiveInt(1000),

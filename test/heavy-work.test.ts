@@ -297,6 +297,36 @@ loads(
   },
 );
 
+const retried = suite('heavy work: a release load outlasting its request');
+const rt: { service?: TestService } = {};
+retried.before(async () => {
+  // A full-size release loads for seconds, far past this deadline and wait.
+  rt.service = await startTestService({ dataDir: state.dataDir, env: { QUERY_TIMEOUT_MS: '800', RELEASE_LOAD_WAIT_MS: '200' } });
+});
+retried.after(async () => {
+  await rt.service?.stop();
+});
+
+retried(
+  'a request answered 503 release_loading keeps the load going for its retry: a client retrying gets the release, loaded once',
+  async () => {
+    const service = rt.service!;
+    const loaded = await metric(service, /^dqs_release_load_seconds_count (\d+)/m);
+    const first = await get(service, cold(OLD));
+    assert.is(first.status, 503, first.body.toString());
+    assert.is(first.headers['retry-after'], '5');
+    // Retried sooner than Retry-After asks, to keep the test short; 60 s at most.
+    let answer = first;
+    for (const started = Date.now(); answer.status === 503 && Date.now() - started < 60_000; ) {
+      await sleep(1000);
+      answer = await get(service, cold(OLD));
+    }
+    assert.is(answer.status, 200, answer.body.toString());
+    assert.is(await metric(service, /^dqs_release_load_seconds_count (\d+)/m), loaded + 1, 'one load, carried across the retries');
+    assert.is(await metric(service, /^dqs_release_load_stopped_seconds_count (\d+)/m), 0, 'never stopped');
+  },
+);
+
 const sharing = suite('heavy work: identical requests sharing one computation');
 const sh: { service?: TestService; holder: string; second: string } = { holder: '', second: '' };
 sharing.before(async () => {
@@ -501,6 +531,7 @@ exporting("a started export's later batches wait for their turns under load inst
 deadlines.run();
 gone.run();
 loads.run();
+retried.run();
 sharing.run();
 budget.run();
 exporting.run();

@@ -22,8 +22,13 @@ export class UnknownReleaseError extends ApiError {
 /** A published release that is not loaded took longer than RELEASE_LOAD_WAIT_MS to load; the load goes on until the request's deadline. */
 export class ReleaseLoadingError extends ApiError {
   override readonly code = 'release_loading';
+  static readonly retryAfterSeconds = 5;
   constructor(release: string) {
-    super(503, { error: `Release '${release}' is loading; try again shortly` }, { 'Retry-After': '5' });
+    super(
+      503,
+      { error: `Release '${release}' is loading; try again shortly` },
+      { 'Retry-After': String(ReleaseLoadingError.retryAfterSeconds) },
+    );
   }
 }
 

@@ -1,5 +1,6 @@
 import { Stream } from 'node:stream';
 import { DeadlineError } from '../../admission/queue.ts';
+import type { Clock } from '../../clock.ts';
 import {
   InvalidCursorError,
   NotReadyError,
@@ -30,8 +31,8 @@ type ReleaseServices = Pick<Services, 'releases' | 'admission' | 'metrics' | 're
  * settles, or, when the answer is a stream (an export, a file), when the response
  * closes, however it ends. A published release that is not loaded is loaded in the
  * request's key's turn for heavy work, within its deadline, and the request waits for
- * it at most RELEASE_LOAD_WAIT_MS (503 release_loading after that, its claim kept to
- * its deadline). The load's running time is charged to the keys that claimed it, and
+ * it at most RELEASE_LOAD_WAIT_MS (503 release_loading after that, its claim kept for
+ * its retry: ClaimEnd). The load's running time is charged to the keys that claimed it, and
  * it stops once no claim is left (Releases.acquire). What the releases refuse becomes
  * the answer: not ready, an unknown release (resolveRelease), one that cannot be
  * loaded, or a second release loading for the same key.
@@ -61,13 +62,11 @@ async function acquireRelease(ctx: RequestContext, services: ReleaseServices, as
       services,
       'release_load',
       (signal, terms) => {
-        // The claim lasts to the request's deadline even once its answer is a 503
-        // (RELEASE_LOAD_WAIT_MS), so that the load goes on that long for a retry to find.
-        const ms = terms.deadlineMs ?? services.queryTimeoutMs;
-        const deadline = new AbortController();
-        setTimeout(() => deadline.abort(new DeadlineError(ms)), ms).unref();
-        const claim = { signal: AbortSignal.any([signal, deadline.signal]), owner: terms.key, charged: terms.charge };
-        return within(releases.acquire(id, claim), services.releaseLoadWaitMs);
+        const end = new ClaimEnd(signal, terms.deadlineMs ?? services.queryTimeoutMs, services.clock);
+        const claim = { signal: end.signal, owner: terms.key, charged: terms.charge };
+        return within(releases.acquire(id, claim), services.releaseLoadWaitMs, () =>
+          end.atLeast(2 * ReleaseLoadingError.retryAfterSeconds * 1000),
+        );
       },
       { shared: true },
     );
@@ -81,13 +80,51 @@ async function acquireRelease(ctx: RequestContext, services: ReleaseServices, as
   }
 }
 
-/** `handle`, or a TimeoutError after `ms`; a handle granted after that is let go at once. */
-function within(handle: Promise<ReleaseHandle>, ms: number): Promise<ReleaseHandle> {
+/**
+ * When a request's claim on a release load ends: at its deadline (`ms` from its turn,
+ * its `Prefer: wait` or QUERY_TIMEOUT_MS), or sooner when `request` aborts (its client
+ * gone, its deadline passed while it waits). A request answered 503 release_loading
+ * first keeps its claim to its deadline and at least twice the Retry-After it was
+ * given: the load goes on for the retry the 503 asks for, which joins it, so a release
+ * slower to load than either limit is still loaded for a client that keeps asking.
+ */
+class ClaimEnd {
+  private readonly ended = new AbortController();
+  private endsAt: number;
+  private timer: NodeJS.Timeout;
+  readonly signal: AbortSignal;
+
+  constructor(
+    request: AbortSignal,
+    private readonly deadlineMs: number,
+    private readonly clock: Clock,
+  ) {
+    this.signal = AbortSignal.any([request, this.ended.signal]);
+    this.endsAt = clock() + deadlineMs;
+    this.timer = this.schedule();
+  }
+
+  /** The claim lasts at least `ms` from now. */
+  atLeast(ms: number): void {
+    if (this.clock() + ms <= this.endsAt) return;
+    this.endsAt = this.clock() + ms;
+    clearTimeout(this.timer);
+    this.timer = this.schedule();
+  }
+
+  private schedule(): NodeJS.Timeout {
+    return setTimeout(() => this.ended.abort(new DeadlineError(this.deadlineMs)), this.endsAt - this.clock()).unref();
+  }
+}
+
+/** `handle`, or a TimeoutError after `ms` (then `late()`); a handle granted after that is let go at once. */
+function within(handle: Promise<ReleaseHandle>, ms: number, late: () => void): Promise<ReleaseHandle> {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
+      late();
       reject(new DOMException(`not loaded within ${ms} ms`, 'TimeoutError'));
       handle.then(
-        (late) => late.letGo(),
+        (granted) => granted.letGo(),
         () => {},
       );
     }, ms);
