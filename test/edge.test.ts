@@ -271,18 +271,37 @@ edge('a key in any spelling, in the URL or as X-Request-Id, is neither logged no
   const key = service.key;
   const secret = key.slice(8);
   const percent = [...key].map((c) => `%${c.charCodeAt(0).toString(16).padStart(2, '0')}`).join('');
-  const spellings = [percent, percent.replace(/%/g, '%25'), key.replace(/_/g, '+'), secret, encodeURIComponent(` ${key} `)];
+  // Encoded once more each time: `%` is `%25`, so the fourth is %25252573 for `s`.
+  const encodings = [percent];
+  while (encodings.length < 4) encodings.push(encodings.at(-1)!.replace(/%/g, '%25'));
+  const spellings = [
+    ...encodings,
+    key.replace(/_/g, '+'),
+    secret,
+    // The secret run into other letters and digits, on either side.
+    `0${secret}`,
+    `${secret}Z`,
+    `x${key}9`,
+    // A malformed escape beside an encoded key, which decodeURIComponent gives up on.
+    `%zz${percent}`,
+    `%${encodings[1]}`,
+    encodeURIComponent(` ${key} `),
+  ];
   for (const spelling of spellings) {
     await service.get(`/v1/financials?metric=ggr&limit=1&q=${spelling}`);
     await service.get(`/v1/${spelling}/x`);
   }
-  for (const id of [key, secret]) {
+  for (const id of [key, secret, `0${secret}`, `${secret}.0`]) {
     const res = await service.get('/v1/financials?metric=ggr&limit=1', { headers: { 'x-request-id': id } });
     assert.is.not(res.headers['x-request-id'], id, 'a key sent as X-Request-Id is replaced, not echoed');
   }
   const logged = JSON.stringify(service.logs);
   assert.not.ok(logged.includes(secret), 'the secret was logged');
-  assert.not.ok(logged.includes(percent.slice(24, 60)), 'the encoded secret was logged');
+  for (const [i, encoded] of encodings.entries()) {
+    // A character is 3 + 2i characters of the i-th encoding, and the secret starts at the key's ninth: its first ten, encoded.
+    const width = 3 + 2 * i;
+    assert.not.ok(logged.includes(encoded.slice(8 * width, 18 * width)), `the secret encoded ${i + 1} times was logged`);
+  }
   assert.ok(service.logs.some((l) => l.msg === 'request' && l.url === '/v1/financials?metric=ggr&limit=1&q=[redacted]'));
   // A request id of the accepted form that is not a key is kept.
   const own = await service.get('/v1/financials?metric=ggr&limit=1', { headers: { 'x-request-id': 'trace-0af7651916cd43dd' } });
