@@ -90,8 +90,8 @@ async function cpuUntilIdle(): Promise<number> {
   return Infinity;
 }
 
-/** What a diff stopped by its deadline or its client may still cost, at most: STOPPED_SHARE of the CPU a whole one takes. */
-const STOPPED_SHARE = 0.25;
+/** What a diff stopped by its deadline or its client may still cost, at most: this share of the CPU a whole one takes. */
+const STOPPED_SHARE = 0.1;
 /** The CPU seconds of one whole full-size diff, measured in this run (deadlines.before) as the ceiling of what a stopped one may cost. */
 const whole = { cpuSeconds: 0 };
 
