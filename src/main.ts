@@ -1,19 +1,20 @@
 import { loadConfigOrExit } from './config.ts';
-import { createLogger, exitWithLog } from './log.ts';
+import { createLogger } from './log.ts';
 import { startService } from './server.ts';
 
 const config = loadConfigOrExit();
+// Every line it takes is written before the process exits, however it exits (log.ts).
 const log = createLogger(config.LOG_LEVEL);
 
 const service = await startService(config, log).catch((err: Error) => {
   // A setting that points at something unusable (REDIS_URL): one line saying which.
   log.fatal({ err }, `cannot start: ${err.message}`);
-  return exitWithLog(log, 1);
+  return process.exit(1);
 });
 
 service.ready.catch((err: Error) => {
   log.fatal({ err }, `cannot serve data: ${err.message}`);
-  void service.close().finally(() => exitWithLog(log, 1));
+  void service.close().finally(() => process.exit(1));
 });
 
 // An operator's nudge after publishing, besides the pointer watch.
@@ -31,7 +32,7 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     setTimeout(() => process.exit(1), 10_000).unref();
     void service.close().then(() => {
       log.info('stopped');
-      return exitWithLog(log, 0);
+      process.exit(0);
     });
   });
 }

@@ -2,7 +2,7 @@ import net from 'node:net';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { QUERY_LIMITS } from '../src/http/middleware/query-guard.ts';
-import { startTestService, type TestService } from './helpers/service.ts';
+import { send, startTestService, type TestService } from './helpers/service.ts';
 
 // The request edge: oversized query strings, parser-level errors and slow clients
 // are refused cheaply, as JSON, with a log line, and never reach DuckDB.
@@ -11,7 +11,8 @@ const edge = suite<{ service: TestService }>('request edge');
 
 edge.before(async (ctx) => {
   ctx.service = await startTestService({
-    env: { HTTP_HEADERS_TIMEOUT_MS: '400', HTTP_REQUEST_TIMEOUT_MS: '800', HTTP_KEEP_ALIVE_TIMEOUT_MS: '200' },
+    // One turn of heavy work, so a test can hold it and keep a request's work waiting.
+    env: { HTTP_HEADERS_TIMEOUT_MS: '400', HTTP_REQUEST_TIMEOUT_MS: '800', HTTP_KEEP_ALIVE_TIMEOUT_MS: '200', ADMISSION_CONCURRENCY: '1' },
   });
 });
 edge.after(async ({ service }) => service.stop());
@@ -26,14 +27,23 @@ function query(count: number, bytes?: number): string {
   return qs;
 }
 
-/** Raw bytes over a socket; resolves with what the server sent once it closes the connection. */
-function raw(service: TestService, data: string, keepOpen = false): Promise<{ text: string; ms: number }> {
-  const { hostname, port } = new URL(service.url);
+/**
+ * Raw bytes over a socket; resolves with what the server sent once it closes the
+ * connection. What `after` resolves to is written after `data`.
+ */
+function raw(
+  service: TestService,
+  data: string,
+  keepOpen = false,
+  options: { url?: string; after?: () => Promise<string> } = {},
+): Promise<{ text: string; ms: number }> {
+  const { hostname, port } = new URL(options.url ?? service.url);
   return new Promise((resolve, reject) => {
     const started = performance.now();
     const socket = net.connect(Number(port), hostname, () => {
       if (data) socket.write(data);
       if (!keepOpen && !data) socket.end();
+      options.after?.().then((more) => socket.write(more), reject);
     });
     let text = '';
     socket.setEncoding('utf8');
@@ -46,6 +56,28 @@ function raw(service: TestService, data: string, keepOpen = false): Promise<{ te
 }
 
 const bodyOf = (text: string) => JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4));
+
+/** The header lines of a raw answer, by lower-case name. */
+const headersOf = (text: string): Record<string, string> =>
+  Object.fromEntries(
+    text
+      .slice(0, text.indexOf('\r\n\r\n'))
+      .split('\r\n')
+      .slice(1)
+      .map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]),
+  );
+
+/** Resolves once `condition` holds, checked every 10 ms; throws after `withinMs` (a bound on a hang, not a timing). */
+async function until(condition: () => boolean | Promise<boolean>, what: string, withinMs = 30_000): Promise<void> {
+  for (const started = Date.now(); !(await condition()); await new Promise((resolve) => setTimeout(resolve, 10))) {
+    if (Date.now() - started > withinMs) throw new Error(`not within ${withinMs} ms: ${what}`);
+  }
+}
+
+/** A counter's value on the admin listener's /metrics, 0 while it has none. */
+async function metric(service: TestService, line: RegExp): Promise<number> {
+  return Number(line.exec((await send(`${service.adminUrl}/metrics`)).text)?.[1] ?? 0);
+}
 
 edge('a query string at the byte limit passes; one byte more is 414 and runs no query', async ({ service }) => {
   const atLimit = await service.get(`/v1/financials?${query(3, QUERY_LIMITS.maxBytes)}`);
@@ -116,6 +148,76 @@ edge('a malformed chunked body after valid headers gets a JSON 400 too, keyed or
   assert.ok(service.logs.some((l) => l.msg === 'client error' && l.status === 400 && l.code === 'HPE_INVALID_CHUNK_SIZE'));
 });
 
+edge(
+  "a body gone bad after its handler started: the JSON 400 has none of the handler's headers, and its heavy work stops",
+  async ({ service }) => {
+    const { admission } = service.running.services;
+    const cancelled = () => metric(service, /^dqs_heavy_cancellations_total\{kind="aggregate",reason="client_gone"\} (\d+)/m);
+    const before = await cancelled();
+    // The one turn is held, so the aggregate's handler has set its ETag and caching and waits for its turn when the chunk goes bad.
+    let letGo!: () => void;
+    const holder = admission.run('holder', 'aggregate', () => new Promise<void>((resolve) => (letGo = resolve)));
+    try {
+      const { text } = await raw(
+        service,
+        `GET /v1/aggregate?metric=ggr&fx=USD&group_by=country,year HTTP/1.1\r\nHost: x\r\nx-api-key: ${service.key}\r\nTransfer-Encoding: chunked\r\n\r\n`,
+        true,
+        {
+          after: async () => {
+            await until(() => admission.queued === 1, 'the aggregate queued');
+            return 'ZZZ\r\nnot a chunk\r\n\r\n';
+          },
+        },
+      );
+      assert.match(text, /^HTTP\/1\.1 400 /);
+      assert.equal(bodyOf(text), { error: 'Malformed HTTP request' });
+      const headers = headersOf(text);
+      assert.is(headers.etag, undefined, 'the ETag of an answer never sent');
+      assert.is(headers.vary, undefined);
+      assert.is(headers['cache-control'], 'no-store');
+      assert.is(headers['content-type'], 'application/json; charset=utf-8');
+      assert.is(headers['x-content-type-options'], 'nosniff');
+      assert.is(headers['content-security-policy'], "frame-ancestors 'none'");
+      // The work waiting for its turn is dropped while the turn is still held: it will never run.
+      await until(async () => admission.queued === 0 && (await cancelled()) === before + 1, 'the aggregate cancelled');
+      // One request, one id: the refusal's, the request's log line's and the client error's.
+      const reqId = headers['x-request-id'];
+      await until(() => service.logs.some((l) => l.msg === 'request' && l.reqId === reqId), 'the request logged');
+      const line = service.logs.find((l) => l.msg === 'request' && l.reqId === reqId);
+      assert.equal([line.status, line.code], [400, 'malformed_request']);
+      assert.ok(service.logs.some((l) => l.msg === 'client error' && l.reqId === reqId && l.code === 'HPE_INVALID_CHUNK_SIZE'));
+    } finally {
+      letGo();
+      await holder;
+    }
+  },
+);
+
+edge('CONNECT, on either listener, and a request without Host get a JSON refusal and a log line, not silence', async ({ service }) => {
+  for (const url of [service.url, service.adminUrl]) {
+    for (const [request, status, body, allow] of [
+      ['CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n', 405, { error: 'Method not allowed' }, ''],
+      ['CONNECT /healthz HTTP/1.0\r\n\r\n', 405, { error: 'Method not allowed' }, ''],
+      ['GET /healthz HTTP/1.1\r\n\r\n', 400, { error: 'Malformed HTTP request' }, undefined],
+    ] as const) {
+      const { text } = await raw(service, request, true, { url });
+      assert.match(text, new RegExp(`^HTTP/1\\.1 ${status} `), `${url} ${request}`);
+      assert.equal(bodyOf(text), body);
+      const headers = headersOf(text);
+      // An origin server, not a proxy: the authority a CONNECT names allows no method here.
+      assert.is(headers.allow, allow);
+      assert.is(headers['x-content-type-options'], 'nosniff');
+      assert.is(headers['cache-control'], 'no-store');
+      assert.ok(service.logs.some((l) => l.msg.startsWith('client error') && l.reqId === headers['x-request-id'] && l.status === status));
+    }
+  }
+  // Any other method the parser takes reaches the app: on a known path, the JSON 405 with what it allows.
+  const { text } = await raw(service, 'QUERY /healthz HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\nContent-Length: 2\r\n\r\nhi');
+  assert.match(text, /^HTTP\/1\.1 405 /);
+  assert.equal(bodyOf(text), { error: 'Method not allowed' });
+  assert.is(headersOf(text).allow, 'HEAD, GET');
+});
+
 edge('a silent connection is answered 408 and closed on the headers timeout', async ({ service }) => {
   const { text, ms } = await raw(service, '', true);
   assert.match(text, /^HTTP\/1\.1 408 /);
@@ -169,18 +271,37 @@ edge('a key in any spelling, in the URL or as X-Request-Id, is neither logged no
   const key = service.key;
   const secret = key.slice(8);
   const percent = [...key].map((c) => `%${c.charCodeAt(0).toString(16).padStart(2, '0')}`).join('');
-  const spellings = [percent, percent.replace(/%/g, '%25'), key.replace(/_/g, '+'), secret, encodeURIComponent(` ${key} `)];
+  // Encoded once more each time: `%` is `%25`, so the fourth is %25252573 for `s`.
+  const encodings = [percent];
+  while (encodings.length < 4) encodings.push(encodings.at(-1)!.replace(/%/g, '%25'));
+  const spellings = [
+    ...encodings,
+    key.replace(/_/g, '+'),
+    secret,
+    // The secret run into other letters and digits, on either side.
+    `0${secret}`,
+    `${secret}Z`,
+    `x${key}9`,
+    // A malformed escape beside an encoded key, which decodeURIComponent gives up on.
+    `%zz${percent}`,
+    `%${encodings[1]}`,
+    encodeURIComponent(` ${key} `),
+  ];
   for (const spelling of spellings) {
     await service.get(`/v1/financials?metric=ggr&limit=1&q=${spelling}`);
     await service.get(`/v1/${spelling}/x`);
   }
-  for (const id of [key, secret]) {
+  for (const id of [key, secret, `0${secret}`, `${secret}.0`]) {
     const res = await service.get('/v1/financials?metric=ggr&limit=1', { headers: { 'x-request-id': id } });
     assert.is.not(res.headers['x-request-id'], id, 'a key sent as X-Request-Id is replaced, not echoed');
   }
   const logged = JSON.stringify(service.logs);
   assert.not.ok(logged.includes(secret), 'the secret was logged');
-  assert.not.ok(logged.includes(percent.slice(24, 60)), 'the encoded secret was logged');
+  for (const [i, encoded] of encodings.entries()) {
+    // A character is 3 + 2i characters of the i-th encoding, and the secret starts at the key's ninth: its first ten, encoded.
+    const width = 3 + 2 * i;
+    assert.not.ok(logged.includes(encoded.slice(8 * width, 18 * width)), `the secret encoded ${i + 1} times was logged`);
+  }
   assert.ok(service.logs.some((l) => l.msg === 'request' && l.url === '/v1/financials?metric=ggr&limit=1&q=[redacted]'));
   // A request id of the accepted form that is not a key is kept.
   const own = await service.get('/v1/financials?metric=ggr&limit=1', { headers: { 'x-request-id': 'trace-0af7651916cd43dd' } });

@@ -29,8 +29,9 @@ const KEY_SHAPE = new RegExp(`^${KEY_PREFIX}[0-9A-Za-z]{32,}$`);
 export const looksLikeKey = (text: string) => KEY_SHAPE.test(text);
 
 // A key however a client mangled it: `sk_live_`, `sk-live-`, `sk live ` (a `+`
-// decoded), or its secret alone (SECRET_LENGTH base62 characters standing on their own).
-const KEY_IN_TEXT = new RegExp(`sk[\\s_+-]?live[\\s_+-]?[0-9A-Za-z]{8}|(?<![0-9A-Za-z])[0-9A-Za-z]{${SECRET_LENGTH}}(?![0-9A-Za-z])`, 'i');
+// decoded), or its secret (SECRET_LENGTH base62 characters) anywhere, even run into
+// other letters and digits: any run that long may hold one.
+const KEY_IN_TEXT = new RegExp(`sk[\\s_+-]?live[\\s_+-]?[0-9A-Za-z]{8}|[0-9A-Za-z]{${SECRET_LENGTH}}`, 'i');
 
 /** Whether `text` (decoded) may hold a key, or enough of one to matter: what logs and echoed ids must never carry. */
 export const mayBeKey = (text: string) => KEY_IN_TEXT.test(text);

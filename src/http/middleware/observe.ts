@@ -2,19 +2,13 @@ import type Router from '@koa/router';
 import type { Middleware } from 'koa';
 import type { Logger } from 'pino';
 import type { Metrics } from '../../metrics.ts';
+import { refusalInstead } from '../connection-refusal.ts';
+import { EVERY_ANSWER } from '../every-answer.ts';
 import type { RequestState } from '../request-state.ts';
 import { renderError } from './errors.ts';
 import { nameRequest } from './request-id.ts';
 import { logRequest } from './request-log.ts';
 import { requestCounter } from './request-metrics.ts';
-
-/**
- * What every answer carries, whatever its route or status: a browser must neither
- * guess a JSON or CSV body's type (and run it as HTML) nor show an answer in a frame.
- * Pages that set a fuller Content-Security-Policy (/docs, the claim page) keep theirs.
- */
-const NOSNIFF = 'nosniff';
-const NO_FRAMES = "frame-ancestors 'none'";
 
 /**
  * The first step of every request on either listener, around all the others: the
@@ -41,9 +35,12 @@ export function observeRequests(options: {
     } finally {
       // Set after the error renderer, which drops what the handler had set.
       if (!ctx.headerSent) {
-        ctx.set('X-Content-Type-Options', NOSNIFF);
-        if (!ctx.res.hasHeader('content-security-policy')) ctx.set('Content-Security-Policy', NO_FRAMES);
+        ctx.set('X-Content-Type-Options', EVERY_ANSWER['X-Content-Type-Options']);
+        if (!ctx.res.hasHeader('content-security-policy')) ctx.set('Content-Security-Policy', EVERY_ANSWER['Content-Security-Policy']);
       }
+      // The connection refused the request in its handler's place (a malformed body): that is its answer.
+      const refusal = refusalInstead(ctx.res);
+      if (refusal) ctx.state.errorCode = refusal.code;
       const ms = performance.now() - started;
       count(ctx, ms);
       logRequest(log, ctx, ms);

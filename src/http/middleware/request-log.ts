@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import { mayBeToken } from '../../invites/store.ts';
 import { mayBeKey } from '../../keys/key-format.ts';
 import type { RequestContext } from '../request-state.ts';
+import { decodedFully } from './decoded-fully.ts';
 
 const MAX_URL = 512;
 
@@ -22,29 +23,18 @@ export function loggableUrl(url: string): string {
 // What an encoded or bare key needs to appear at all: a percent sign, a `+`, "live",
 // or a run of 40 letters and digits. Most URLs have none, and are not split.
 const MAY_HIDE_KEY = /%|\+|live|[0-9A-Za-z]{40}/i;
-const DECODINGS = 3;
 
 /**
- * Each path segment and query name or value that, decoded up to three times (a `+` as
- * a space), may hold a key: a key fully percent-encoded, encoded twice, with its
- * underscores as `+`, or its secret alone. The whole piece is replaced.
+ * Each path segment and query name or value that, percent-decoded to a fixed point,
+ * may hold a key: a key encoded any number of times, with its underscores as `+`, or
+ * its secret, alone or run into other letters and digits. The whole piece is replaced.
  */
 function redactEncodedKeys(url: string): string {
   if (!MAY_HIDE_KEY.test(url)) return url;
   return url
     .split(/([/?&#;=])/)
-    .map((piece, i) => (i % 2 === 0 && piece !== '' && mayBeKey(decodedDeep(piece)) ? '[redacted]' : piece))
+    .map((piece, i) => (i % 2 === 0 && piece !== '' && mayBeKey(decodedFully(piece)) ? '[redacted]' : piece))
     .join('');
-}
-
-function decodedDeep(piece: string): string {
-  let text = piece;
-  for (let i = 0; i < DECODINGS; i++) {
-    const next = decoded(text.replace(/\+/g, ' '));
-    if (next === text) break;
-    text = next;
-  }
-  return text;
 }
 
 /**
@@ -56,16 +46,8 @@ function redactTokenSegments(url: string): string {
   const path = end < 0 ? url : url.slice(0, end);
   // Most paths hold neither, and need no splitting.
   if (!/inv|%/.test(path)) return url;
-  const segments = path.split('/').map((segment) => (mayBeToken(decoded(segment)) ? '[redacted]' : segment));
+  const segments = path.split('/').map((segment) => (mayBeToken(decodedFully(segment)) ? '[redacted]' : segment));
   return segments.join('/') + (end < 0 ? '' : url.slice(end));
-}
-
-function decoded(segment: string): string {
-  try {
-    return decodeURIComponent(segment);
-  } catch {
-    return segment;
-  }
 }
 
 /** What the request log says of one answered request (`msg: "request"`). */

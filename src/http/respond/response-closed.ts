@@ -1,8 +1,10 @@
+import { refusalInstead } from '../connection-refusal.ts';
 import type { RequestContext } from '../request-state.ts';
 
 /**
  * Calls `callback` once the request's response has closed, however it ended: written
- * whole, failed, or cut off by the client (`finished` false). Every step that holds
+ * whole, failed, or cut off by the client or by the connection's own refusal written
+ * in its place (`finished` false: node-server.ts). Every step that holds
  * something for a response (the client-gone signal, an open export, an export's
  * release and files) lets go here; one listener on the response serves them all,
  * in the order they were added.
@@ -15,7 +17,8 @@ export function onResponseClosed(ctx: RequestContext, callback: (finished: boole
     ctx.state.onResponseClosed = list;
     const { res } = ctx;
     const closed = () => {
-      for (const call of list) call(res.writableFinished);
+      const finished = res.writableFinished && refusalInstead(res) === undefined;
+      for (const call of list) call(finished);
     };
     if (res.closed) queueMicrotask(closed);
     else res.once('close', closed);
