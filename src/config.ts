@@ -80,7 +80,7 @@ export const settings = {
         v.transform((p) => path.resolve(p)),
       ),
     ),
-    help: "Where DuckDB spills beyond DUCKDB_MEMORY_LIMIT (empty: a folder of this process's own in the OS temp dir)",
+    help: "Folder under which DuckDB spills beyond DUCKDB_MEMORY_LIMIT, into a 0700 sub-folder of each process's own, swept of dead processes' at start (empty: STATE_DIR/duckdb-tmp)",
   },
   ETL_MEMORY_LIMIT: {
     schema: v.optional(

@@ -120,9 +120,14 @@ export class RevisionDiff {
     return new RevisionDiff(db, query.def, table, rows, dictionaries);
   }
 
-  /** About the bytes its table holds, in DuckDB's memory or spilled: what REVISIONS_KEEP_BYTES bounds. */
+  /**
+   * About the bytes its table holds, in DuckDB's memory or spilled: what REVISIONS_KEEP_BYTES
+   * bounds. A row is each dimension's code (1, 2 or 4 bytes, by its dictionary's size),
+   * its change, and a double per metric before and after.
+   */
   get bytes(): number {
-    return this.count * (8 + 8 * this.def.dimensions.length + 1 + 16 * this.def.metrics.length);
+    const codes = this.dictionaries.reduce((sum, d) => sum + (d.values.length <= 0x100 ? 1 : d.values.length <= 0x10000 ? 2 : 4), 0);
+    return this.count * (codes + 1 + 16 * this.def.metrics.length);
   }
 
   /**
@@ -186,10 +191,10 @@ export class RevisionDiff {
     }
   }
 
-  /** Drops the table now if no page is reading it, else after the last one. */
-  retire(): void {
+  /** Drops the table now if no page is reading it (settling once it is dropped), else after the last one. */
+  retire(): Promise<void> {
     this.retired = true;
-    if (this.reading === 0) void this.drop();
+    return this.reading === 0 ? this.drop() : Promise.resolve();
   }
 
   private dropped = false;
