@@ -104,35 +104,56 @@ export async function* streamRevisions(
   if (arrow) yield END_OF_STREAM;
 }
 
+/** Values' bytes one after another: value `i` is bytes[offsets[i]] up to bytes[offsets[i + 1]]. */
+interface Texts {
+  readonly bytes: Uint8Array;
+  readonly offsets: Int32Array;
+  /** The longest value's length. */
+  readonly longest: number;
+}
+
+function texts(list: readonly string[]): Texts {
+  const encoded = list.map((text) => Buffer.from(text));
+  const offsets = new Int32Array(encoded.length + 1);
+  encoded.forEach((b, i) => {
+    offsets[i + 1] = offsets[i]! + b.length;
+  });
+  const bytes = new Uint8Array(offsets[encoded.length]!);
+  for (const [i, b] of encoded.entries()) bytes.set(b, offsets[i]!);
+  return { bytes, offsets, longest: encoded.reduce((n, b) => Math.max(n, b.length), 0) };
+}
+
+/**
+ * Copies value `code` of `texts` into `out` at `at` and returns the end: a few bytes,
+ * for which a loop costs less than a call to Buffer.copy.
+ */
+function put({ bytes, offsets }: Texts, code: number, out: Buffer, at: number): number {
+  const end = offsets[code + 1]!;
+  for (let i = offsets[code]!; i < end; i++) out[at++] = bytes[i]!;
+  return at;
+}
+
 /** Each dictionary value's bytes, and each kind of change's. */
 interface Encoded {
-  /** Per dimension, per code: CSV's field and its comma, or Arrow's UTF-8. */
-  readonly dimensions: ReadonlyArray<readonly Buffer[]>;
-  readonly changes: readonly Buffer[];
+  /** Per dimension: CSV's field and its comma, or Arrow's UTF-8, per code. */
+  readonly dimensions: readonly Texts[];
+  readonly changes: Texts;
   /** CSV only: the most bytes a row takes. */
   readonly maxRowBytes: number;
 }
 
 function encode(rows: RevisedRows, changes: readonly string[], format: 'csv' | 'arrow'): Encoded {
   const text = (value: string | number) => (format === 'csv' ? `${csvField(value)},` : String(value));
-  const dimensions = rows.dimensions.map((d) => d.values.map((value) => Buffer.from(text(value))));
-  const encodedChanges = changes.map((change) => Buffer.from(format === 'csv' ? csvField(change) : change));
-  const longest = (list: readonly Buffer[]) => list.reduce((n, b) => Math.max(n, b.length), 0);
+  const dimensions = rows.dimensions.map((d) => texts(d.values.map(text)));
+  const encodedChanges = texts(changes.map((change) => (format === 'csv' ? csvField(change) : change)));
   const metrics = rows.before.length + rows.after.length;
-  const maxRowBytes =
-    dimensions.reduce((n, list) => n + longest(list), 0) + longest(encodedChanges) + metrics * (1 + MAX_DOUBLE_LENGTH) + 2;
+  const maxRowBytes = dimensions.reduce((n, t) => n + t.longest, 0) + encodedChanges.longest + metrics * (1 + MAX_DOUBLE_LENGTH) + 2;
   return { dimensions, changes: encodedChanges, maxRowBytes };
 }
 
 const COMMA = 0x2c;
 const CR = 0x0d;
 const LF = 0x0a;
-
-/** Copies `bytes` into `out` at `at` and returns the end: a few bytes, for which a loop costs less than a call to Buffer.copy. */
-function copy(bytes: Uint8Array, out: Uint8Array, at: number): number {
-  for (let i = 0; i < bytes.length; i++) out[at + i] = bytes[i]!;
-  return at + bytes.length;
-}
 
 /**
  * Rows [from, to) as CSV lines, each ended by CRLF; an absent side's values are empty
@@ -151,13 +172,16 @@ function csvRows(encoded: Encoded, rows: RevisedRows, from: number, to: number):
     const start = at;
     let same = 0;
     if (r > from) while (same < codes.length && codes[same]![r] === codes[same]![r - 1]) same++;
-    if (same > 0) at += out.copy(out, at, previous, previous + ends[same - 1]!);
+    if (same > 0) {
+      out.copyWithin(at, previous, previous + ends[same - 1]!);
+      at += ends[same - 1]!;
+    }
     for (let d = same; d < codes.length; d++) {
-      at = copy(encoded.dimensions[d]![codes[d]![r]!]!, out, at);
+      at = put(encoded.dimensions[d]!, codes[d]![r]!, out, at);
       ends[d] = at - start;
     }
     previous = start;
-    at = copy(encoded.changes[rows.change[r]!]!, out, at);
+    at = put(encoded.changes, rows.change[r]!, out, at);
     for (const column of values) {
       out[at++] = COMMA;
       if (!Number.isNaN(column[r]!)) at = writeDouble(out, at, column[r]!);
@@ -173,15 +197,10 @@ function arrowColumns(def: DatasetDef, encoded: Encoded, rows: RevisedRows, from
   const length = to - from;
   const dimensions = rows.dimensions.map((dimension, d): Data => {
     const codes = dimension.codes.subarray(from, to);
-    if (INTEGER_DIMENSIONS.has(def.dimensions[d]!)) {
-      return makeData({
-        type: new Int32(),
-        length,
-        nullCount: 0,
-        data: Int32Array.from(codes, (code) => dimension.values[code] as number),
-      });
-    }
-    return utf8(encoded.dimensions[d]!, codes);
+    if (!INTEGER_DIMENSIONS.has(def.dimensions[d]!)) return utf8(encoded.dimensions[d]!, codes);
+    const data = new Int32Array(length);
+    for (let i = 0; i < length; i++) data[i] = dimension.values[codes[i]!] as number;
+    return makeData({ type: new Int32(), length, nullCount: 0, data });
   });
   return [
     ...dimensions,
@@ -190,12 +209,15 @@ function arrowColumns(def: DatasetDef, encoded: Encoded, rows: RevisedRows, from
   ];
 }
 
-/** The Utf8 column of values `texts[code]` for each of `codes`. */
-function utf8(texts: readonly Buffer[], codes: ArrayLike<number>): Data {
+/** The Utf8 column of value `code` of `values` for each of `codes`. */
+function utf8(values: Texts, codes: Uint32Array | Uint8Array): Data {
   const valueOffsets = new Int32Array(codes.length + 1);
-  for (let i = 0; i < codes.length; i++) valueOffsets[i + 1] = valueOffsets[i]! + texts[codes[i]!]!.length;
-  const data = new Uint8Array(valueOffsets[codes.length]!);
-  for (let i = 0; i < codes.length; i++) copy(texts[codes[i]!]!, data, valueOffsets[i]!);
+  const { offsets } = values;
+  for (let i = 0; i < codes.length; i++) valueOffsets[i + 1] = valueOffsets[i]! + offsets[codes[i]! + 1]! - offsets[codes[i]!]!;
+  // Not from Buffer's pool: apache-arrow reads the whole of its ArrayBuffer's view.
+  const data = Buffer.alloc(valueOffsets[codes.length]!);
+  let at = 0;
+  for (let i = 0; i < codes.length; i++) at = put(values, codes[i]!, data, at);
   return makeData({ type: new Utf8(), length: codes.length, nullCount: 0, valueOffsets, data });
 }
 

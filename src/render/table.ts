@@ -84,28 +84,40 @@ const ARROW_TYPES = { text: () => new Utf8(), integer: () => new Int32(), double
 
 /**
  * A result's Arrow stream, written by apache-arrow a part at a time: `start` (the
- * schema message), then `batch` for each slice of rows, then END_OF_STREAM. Its
+ * schema message), then `batch` for each slice of rows, then END_OF_STREAM. One
+ * writer writes them all, collecting what it writes (as render/arrow-renderer.ts's
+ * does): a stream written whole per batch encoded the schema again each time. Its
  * fields are all nullable: the schema is written before the rows that would say
  * whether a column holds a null.
  */
-export class ArrowStreamParts {
-  readonly schema: Schema;
+export class ArrowStreamParts extends RecordBatchStreamWriter {
+  private chunks: Uint8Array[] = [];
   readonly start: Buffer;
+  private readonly fields: Schema;
 
   constructor(columns: ReadonlyArray<Pick<TableColumn, 'name' | 'type'>>) {
-    this.schema = new Schema(columns.map((c) => new Field(c.name, ARROW_TYPES[c.type]() as DataType, true)));
-    // The schema message alone: what a stream of no rows holds before its end-of-stream marker.
-    const head = tableToIPC(new Table(this.schema), 'stream');
-    this.start = Buffer.from(head.subarray(0, head.length - END_OF_STREAM.length));
+    super();
+    this.fields = new Schema(columns.map((c) => new Field(c.name, ARROW_TYPES[c.type]() as DataType, true)));
+    this.reset(undefined, this.fields);
+    this.start = this.take();
+  }
+
+  protected override _write(chunk: ArrayBufferView): this {
+    if (chunk.byteLength > 0) this.chunks.push(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+    return this;
   }
 
   /** The record batch message of `length` rows whose columns are `children`, in the schema's order. */
   batch(children: Data[], length: number): Buffer {
-    const { schema } = this;
-    const batch = new RecordBatch(schema, makeData({ type: new Struct(schema.fields), length, nullCount: 0, children }));
-    // apache-arrow writes the batch as a stream of its own: its schema, the batch, the end marker; the batch alone goes on.
-    const one = RecordBatchStreamWriter.writeAll([batch]).toUint8Array(true);
-    return Buffer.from(one.subarray(this.start.length, one.length - END_OF_STREAM.length));
+    const { fields } = this;
+    this._writeRecordBatch(new RecordBatch(fields, makeData({ type: new Struct(fields.fields), length, nullCount: 0, children })));
+    return this.take();
+  }
+
+  private take(): Buffer {
+    const out = Buffer.concat(this.chunks);
+    this.chunks = [];
+    return out;
   }
 }
 
