@@ -100,9 +100,9 @@ export class RevisionDiff {
         await connection.run(`CREATE TABLE ${joined} AS ${sql}`, params);
         // An interrupt that came between two statements is not lost.
         signal?.throwIfAborted();
-        const lists = query.def.dimensions.map((d) => `list(DISTINCT ${quoteIdent(d)} ORDER BY ${quoteIdent(d)})`);
+        const lists = def.dimensions.map((d) => `list(DISTINCT ${quoteIdent(d)} ORDER BY ${quoteIdent(d)})`);
         const [row] = (await connection.runAndReadAll(`SELECT count(*), ${lists.join(', ')} FROM ${joined}`)).getRows();
-        const dictionaries = query.def.dimensions.map((name, d) => dictionary(name, row![d + 1]));
+        const dictionaries = def.dimensions.map((name, d) => dictionary(name, row![d + 1]));
         signal?.throwIfAborted();
         // Kept as each dimension's code and NaN for an absent value: a batch read from it is numbers only, with no validity mask to test per value.
         const values = [...def.metrics.map((m) => `before_${m}`), ...def.metrics.map((m) => `after_${m}`)].map(
@@ -118,7 +118,7 @@ export class RevisionDiff {
         await connection.run(`DROP TABLE IF EXISTS ${joined}`);
       }
     }, signal);
-    return new RevisionDiff(db, query.def, table, rows, dictionaries);
+    return new RevisionDiff(db, def, table, rows, dictionaries);
   }
 
   /**
