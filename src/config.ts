@@ -80,7 +80,7 @@ export const settings = {
         v.transform((p) => path.resolve(p)),
       ),
     ),
-    help: "Where DuckDB spills beyond DUCKDB_MEMORY_LIMIT (empty: a folder of this process's own in the OS temp dir)",
+    help: "Folder under which DuckDB spills beyond DUCKDB_MEMORY_LIMIT, into a 0700 sub-folder of each process's own, swept of dead processes' at start (empty: STATE_DIR/duckdb-tmp)",
   },
   ETL_MEMORY_LIMIT: {
     schema: v.optional(
@@ -221,7 +221,7 @@ export const settings = {
     // Kept diffs are DuckDB tables, in memory within DUCKDB_MEMORY_LIMIT and spilled to
     // DUCKDB_TEMP_DIR past it: this bounds their disk, so it can hold a full-size diff.
     schema: count(1024 * 1024 * 1024, 'bytes'),
-    help: 'Bound of the /v1/revisions diffs kept whole for paging, as DuckDB tables: in memory within DUCKDB_MEMORY_LIMIT, spilled to DUCKDB_TEMP_DIR past it (docs/api.md "Revisions"); a diff evicted mid-walk is computed again',
+    help: 'Bound of the /v1/revisions diffs kept whole for paging, as DuckDB tables: in memory within DUCKDB_MEMORY_LIMIT, spilled to DUCKDB_TEMP_DIR past it, where kept diffs are dropped while the folder takes more on disk (docs/api.md "Revisions"); a diff evicted mid-walk is computed again',
   },
   REPLAY_MAX_BYTES: {
     schema: count(8 * 1024 * 1024, 'bytes'),

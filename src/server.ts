@@ -1,6 +1,5 @@
 import type http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import { createAdminApp } from './admin/app.ts';
@@ -35,7 +34,7 @@ import { ReleaseError } from './releases/manifest.ts';
 import { currentRelease } from './releases/on-disk.ts';
 import { Releases, type SwitchResult } from './releases/releases.ts';
 import type { Services } from './services.ts';
-import { openScratch } from './state/scratch.ts';
+import { openProcessFolder, openScratch } from './state/scratch.ts';
 import { ensureStateDir, readOrCreateSecret, SECRET_FILES } from './state/secrets.ts';
 
 export interface RunningService {
@@ -109,7 +108,7 @@ export async function startService(config: Config, log: Logger, options: StartOp
     connections: config.DUCKDB_CONNECTIONS,
     threads: config.DUCKDB_THREADS,
     memoryLimit: config.DUCKDB_MEMORY_LIMIT,
-    tempDirectory: config.DUCKDB_TEMP_DIR ?? path.join(os.tmpdir(), `dqs-duckdb-${process.pid}`),
+    tempDirectory: await openProcessFolder(config.DUCKDB_TEMP_DIR ?? path.join(config.STATE_DIR, 'duckdb-tmp')),
     timings: { waited: (s) => metrics.poolWaitSeconds.observe(s), held: (s) => metrics.querySeconds.observe(s) },
   });
   const cursors = new CursorCodec(Buffer.from(cursorSecret, 'hex'));
@@ -137,6 +136,8 @@ export async function startService(config: Config, log: Logger, options: StartOp
     counted: () => metrics.revisionComputations.inc(),
     clock,
     dispose: (diff) => diff.retire(),
+    // DuckDB spills kept tables past DUCKDB_MEMORY_LIMIT: the bound holds on disk too.
+    overBound: async () => (await db.tempBytes()) > config.REVISIONS_KEEP_BYTES,
   });
   // Cache keys name the release, and a release's answers never change while it is
   // published: emptied when another release becomes current (the old current's bodies

@@ -4,6 +4,7 @@ import type { CancelFigure } from '../scenarios/cancel.ts';
 import { derivedTargets } from '../scenarios/derived.ts';
 import type { ExploreFigures } from '../scenarios/explore-page.ts';
 import { seriesTargets } from '../scenarios/series.ts';
+import { cpuPerByteVsExport, type WholeDiffFigure } from '../scenarios/whole-diff.ts';
 import type { Figure, Timing } from './measure.ts';
 import type { SweepEntry } from './sweep.ts';
 
@@ -56,6 +57,8 @@ export interface Result {
   readonly sweep: { entries: SweepEntry[] } | { skipped: string };
   /** Heavy work stopped by its deadline or its client (absent from results before it was measured). */
   readonly cancel?: CancelFigure[];
+  /** Whole revisions diffs streamed as CSV and Arrow beside an export (absent from results before it was measured). */
+  readonly wholeDiff?: WholeDiffFigure[];
   /** The Explore page in Chromium: first chart at 1× and (full runs) 16×, and its JavaScript's size; absent from results before it was measured. */
   readonly explore?: { readonly x1?: ExploreFigures; readonly x16?: ExploreFigures; readonly skipped?: string };
   readonly targets: Target[];
@@ -116,6 +119,7 @@ export function evaluateTargets(
   selfCheck: SelfCheck | undefined,
   peerSkipped?: string,
   explore?: Result['explore'],
+  wholeDiff?: readonly WholeDiffFigure[],
 ): Target[] {
   const get = (id: string) => figures.find((f) => f.id === id);
   const targets: Target[] = [];
@@ -251,5 +255,22 @@ export function evaluateTargets(
     undefined,
     browser,
   );
+  for (const [stream, name] of [
+    ['whole diff, CSV', 'CSV'],
+    ['whole diff, Arrow', 'Arrow'],
+  ] as const) {
+    atMost(
+      `whole-diff-${name.toLowerCase()}-cpu-per-byte`,
+      `whole diff as ${name}: server CPU per byte ≤ 2× an export's (docs/performance.md "Whole diffs")`,
+      wholeDiff && cpuPerByteVsExport(wholeDiff, stream),
+      2,
+    );
+    atMost(
+      `whole-diff-${name.toLowerCase()}-steps`,
+      `whole diff as ${name}: no event-loop step over 50 ms while it streams`,
+      wholeDiff?.find((f) => f.stream === stream)?.stepsOver50ms,
+      0,
+    );
+  }
   return targets;
 }

@@ -28,6 +28,7 @@ import {
   uncachedScenarios,
   withKey,
 } from '../scenarios/suite.ts';
+import { WHOLE_DIFF_HEADER, wholeDiffFigures, wholeDiffRow } from '../scenarios/whole-diff.ts';
 import { compareResults, formatComparison } from './compare.ts';
 import type { Stats } from './load.ts';
 import { type Figure, figure, rounds, type ServerSide, type Timing } from './measure.ts';
@@ -487,6 +488,11 @@ async function main(): Promise<void> {
   const cancel = await cancelFigures(WORK, progress);
   for (const f of cancel) line(cancelRow(f));
 
+  // Whole diffs streamed as CSV and Arrow, beside an export of the same dataset, on the same releases.
+  line(`\n${WHOLE_DIFF_HEADER}`);
+  const wholeDiff = await wholeDiffFigures(WORK, progress);
+  for (const f of wholeDiff) line(wholeDiffRow(f, wholeDiff));
+
   let swept: Result['sweep'] = { skipped: 'quick run: loading the 16x release alone takes a minute or more' };
   if (scaled.length) {
     line('');
@@ -541,8 +547,16 @@ async function main(): Promise<void> {
     peer,
     sweep: swept,
     cancel,
+    wholeDiff,
     explore,
-    targets: evaluateTargets(figures, swept, selfCheck, 'skipped' in peer.clickhouse ? peer.clickhouse.skipped : undefined, explore),
+    targets: evaluateTargets(
+      figures,
+      swept,
+      selfCheck,
+      'skipped' in peer.clickhouse ? peer.clickhouse.skipped : undefined,
+      explore,
+      wholeDiff,
+    ),
     durationSeconds: (performance.now() - started) / 1000,
   };
   await fs.mkdir(RESULTS, { recursive: true });

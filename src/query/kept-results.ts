@@ -39,6 +39,8 @@ interface Entry<T> {
   evicted: boolean;
   /** The settled result's size, for the LRU's accounting. */
   size: number;
+  /** Settles once what the result holds outside the heap is released. */
+  released?: Promise<void>;
 }
 
 /**
@@ -69,8 +71,14 @@ export class KeptResults<T> {
       /** Called once per computation actually run (the metric that proves the above). */
       counted: () => void;
       clock: Clock;
-      /** Releases what a result holds outside the heap, once it is neither kept nor read. */
-      dispose?: (result: T) => void;
+      /** Releases what a result holds outside the heap, once it is neither kept nor read; settles once it is released. */
+      dispose?: (result: T) => Promise<void>;
+      /**
+       * Whether what the results hold outside the heap is over the bound on its own
+       * (DuckDB's spill folder on disk, which the sizes above cannot see): after each
+       * computation, the least recently used result is dropped until it is not.
+       */
+      overBound?: () => Promise<boolean>;
     },
   ) {
     this.kept = new LRUCache({
@@ -184,7 +192,7 @@ export class KeptResults<T> {
         settle();
         if (stop.signal.aborted) {
           // Finished as it was stopped: nobody asked for it, so it is not kept.
-          this.options.dispose?.(result);
+          void this.options.dispose?.(result);
           return;
         }
         this.running.delete(key);
@@ -198,15 +206,37 @@ export class KeptResults<T> {
         if (this.running.get(key) === entry) this.running.delete(key);
       },
     );
+    void entry.result.then(
+      () => this.trim(),
+      () => this.trim(),
+    );
     return entry;
   }
 
-  private disposeEntry(entry: Entry<T>): void {
+  private disposeEntry(entry: Entry<T>): Promise<void> {
     const { dispose } = this.options;
-    if (!dispose) return;
+    if (!dispose) return Promise.resolve();
     // Disposed once: only a settled result owns anything.
     entry.evicted = false;
-    entry.result.then(dispose, () => {});
+    entry.released = entry.result.then(dispose, () => {});
+    return entry.released;
+  }
+
+  private trimming = false;
+
+  /** Drops the least recently used results while `overBound` says so, each released before the bound is read again. */
+  private async trim(): Promise<void> {
+    const { overBound } = this.options;
+    if (!overBound || this.trimming) return;
+    this.trimming = true;
+    try {
+      while (this.kept.size > 0 && (await overBound())) {
+        // Disposed by the LRU as it goes, unless it is being read: then its last reader releases it.
+        await this.kept.pop()!.released;
+      }
+    } finally {
+      this.trimming = false;
+    }
   }
 
   /** Forgets the results read from a release that can no longer be asked for (`readable` false). */

@@ -1,6 +1,8 @@
+import type { DuckDBListValue } from '@duckdb/node-api';
 import type { Database } from '../duckdb/database.ts';
 import { quoteIdent, quoteLiteral } from '../duckdb/sql-text.ts';
 import type { DatasetDef } from '../registry.ts';
+import { Turns } from '../store/slices.ts';
 import { type Filters, fileConditions, type YearRange } from './filters.ts';
 
 // What /v1/revisions pages through: the rows of a financial dataset that differ
@@ -13,7 +15,10 @@ import { type Filters, fileConditions, type YearRange } from './filters.ts';
 export const CHANGES = ['added', 'removed', 'changed'] as const;
 export type Change = (typeof CHANGES)[number];
 
-/** One dimension of a page's rows, dictionary-coded. */
+/**
+ * One dimension of a diff's rows, dictionary-coded: `values` is the diff's own
+ * dictionary (the same arrays in every batch read from it), `codes` index it.
+ */
 export interface RevisionDimension {
   readonly name: string;
   readonly values: readonly (string | number)[];
@@ -32,6 +37,15 @@ export interface RevisedRows {
   /** Per metric, the value in `from` and in `to`; NaN where the row is absent. */
   readonly before: readonly Float64Array[];
   readonly after: readonly Float64Array[];
+}
+
+/** A diff's distinct values of one dimension, sorted: what its rows are coded against. */
+interface Dictionary {
+  readonly name: string;
+  readonly values: readonly (string | number)[];
+  readonly json: readonly string[];
+  /** The SQL of a row's code: its text cast to an ENUM of the values, whose code DuckDB gives (a hash lookup). */
+  readonly code: string;
 }
 
 export interface RevisionQuery {
@@ -63,6 +77,7 @@ export class RevisionDiff {
     private readonly def: DatasetDef,
     private readonly table: string,
     readonly count: number,
+    private readonly dictionaries: readonly Dictionary[],
   ) {}
 
   /**
@@ -77,16 +92,25 @@ export class RevisionDiff {
     const table = `${SCHEMA}.${quoteIdent(`diff_${id}`)}`;
     const joined = `${SCHEMA}.${quoteIdent(`diff_${id}_joined`)}`;
     const { sql, params } = revisionsQuery(query);
-    const dims = query.def.dimensions.map(quoteIdent);
-    const count = await db.exclusive(async (connection) => {
+    const { def } = query;
+    const dims = def.dimensions.map(quoteIdent);
+    const { rows, dictionaries } = await db.exclusive(async (connection) => {
       await connection.run(`CREATE SCHEMA IF NOT EXISTS ${SCHEMA}`);
       try {
         await connection.run(`CREATE TABLE ${joined} AS ${sql}`, params);
         // An interrupt that came between two statements is not lost.
         signal?.throwIfAborted();
-        await connection.run(`CREATE TABLE ${table} AS SELECT * FROM ${joined} ORDER BY ${dims.join(', ')}`);
-        const rows = (await connection.runAndReadAll(`SELECT count(*) FROM ${table}`)).getRows();
-        return Number(rows[0]![0]);
+        const lists = def.dimensions.map((d) => `list(DISTINCT ${quoteIdent(d)} ORDER BY ${quoteIdent(d)})`);
+        const [row] = (await connection.runAndReadAll(`SELECT count(*), ${lists.join(', ')} FROM ${joined}`)).getRows();
+        const dictionaries = def.dimensions.map((name, d) => dictionary(name, row![d + 1]));
+        signal?.throwIfAborted();
+        // Kept as each dimension's code and NaN for an absent value: a batch read from it is numbers only, with no validity mask to test per value.
+        const values = [...def.metrics.map((m) => `before_${m}`), ...def.metrics.map((m) => `after_${m}`)].map(
+          (column) => `coalesce(${quoteIdent(column)}, 'NaN'::DOUBLE) AS ${quoteIdent(column)}`,
+        );
+        const columns = [...dictionaries.map((d) => `${d.code} AS ${quoteIdent(d.name)}`), quoteIdent('change'), ...values];
+        await connection.run(`CREATE TABLE ${table} AS SELECT ${columns.join(', ')} FROM ${joined} ORDER BY ${dims.join(', ')}`);
+        return { rows: Number(row![0]), dictionaries };
       } catch (err) {
         await connection.run(`DROP TABLE IF EXISTS ${table}`);
         throw err;
@@ -94,12 +118,17 @@ export class RevisionDiff {
         await connection.run(`DROP TABLE IF EXISTS ${joined}`);
       }
     }, signal);
-    return new RevisionDiff(db, query.def, table, count);
+    return new RevisionDiff(db, def, table, rows, dictionaries);
   }
 
-  /** About the bytes its table holds, in DuckDB's memory or spilled: what REVISIONS_KEEP_BYTES bounds. */
+  /**
+   * About the bytes its table holds, in DuckDB's memory or spilled: what REVISIONS_KEEP_BYTES
+   * bounds. A row is each dimension's code (1, 2 or 4 bytes, by its dictionary's size),
+   * its change, and a double per metric before and after.
+   */
   get bytes(): number {
-    return this.count * (8 + 8 * this.def.dimensions.length + 1 + 16 * this.def.metrics.length);
+    const codes = this.dictionaries.reduce((sum, d) => sum + (d.values.length <= 0x100 ? 1 : d.values.length <= 0x10000 ? 2 : 4), 0);
+    return this.count * (codes + 1 + 16 * this.def.metrics.length);
   }
 
   /**
@@ -122,27 +151,54 @@ export class RevisionDiff {
     if (this.retired && this.reading === 0) void this.drop();
   }
 
-  /** Rows [start, end) in page order. */
+  /**
+   * Rows [start, end) in page order. The table holds codes into the diff's
+   * dictionaries, so what crosses into JavaScript is numbers read straight into typed
+   * arrays, and no string per value.
+   */
   async rows(start: number, end: number): Promise<RevisedRows> {
+    const { def, dictionaries } = this;
+    const count = Math.max(0, end - start);
+    const rows: RevisedRows = {
+      count,
+      dimensions: dictionaries.map(({ name, values, json }) => ({ name, values, json, codes: new Uint32Array(count) })),
+      change: new Uint8Array(count),
+      before: def.metrics.map(() => new Float64Array(count)),
+      after: def.metrics.map(() => new Float64Array(count)),
+    };
+    if (count === 0) return rows;
     this.reading++;
     try {
-      const { def } = this;
       const columns = [...def.dimensions, 'change', ...def.metrics.map((m) => `before_${m}`), ...def.metrics.map((m) => `after_${m}`)].map(
         quoteIdent,
       );
       // Rows were inserted in page order (preserve_insertion_order), so a row's id is its position.
       const sql = `SELECT ${columns.join(', ')} FROM ${this.table} WHERE rowid >= $1::BIGINT AND rowid < $2::BIGINT ORDER BY rowid`;
-      const read = await this.db.use(async ({ connection }) => (await connection.runAndReadAll(sql, [start, end])).getColumns());
-      return pageRows(def, read);
+      const result = await this.db.use(({ connection }) => connection.run(sql, [start, end]));
+      const targets = [...rows.dimensions.map((d) => d.codes), rows.change, ...rows.before, ...rows.after];
+      // A chunk (2,048 rows) at a time, taking turns with the event loop: a whole batch in one step held it for tens of ms on a busy machine.
+      const turns = new Turns();
+      let at = 0;
+      for (let k = 0; k < result.chunkCount; k++) {
+        await turns.turn();
+        const chunk = result.getChunk(k);
+        const n = chunk.rowCount;
+        targets.forEach((target, c) => {
+          const vector = chunk.getColumnVector(c);
+          for (let i = 0; i < n; i++) target[at + i] = vector.getItem(i) as number;
+        });
+        at += n;
+      }
+      return rows;
     } finally {
       this.letGo();
     }
   }
 
-  /** Drops the table now if no page is reading it, else after the last one. */
-  retire(): void {
+  /** Drops the table now if no page is reading it (settling once it is dropped), else after the last one. */
+  retire(): Promise<void> {
     this.retired = true;
-    if (this.reading === 0) void this.drop();
+    return this.reading === 0 ? this.drop() : Promise.resolve();
   }
 
   private dropped = false;
@@ -182,24 +238,11 @@ export function revisionsQuery({ def, from, to, filters, period, changes }: Revi
   return { sql, params };
 }
 
-/** A page's columns as DuckDB returned them: the dimensions, change, then the values before and after. */
-function pageRows(def: DatasetDef, read: readonly (readonly unknown[])[]): RevisedRows {
-  const m = def.metrics.length;
-  // DuckDB gives no columns at all for a result without rows (an empty diff).
-  const columns = read.length > 0 ? read : Array.from({ length: def.dimensions.length + 1 + 2 * m }, () => []);
-  const floats = (c: number) => Float64Array.from(columns[c]! as (number | null)[], (x) => (x === null ? NaN : x));
-  const first = def.dimensions.length + 1;
-  return {
-    count: columns[0]?.length ?? 0,
-    dimensions: def.dimensions.map((name, d) => dictionaryCode(name, columns[d]! as (string | number)[])),
-    change: Uint8Array.from(columns[def.dimensions.length]! as number[]),
-    before: def.metrics.map((_, i) => floats(first + i)),
-    after: def.metrics.map((_, i) => floats(first + m + i)),
-  };
-}
-
-function dictionaryCode(name: string, column: readonly (string | number)[]): RevisionDimension {
-  const values = [...new Set(column)];
-  const code = new Map(values.map((value, i) => [value, i]));
-  return { name, values, json: values.map((value) => JSON.stringify(value)), codes: Uint32Array.from(column, (value) => code.get(value)!) };
+/** The dictionary of dimension `name` from DuckDB's sorted list of its distinct values (NULL for an empty diff). */
+function dictionary(name: string, list: unknown): Dictionary {
+  const values = list === null ? [] : ((list as DuckDBListValue).items as (string | number)[]);
+  const texts = values.map((value) => quoteLiteral(String(value)));
+  // An ENUM needs one value at least; an empty diff reads no rows.
+  const code = values.length === 0 ? 'NULL' : `enum_code(CAST(${quoteIdent(name)} AS VARCHAR)::ENUM(${texts.join(', ')}))`;
+  return { name, values, json: values.map((value) => JSON.stringify(value)), code };
 }

@@ -1,4 +1,5 @@
 import {
+  type Data,
   type DataType,
   Field,
   Float64,
@@ -67,7 +68,8 @@ function csvValue(value: string | number | null, type: TableColumn['type']): str
   return csvField(value);
 }
 
-const csvHeaderLine = (columns: readonly TableColumn[]) => `${columns.map((c) => csvField(c.name)).join(',')}\r\n`;
+/** The header line of a result's CSV: its columns' names. */
+export const csvHeaderLine = (columns: ReadonlyArray<Pick<TableColumn, 'name'>>) => `${columns.map((c) => csvField(c.name)).join(',')}\r\n`;
 
 /** Rows [start, end) as CSV lines, each ended by CRLF. */
 function csvLines(columns: readonly TableColumn[], start: number, end: number): string {
@@ -79,6 +81,45 @@ function csvLines(columns: readonly TableColumn[], start: number, end: number): 
 const csv = ({ columns, start, end }: TablePage): string => csvHeaderLine(columns) + csvLines(columns, start, end);
 
 const ARROW_TYPES = { text: () => new Utf8(), integer: () => new Int32(), double: () => new Float64() };
+
+/**
+ * A result's Arrow stream, written by apache-arrow a part at a time: `start` (the
+ * schema message), then `batch` for each slice of rows, then END_OF_STREAM. One
+ * writer writes them all, collecting what it writes (as render/arrow-renderer.ts's
+ * does): a stream written whole per batch encoded the schema again each time. Its
+ * fields are all nullable: the schema is written before the rows that would say
+ * whether a column holds a null.
+ */
+export class ArrowStreamParts extends RecordBatchStreamWriter {
+  private chunks: Uint8Array[] = [];
+  readonly start: Buffer;
+  private readonly fields: Schema;
+
+  constructor(columns: ReadonlyArray<Pick<TableColumn, 'name' | 'type'>>) {
+    super();
+    this.fields = new Schema(columns.map((c) => new Field(c.name, ARROW_TYPES[c.type]() as DataType, true)));
+    this.reset(undefined, this.fields);
+    this.start = this.take();
+  }
+
+  protected override _write(chunk: ArrayBufferView): this {
+    if (chunk.byteLength > 0) this.chunks.push(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+    return this;
+  }
+
+  /** The record batch message of `length` rows whose columns are `children`, in the schema's order. */
+  batch(children: Data[], length: number): Buffer {
+    const { fields } = this;
+    this._writeRecordBatch(new RecordBatch(fields, makeData({ type: new Struct(fields.fields), length, nullCount: 0, children })));
+    return this.take();
+  }
+
+  private take(): Buffer {
+    const out = Buffer.concat(this.chunks);
+    this.chunks = [];
+    return out;
+  }
+}
 
 const columnVector = (column: TableColumn, start: number, end: number): Vector =>
   vectorFromArray(
@@ -100,36 +141,32 @@ function arrowTable({ columns, start, end }: TablePage): Table {
  * header and the schema come from its columns. Rendered SLICE rows at a time, taking
  * turns with the event loop between slices, as an export's rows are (render/rows.ts):
  * a whole result of text in one step would hold the loop while other requests wait.
- * Arrow's fields are all nullable here: the stream's schema is written before the rows
- * that would say whether a column holds a null.
  */
 export async function* streamTable(format: 'csv' | 'arrow', pages: AsyncIterable<TablePage> | Iterable<TablePage>): AsyncGenerator<Buffer> {
   const turns = new Turns();
-  let schema: Schema | undefined;
-  let prefix = 0;
+  let arrow: ArrowStreamParts | undefined;
+  let started = false;
   for await (const { columns, start, end } of pages) {
-    if (schema === undefined) {
-      schema = new Schema(columns.map((c) => new Field(c.name, ARROW_TYPES[c.type]() as DataType, true)));
-      // The schema message alone: what a stream of no rows holds before its end-of-stream marker.
-      const head = tableToIPC(new Table(schema), 'stream');
-      prefix = head.length - END_OF_STREAM.length;
-      yield format === 'csv' ? Buffer.from(csvHeaderLine(columns)) : Buffer.from(head.subarray(0, prefix));
+    if (!started) {
+      started = true;
+      if (format === 'csv') yield Buffer.from(csvHeaderLine(columns));
+      else {
+        arrow = new ArrowStreamParts(columns);
+        yield arrow.start;
+      }
     }
     for (let at = start; at < end; at += SLICE) {
       await turns.turn();
       const to = Math.min(end, at + SLICE);
-      if (format === 'csv') {
-        yield Buffer.from(csvLines(columns, at, to));
-        continue;
-      }
-      const children = columns.map((c) => columnVector(c, at, to).data[0]!);
-      const batch = new RecordBatch(schema, makeData({ type: new Struct(schema.fields), length: to - at, nullCount: 0, children }));
-      // apache-arrow writes the batch as a stream of its own: its schema, the batch, the end marker; the batch alone goes on.
-      const one = RecordBatchStreamWriter.writeAll([batch]).toUint8Array(true);
-      yield Buffer.from(one.subarray(prefix, one.length - END_OF_STREAM.length));
+      if (arrow)
+        yield arrow.batch(
+          columns.map((c) => columnVector(c, at, to).data[0]!),
+          to - at,
+        );
+      else yield Buffer.from(csvLines(columns, at, to));
     }
   }
-  if (format === 'arrow' && schema !== undefined) yield END_OF_STREAM;
+  if (arrow) yield END_OF_STREAM;
 }
 
 /** The chunks a generator yields, as one buffer. */

@@ -4,13 +4,19 @@ import path from 'node:path';
 
 /**
  * This process's scratch folder, STATE_DIR/scratch/<host>-<pid>, for files a request
- * writes and removes when it ends (a filtered Parquet export). Made empty at start,
- * and the folders that processes of this host left when they were killed are
- * removed: a request that never ended leaves nothing past a restart. Replicas that
- * share STATE_DIR each sweep only their own host's.
+ * writes and removes when it ends (a filtered Parquet export). Made as
+ * openProcessFolder makes it.
  */
-export async function openScratch(stateDir: string): Promise<string> {
-  const root = path.join(stateDir, 'scratch');
+export const openScratch = (stateDir: string): Promise<string> => openProcessFolder(path.join(stateDir, 'scratch'));
+
+/**
+ * This process's own folder under `root`, `<host>-<pid>`, made empty at start and
+ * readable by this user alone (0700, `root` too): what is written there (a scratch
+ * file, DuckDB's spilled pages) holds served data. The folders that processes of this
+ * host left when they were killed are removed: nothing outlives a restart. Replicas
+ * that share `root` each sweep only their own host's.
+ */
+export async function openProcessFolder(root: string): Promise<string> {
   await fs.mkdir(root, { recursive: true, mode: 0o700 });
   const host = os.hostname();
   for (const name of await fs.readdir(root)) {

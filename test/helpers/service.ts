@@ -66,8 +66,11 @@ export function nextMonth(release: string): string {
  * second one generated with seed 2: what README.md's recipe for a second release
  * makes. Cached on disk like the fixture, keyed by the same digest.
  */
-export async function twoReleaseDataDir(): Promise<{ dataDir: string; releases: readonly [string, string] }> {
-  const fixture = await fixtureDataDir();
+export async function twoReleaseDataDir(
+  options: { scale?: number } = {},
+): Promise<{ dataDir: string; releases: readonly [string, string] }> {
+  const { scale = 0.02 } = options;
+  const fixture = await fixtureDataDir({ scale });
   const releases = [FIXTURE_RELEASE, nextMonth(FIXTURE_RELEASE)] as const;
   const dataDir = `${fixture}-and-${releases[1]}`;
   if (
@@ -81,7 +84,7 @@ export async function twoReleaseDataDir(): Promise<{ dataDir: string; releases: 
     await fs.cp(fixture, work, { recursive: true });
     const drop = await tempDir('dqs-drop-');
     try {
-      await generateRelease({ out: path.join(drop, releases[1]), seed: 2, scale: 0.02, release: releases[1] });
+      await generateRelease({ out: path.join(drop, releases[1]), seed: 2, scale, release: releases[1] });
       await loadDrop({
         drop: path.join(drop, releases[1]),
         dataDir: work,

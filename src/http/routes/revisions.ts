@@ -5,11 +5,10 @@ import { parseOptions } from '../../query/options/endpoint.ts';
 import { REVISIONS } from '../../query/options/endpoints.ts';
 import { dimensionFilters, filtersApplied } from '../../query/options/filter-values.ts';
 import { keyParts } from '../../query/options/option.ts';
-import { CHANGES, RevisionDiff } from '../../query/revisions.ts';
-import type { DatasetDef } from '../../registry.ts';
+import { CHANGES, type RevisedRows, RevisionDiff } from '../../query/revisions.ts';
 import { PAGE_FORMATS } from '../../render/formats.ts';
-import { revisionTable } from '../../render/revisions.ts';
-import { renderTable, streamTable, type TablePage } from '../../render/table.ts';
+import { revisionTable, streamRevisions } from '../../render/revisions.ts';
+import { renderTable } from '../../render/table.ts';
 import { REVISIONS_SCHEMAS, revisionsOperation } from '../openapi/operations/revisions.ts';
 import { respondWithExportStream } from '../respond/export-stream.ts';
 import { readKept, respondWithKeptPage } from '../respond/kept-page.ts';
@@ -24,14 +23,9 @@ import type { Route } from './route.ts';
 /** Rows of a diff read from DuckDB per batch of a whole answer: a few MB of text, so memory stays flat whatever the diff's size. */
 const BATCH = 16_384;
 
-/** Rows `start` to the end of a diff, as tables of BATCH rows at most; one empty table for none. */
-async function* diffTables(def: DatasetDef, diff: RevisionDiff, start: number): AsyncGenerator<TablePage> {
-  for (let at = start; ; at += BATCH) {
-    const end = Math.max(at, Math.min(at + BATCH, diff.count));
-    const rows = await diff.rows(at, end);
-    yield revisionTable({ def, result: rows, changes: CHANGES, start: 0, end: rows.count });
-    if (end >= diff.count) return;
-  }
+/** Rows `start` to the end of a diff, BATCH rows at a time. */
+async function* diffBatches(diff: RevisionDiff, start: number): AsyncGenerator<RevisedRows> {
+  for (let at = start; at < diff.count; at += BATCH) yield await diff.rows(at, Math.min(at + BATCH, diff.count));
 }
 
 const exists = (file: string) =>
@@ -83,7 +77,7 @@ export const revisions: Route = {
             holdUntilClosed(ctx, diff.hold());
             return diff;
           });
-          return streamTable(format.name as 'csv' | 'arrow', diffTables(def, diff, after + 1));
+          return streamRevisions(format.name as 'csv' | 'arrow', def, CHANGES, diffBatches(diff, after + 1));
         },
         contentType: format.contentType,
         filename: `${def.name}-revisions-${from}-${to}.${format.extension}`,
