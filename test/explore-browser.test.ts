@@ -126,6 +126,31 @@ if (CHROMIUM_MISSING) {
     await page.locator('section.chart-box').screenshot({ path: path.join(images, 'explore-chart.png') });
   });
 
+  test('an aggregate view: each country chip counts the rows the table adds up, and the national-totals rule is said beside it', async () => {
+    const view = 'metric=ggr&fx=USD&group_by=country&region=North+America&channel=Land';
+    await open(`/explore/aggregate?${view}`);
+    await answerTable();
+    await page.locator('button[data-facet="country"]').first().waitFor({ timeout: 30_000 });
+    const table = await tableOnPage(page);
+    const [country, rows] = [table.columns.indexOf('country'), table.columns.indexOf('rows')];
+    const tableRows = new Map(table.rows.map((r) => [r[country]!, Number(r[rows])]));
+    const chips = await page
+      .locator('button[data-facet="country"]')
+      .evaluateAll((buttons) =>
+        buttons.map((b) => [b.getAttribute('data-value'), b.querySelector('.count')!.textContent!.replace(/\D/g, '')]),
+      );
+    assert.ok(chips.length > 1);
+    for (const [value, count] of chips) assert.is(Number(count), tableRows.get(value!), `${value}: the chip's count is the table's rows`);
+    const rule = page.locator('p.rule');
+    assert.ok(await rule.isVisible(), 'the rule is shown');
+    assert.match(await rule.innerText(), /national totals only \(state ""\): add state to group_by/);
+    // Grouped by state too, every row is read: no rule to say.
+    await open(`/explore/aggregate?${view.replace('group_by=country', 'group_by=country,state')}`);
+    await answerTable();
+    await page.locator('button[data-facet="country"]').first().waitFor({ timeout: 30_000 });
+    assert.is(await page.locator('p.rule').isVisible(), false);
+  });
+
   test('a bar chart without year; a facet value clicked adds its filter to the URL and narrows the rows', async () => {
     await open('/explore/aggregate?metric=ggr&group_by=region&fx=USD&year=2024');
     await answerTable();

@@ -200,6 +200,8 @@ export interface FacetsAnswer<M extends Metric> {
     /** Per dimension, how many values with rows are not listed. */
     readonly values_left_out: { readonly [D in DimensionOf<M>]: number };
     readonly release: string;
+    /** With endpoint=aggregate, when the national-totals rule applies: only rows whose `dimension` is `value` were counted. */
+    readonly totals_rule?: { readonly dimension: string; readonly value: string; readonly means: string };
     readonly warnings?: readonly string[];
   };
 }

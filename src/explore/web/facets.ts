@@ -10,14 +10,32 @@ import { h } from './dom.ts';
 // parameters, `country=France&country=Spain`. A value is compared as the URL holds it,
 // as text: /v1/facets sends `year` as a number.
 
-/** The facets request of a view: its dataset, and those of its parameters /v1/facets takes for it (its filters, period, release). */
-function facetsPath(dataset: { name: string }, params: URLSearchParams, facets: readonly OperationParameter[]): string {
+/**
+ * The facets request of a view: its dataset, its endpoint where /v1/facets counts that
+ * endpoint's rows (an aggregate's national-totals rule), and those of its parameters
+ * /v1/facets takes for it (its filters, period, release, grouping).
+ */
+function facetsPath(endpoint: Endpoint, dataset: { name: string }, params: URLSearchParams, facets: readonly OperationParameter[]): string {
   const taken = new Set(
     facets.filter((p) => p.in === 'query' && (p['x-metrics'] ?? [dataset.name]).includes(dataset.name)).map((p) => p.name),
   );
   const query = new URLSearchParams({ metric: dataset.name });
-  for (const [name, value] of params) if (taken.has(name) && name !== 'metric') query.append(name, value);
+  if (facets.find((p) => p.name === 'endpoint')?.schema?.enum?.includes(endpoint)) query.set('endpoint', endpoint);
+  for (const [name, value] of params) if (taken.has(name) && !query.has(name)) query.append(name, value);
   return `/v1/facets?${query}`;
+}
+
+/** The rule /v1/facets says it counted with, in words, or '' when it applied none. */
+export function ruleText(meta: FacetsAnswer<Metric>['meta'] | undefined): string {
+  const rule = meta?.totals_rule;
+  if (!rule) return '';
+  return `The ${rule.means} only (${rule.dimension} ${JSON.stringify(rule.value)}): add ${rule.dimension} to group_by, or pick ${rule.dimension} values in the filters, to see the rest.`;
+}
+
+/** The filters, and the facets answer they were counted from (undefined when it failed). */
+export interface Filters {
+  readonly element: HTMLElement;
+  readonly facets: FacetsAnswer<Metric> | undefined;
 }
 
 export async function renderFilters(
@@ -26,12 +44,12 @@ export async function renderFilters(
   dataset: { name: string; dimensions: readonly string[] },
   /** /v1/facets' parameters in /openapi.json. */
   facetsParameters: readonly OperationParameter[],
-): Promise<HTMLElement> {
+): Promise<Filters> {
   const box = h('fieldset', { class: 'filters' }, h('legend', {}, 'Filters'));
   let facets: FacetsAnswer<Metric> | undefined;
   let problem = '';
   try {
-    facets = await getJson<FacetsAnswer<Metric>>(facetsPath(dataset, params, facetsParameters));
+    facets = await getJson<FacetsAnswer<Metric>>(facetsPath(endpoint, dataset, params, facetsParameters));
   } catch (err) {
     problem = err instanceof ApiFailure ? `${err.status}: ${err.error}` : String(err);
   }
@@ -76,5 +94,5 @@ export async function renderFilters(
     }
     box.append(group);
   }
-  return box;
+  return { element: box, facets };
 }

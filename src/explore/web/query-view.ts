@@ -15,7 +15,7 @@ import { chartData, measures } from './chart-data.ts';
 import { datasetControl, parameterControls } from './controls.ts';
 import { announce, h } from './dom.ts';
 import { showError } from './errors.ts';
-import { renderFilters } from './facets.ts';
+import { renderFilters, ruleText } from './facets.ts';
 import { SNIPPET_KINDS, snippet } from './snippets.ts';
 import { flatten, renderTable } from './table.ts';
 import { apiPath, datasetParam, navigate, pageUrl } from './url-state.ts';
@@ -58,11 +58,16 @@ export async function renderQuery(into: HTMLElement, endpoint: Endpoint, params:
   // The answer is asked for beside the facets, not after them: counting every dimension
   // of a large release takes longer than the answer, and the table and chart need only it.
   const answered = dataset && getJson<Answer>(apiPath(endpoint, params));
+  // The rule the facets counted with (an aggregate's national totals), said beside the table, as /v1/facets words it.
+  const rule = h('p', { class: 'note rule', role: 'note', hidden: true });
   if (dataset && endpoint !== 'reference') {
     const slot = h('fieldset', { class: 'filters', 'aria-busy': 'true' }, h('legend', {}, 'Filters'));
     into.append(slot);
-    void renderFilters(endpoint, params, dataset, parametersOf('/v1/facets')).then((filters) => {
-      if (!stale()) slot.replaceWith(filters);
+    void renderFilters(endpoint, params, dataset, parametersOf('/v1/facets')).then(({ element, facets }) => {
+      if (stale()) return;
+      slot.replaceWith(element);
+      rule.textContent = ruleText(facets?.meta);
+      rule.hidden = !rule.textContent;
     });
   }
   into.append(problems);
@@ -78,7 +83,7 @@ export async function renderQuery(into: HTMLElement, endpoint: Endpoint, params:
     return;
   }
   if (stale()) return;
-  renderAnswer(into, endpoint, params, dataset, answer, operation);
+  renderAnswer(into, endpoint, params, dataset, answer, operation, rule);
 }
 
 function renderAnswer(
@@ -88,6 +93,7 @@ function renderAnswer(
   dataset: CatalogEntry,
   answer: Answer,
   operation: readonly OperationParameter[],
+  rule: HTMLElement,
 ): void {
   const flat = flatten(answer.data as unknown as readonly Record<string, unknown>[]);
   const dims = new Set([...dataset.dimensions, 'change']);
@@ -122,7 +128,7 @@ function renderAnswer(
   }
   into.append(chartBox);
 
-  into.append(renderTable(flat, caption, dims));
+  into.append(rule, renderTable(flat, caption, dims));
   const pages = h('nav', { class: 'pages', 'aria-label': 'Pages' });
   if (params.has('cursor')) {
     const first = h('button', { type: 'button' }, 'First page');
