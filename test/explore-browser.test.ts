@@ -126,6 +126,33 @@ if (CHROMIUM_MISSING) {
     await page.locator('section.chart-box').screenshot({ path: path.join(images, 'explore-chart.png') });
   });
 
+  test('every "Aggregate …" link of the catalog opens on a 200: in mixed currencies, the catalog first currency is picked and said', async () => {
+    await open('/explore');
+    await page.getByRole('heading', { name: 'Catalog' }).waitFor();
+    const links = await page.getByRole('link', { name: /^Aggregate / }).evaluateAll((as) => as.map((a) => a.getAttribute('href')!));
+    const catalog = (await service.get('/v1/catalog')).json;
+    assert.is(links.length, catalog.datasets.filter((d: any) => d.metrics.length > 0).length);
+    for (const href of links) {
+      const api = href.replace('/explore/', '/v1/');
+      assert.is((await service.get(api)).status, 200, api);
+    }
+    // ggr, in every currency, links in the catalog's first (USD); the view opened on its own picks it too, and says so.
+    const first = Object.keys(catalog.dimensions.fx.values)[0];
+    assert.ok(links.includes(`/explore/aggregate?metric=ggr&fx=${first}`), links.join(' '));
+    await open('/explore/aggregate?metric=ggr');
+    await answerTable();
+    assert.is(await page.locator('#view [role=alert]').count(), 0);
+    assert.match(await page.locator('p.picked').innerText(), new RegExp(`fx=${first} picked for you`));
+    assert.match(page.url(), new RegExp(`fx=${first}`));
+    // And it can be changed: the fx filter holds it.
+    assert.is(await page.locator('#param-fx').inputValue(), first);
+    await page.locator('#param-fx').fill('EUR');
+    await page.locator('#param-fx').dispatchEvent('change');
+    await page.waitForURL(/fx=EUR/);
+    await answerTable();
+    assert.is(await page.locator('p.picked').count(), 0);
+  });
+
   test('an aggregate view: each country chip counts the rows the table adds up, and the national-totals rule is said beside it', async () => {
     const view = 'metric=ggr&fx=USD&group_by=country&region=North+America&channel=Land';
     await open(`/explore/aggregate?${view}`);

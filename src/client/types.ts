@@ -141,6 +141,8 @@ export interface CatalogEntry {
   readonly metrics: readonly string[];
   /** The denominators `per` divides its sums by. */
   readonly per?: readonly { readonly metric: string; readonly dataset: string; readonly keys: readonly string[]; readonly means: string }[];
+  /** Each metric whose rows are in different units, and the dimension naming each row's unit (ggr's `fx`). */
+  readonly units_from?: Readonly<Record<string, string>>;
   readonly row_count?: number;
   readonly first_year?: number;
   readonly last_year?: number;

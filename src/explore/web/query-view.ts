@@ -18,6 +18,7 @@ import { showError } from './errors.ts';
 import { renderFilters, ruleText } from './facets.ts';
 import { SNIPPET_KINDS, snippet } from './snippets.ts';
 import { flatten, renderTable } from './table.ts';
+import { unitDefault } from './unit-default.ts';
 import { apiPath, datasetParam, navigate, pageUrl } from './url-state.ts';
 
 // /explore/<endpoint>?<query>: the controls, the answer of /v1/<endpoint>?<query> as a
@@ -51,10 +52,27 @@ export async function renderQuery(into: HTMLElement, endpoint: Endpoint, params:
   const operation = parametersOf(`/v1/${endpoint}`);
   const name = params.get(datasetParam(endpoint));
   const dataset = cat.datasets.find((d) => d.name === name);
+  // An aggregate in mixed currencies would be refused: the view opens in the catalog's first one, and says so.
+  const unit = endpoint === 'aggregate' && dataset ? unitDefault(cat, dataset, params) : undefined;
+  if (unit) {
+    params = new URLSearchParams(params);
+    params.set(...unit);
+    history.replaceState(null, '', pageUrl(endpoint, params));
+  }
   const form = h('form', { class: 'controls', 'aria-label': 'Query' }, datasetControl(endpoint, params, operation));
   form.addEventListener('submit', (event) => event.preventDefault());
   form.append(...parameterControls(endpoint, params, operation, cat.datasets));
   into.append(form);
+  if (unit) {
+    const [dimension, value] = unit;
+    into.append(
+      h(
+        'p',
+        { class: 'note picked', role: 'note' },
+        `${dimension}=${value} picked for you, the catalog's first ${dimension}: ${dataset!.name} cannot add up values in different units. Change it in the ${dimension} filter, or add ${dimension} to group_by.`,
+      ),
+    );
+  }
   // The answer is asked for beside the facets, not after them: counting every dimension
   // of a large release takes longer than the answer, and the table and chart need only it.
   const answered = dataset && getJson<Answer>(apiPath(endpoint, params));
