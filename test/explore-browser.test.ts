@@ -366,6 +366,42 @@ if (CHROMIUM_MISSING) {
     assert.match(await page.locator('#snippet[data-kind="CLI"]').innerText(), /no reference command/);
   });
 
+  test('year=2019-2024: its error in words beside the year control, marked invalid; the facets keep their last counts; Copied is said beside Copy as', async () => {
+    await open('/explore/aggregate?metric=ggr&fx=USD&group_by=country');
+    await answerTable();
+    await page.locator('button[data-facet="country"]').first().waitFor({ timeout: 30_000 });
+    const before = await page.locator('button[data-facet="country"]').count();
+    await page.locator('button[data-snippet="curl"]').click();
+    assert.match(await page.locator('.copy-as [role=status]').innerText(), /Copied the curl snippet/);
+    const year = page.locator('#param-year');
+    await year.fill('2019-2024');
+    await year.dispatchEvent('change');
+    await page.waitForURL(/year=2019-2024/);
+    await page.locator('#param-year[aria-invalid="true"]').waitFor({ timeout: 30_000 });
+    const describedBy = (await page.locator('#param-year').getAttribute('aria-describedby'))!;
+    const note = page.locator(`#${describedBy}`);
+    assert.match(await note.innerText(), /year/i);
+    assert.not.match(await note.innerText(), /[{}"]/, 'words, not JSON');
+    // Beside the field: the note follows the input in the same control.
+    assert.ok(
+      await page
+        .locator('.control', { has: page.locator('#param-year') })
+        .locator(`#${describedBy}`)
+        .isVisible(),
+    );
+    await page.locator('#view [role=alert].error').first().waitFor();
+    for (const text of await page.locator('#view [role=alert]').allInnerTexts()) assert.not.match(text, /formErrors|fieldErrors|\{"/);
+    assert.is(await page.locator('button[data-facet="country"]').count(), before, 'the facets stay');
+    // Notes and errors look different.
+    const colour = (selector: string) =>
+      page
+        .locator(selector)
+        .first()
+        .evaluate((el) => getComputedStyle(el).color);
+    assert.is.not(await colour('.note:not(.bad)'), await colour('.note.bad'));
+    assert.equal(await seriousViolations(), [], 'axe on the refused view');
+  });
+
   test('a 400 shows its error beside the control that caused it; a 401 goes back to the key input', async () => {
     await open('/explore/financials?metric=ggr&limit=5000');
     const note = page.locator('#note-limit.bad');

@@ -3,6 +3,7 @@ import type { Endpoint } from '../views.ts';
 import { ApiFailure, getJson, type OperationParameter } from './api.ts';
 import { control, setParam } from './controls.ts';
 import { h } from './dom.ts';
+import { markFields } from './errors.ts';
 
 // The filters of a view: one per dimension of the dataset, each with the counts of
 // GET /v1/facets beside its values (each dimension's counts apply every other filter).
@@ -24,6 +25,9 @@ function facetsPath(endpoint: Endpoint, dataset: { name: string }, params: URLSe
   for (const [name, value] of params) if (taken.has(name) && !query.has(name)) query.append(name, value);
   return `/v1/facets?${query}`;
 }
+
+/** The last counts /v1/facets answered for each view's endpoint and dataset, in this page's life. */
+const lastGood = new Map<string, FacetsAnswer<Metric>>();
 
 /** The rule /v1/facets says it counted with, in words, or '' when it applied none. */
 export function ruleText(meta: FacetsAnswer<Metric>['meta'] | undefined): string {
@@ -47,13 +51,29 @@ export async function renderFilters(
 ): Promise<Filters> {
   const box = h('fieldset', { class: 'filters' }, h('legend', {}, 'Filters'));
   let facets: FacetsAnswer<Metric> | undefined;
-  let problem = '';
+  let failure: unknown;
+  const path = facetsPath(endpoint, dataset, params, facetsParameters);
   try {
-    facets = await getJson<FacetsAnswer<Metric>>(facetsPath(endpoint, dataset, params, facetsParameters));
+    facets = await getJson<FacetsAnswer<Metric>>(path);
+    lastGood.set(`${endpoint} ${dataset.name}`, facets);
   } catch (err) {
-    problem = err instanceof ApiFailure ? `${err.status}: ${err.error}` : String(err);
+    failure = err;
   }
-  if (problem) box.append(h('p', { class: 'note', role: 'note' }, `Value counts are not available (${problem}); the filters still work.`));
+  // A refused view keeps the counts of the last one that answered, so the filters to fix it stay.
+  const kept = failure === undefined ? undefined : lastGood.get(`${endpoint} ${dataset.name}`);
+  if (failure !== undefined) {
+    const problem = failure instanceof ApiFailure ? failure.error : String(failure);
+    box.append(
+      h(
+        'p',
+        { class: 'note', role: 'note' },
+        kept
+          ? `The counts are those of the last view that answered (this one was refused: ${problem}).`
+          : `Value counts are not available (${problem}); the filters still work.`,
+      ),
+    );
+    facets = kept;
+  }
   for (const dimension of dataset.dimensions) {
     const chosen = params.getAll(dimension);
     const input = h('input', { type: 'text', value: chosen.join(','), autocomplete: 'off', spellcheck: 'false' });
@@ -94,5 +114,6 @@ export async function renderFilters(
     }
     box.append(group);
   }
-  return { element: box, facets };
+  markFields(box, failure);
+  return { element: box, facets: failure === undefined ? facets : undefined };
 }

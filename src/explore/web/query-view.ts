@@ -13,7 +13,7 @@ import { download, getJson, type OperationParameter } from './api.ts';
 import { renderChart } from './chart.ts';
 import { chartData, measures } from './chart-data.ts';
 import { datasetControl, parameterControls } from './controls.ts';
-import { announce, h } from './dom.ts';
+import { announce, h, statusLine } from './dom.ts';
 import { showError } from './errors.ts';
 import { renderFilters, ruleText } from './facets.ts';
 import { SNIPPET_KINDS, snippet } from './snippets.ts';
@@ -62,7 +62,8 @@ export async function renderQuery(into: HTMLElement, endpoint: Endpoint, params:
   const form = h('form', { class: 'controls', 'aria-label': 'Query' }, datasetControl(endpoint, params, operation));
   form.addEventListener('submit', (event) => event.preventDefault());
   form.append(...parameterControls(endpoint, params, operation, cat.datasets));
-  into.append(form);
+  // A refusal's summary right below the controls, each field's own error beside it (errors.ts).
+  into.append(form, problems);
   if (unit) {
     const [dimension, value] = unit;
     into.append(
@@ -88,7 +89,6 @@ export async function renderQuery(into: HTMLElement, endpoint: Endpoint, params:
       rule.hidden = !rule.textContent;
     });
   }
-  into.append(problems);
   if (!answered) {
     into.append(h('p', {}, 'Choose a dataset to see its rows.'));
     return;
@@ -180,6 +180,7 @@ function copyPanel(endpoint: Endpoint, params: URLSearchParams, columns: readonl
     h('p', { class: 'muted' }, 'Each reads your key from the DQS_API_KEY environment variable; no snippet holds it.'),
   );
   const buttons = h('div', { class: 'actions' });
+  const status = statusLine();
   for (const kind of SNIPPET_KINDS) {
     const button = h('button', { type: 'button', 'data-snippet': kind }, kind);
     button.addEventListener('click', async () => {
@@ -188,25 +189,26 @@ function copyPanel(endpoint: Endpoint, params: URLSearchParams, columns: readonl
       shown.dataset.kind = kind;
       try {
         await navigator.clipboard.writeText(text);
-        announce(`Copied the ${kind} snippet.`);
+        announce(`Copied the ${kind} snippet.`, status);
       } catch {
-        announce(`Shown the ${kind} snippet; the browser did not allow copying it.`);
+        announce(`Shown the ${kind} snippet; the browser did not allow copying it.`, status);
       }
     });
     buttons.append(button);
   }
-  panel.append(buttons, shown);
+  panel.append(buttons, status, shown);
   return panel;
 }
 
 function downloads(endpoint: Endpoint, params: URLSearchParams, dataset: CatalogEntry) {
   const box = h('section', { class: 'downloads', 'aria-labelledby': 'downloads-title' }, h('h3', { id: 'downloads-title' }, 'Download'));
+  const status = statusLine();
   const get = (label: string, path: string, file: string) => {
     const button = h('button', { type: 'button' }, label);
     button.addEventListener('click', async () => {
       try {
         await download(path, file);
-        announce(`Saved ${file}`);
+        announce(`Saved ${file}`, status);
       } catch (err) {
         showError(box.querySelector('.problems') as HTMLElement, err);
       }
@@ -224,6 +226,6 @@ function downloads(endpoint: Endpoint, params: URLSearchParams, dataset: Catalog
     for (const [k, v] of params) if (dims.has(k)) exp.append(k, v);
     actions.append(get('Parquet (every matching row, /v1/export)', `/v1/export?${exp}`, `${dataset.name}.parquet`));
   }
-  box.append(actions, h('div', { class: 'problems' }));
+  box.append(actions, status, h('div', { class: 'problems' }));
   return box;
 }
