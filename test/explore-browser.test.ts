@@ -126,6 +126,58 @@ if (CHROMIUM_MISSING) {
     await page.locator('section.chart-box').screenshot({ path: path.join(images, 'explore-chart.png') });
   });
 
+  test('every "Aggregate …" link of the catalog opens on a 200: in mixed currencies, the catalog first currency is picked and said', async () => {
+    await open('/explore');
+    await page.getByRole('heading', { name: 'Catalog' }).waitFor();
+    const links = await page.getByRole('link', { name: /^Aggregate / }).evaluateAll((as) => as.map((a) => a.getAttribute('href')!));
+    const catalog = (await service.get('/v1/catalog')).json;
+    assert.is(links.length, catalog.datasets.filter((d: any) => d.metrics.length > 0).length);
+    for (const href of links) {
+      const api = href.replace('/explore/', '/v1/');
+      assert.is((await service.get(api)).status, 200, api);
+    }
+    // ggr, in every currency, links in the catalog's first (USD); the view opened on its own picks it too, and says so.
+    const first = Object.keys(catalog.dimensions.fx.values)[0];
+    assert.ok(links.includes(`/explore/aggregate?metric=ggr&fx=${first}`), links.join(' '));
+    await open('/explore/aggregate?metric=ggr');
+    await answerTable();
+    assert.is(await page.locator('#view [role=alert]').count(), 0);
+    assert.match(await page.locator('p.picked').innerText(), new RegExp(`fx=${first} picked for you`));
+    assert.match(page.url(), new RegExp(`fx=${first}`));
+    // And it can be changed: the fx filter holds it.
+    assert.is(await page.locator('#param-fx').inputValue(), first);
+    await page.locator('#param-fx').fill('EUR');
+    await page.locator('#param-fx').dispatchEvent('change');
+    await page.waitForURL(/fx=EUR/);
+    await answerTable();
+    assert.is(await page.locator('p.picked').count(), 0);
+  });
+
+  test('an aggregate view: each country chip counts the rows the table adds up, and the national-totals rule is said beside it', async () => {
+    const view = 'metric=ggr&fx=USD&group_by=country&region=North+America&channel=Land';
+    await open(`/explore/aggregate?${view}`);
+    await answerTable();
+    await page.locator('button[data-facet="country"]').first().waitFor({ timeout: 30_000 });
+    const table = await tableOnPage(page);
+    const [country, rows] = [table.columns.indexOf('country'), table.columns.indexOf('rows')];
+    const tableRows = new Map(table.rows.map((r) => [r[country]!, Number(r[rows])]));
+    const chips = await page
+      .locator('button[data-facet="country"]')
+      .evaluateAll((buttons) =>
+        buttons.map((b) => [b.getAttribute('data-value'), b.querySelector('.count')!.textContent!.replace(/\D/g, '')]),
+      );
+    assert.ok(chips.length > 1);
+    for (const [value, count] of chips) assert.is(Number(count), tableRows.get(value!), `${value}: the chip's count is the table's rows`);
+    const rule = page.locator('p.rule');
+    assert.ok(await rule.isVisible(), 'the rule is shown');
+    assert.match(await rule.innerText(), /national totals only \(state ""\): add state to group_by/);
+    // Grouped by state too, every row is read: no rule to say.
+    await open(`/explore/aggregate?${view.replace('group_by=country', 'group_by=country,state')}`);
+    await answerTable();
+    await page.locator('button[data-facet="country"]').first().waitFor({ timeout: 30_000 });
+    assert.is(await page.locator('p.rule').isVisible(), false);
+  });
+
   test('a bar chart without year; a facet value clicked adds its filter to the URL and narrows the rows', async () => {
     await open('/explore/aggregate?metric=ggr&group_by=region&fx=USD&year=2024');
     await answerTable();
@@ -312,6 +364,42 @@ if (CHROMIUM_MISSING) {
     assert.is(sameRows(await runSnippet('TypeScript', code, service.key), shown), undefined);
     await page.locator('button[data-snippet="CLI"]').click();
     assert.match(await page.locator('#snippet[data-kind="CLI"]').innerText(), /no reference command/);
+  });
+
+  test('year=2019-2024: its error in words beside the year control, marked invalid; the facets keep their last counts; Copied is said beside Copy as', async () => {
+    await open('/explore/aggregate?metric=ggr&fx=USD&group_by=country');
+    await answerTable();
+    await page.locator('button[data-facet="country"]').first().waitFor({ timeout: 30_000 });
+    const before = await page.locator('button[data-facet="country"]').count();
+    await page.locator('button[data-snippet="curl"]').click();
+    assert.match(await page.locator('.copy-as [role=status]').innerText(), /Copied the curl snippet/);
+    const year = page.locator('#param-year');
+    await year.fill('2019-2024');
+    await year.dispatchEvent('change');
+    await page.waitForURL(/year=2019-2024/);
+    await page.locator('#param-year[aria-invalid="true"]').waitFor({ timeout: 30_000 });
+    const describedBy = (await page.locator('#param-year').getAttribute('aria-describedby'))!;
+    const note = page.locator(`#${describedBy}`);
+    assert.match(await note.innerText(), /year/i);
+    assert.not.match(await note.innerText(), /[{}"]/, 'words, not JSON');
+    // Beside the field: the note follows the input in the same control.
+    assert.ok(
+      await page
+        .locator('.control', { has: page.locator('#param-year') })
+        .locator(`#${describedBy}`)
+        .isVisible(),
+    );
+    await page.locator('#view [role=alert].error').first().waitFor();
+    for (const text of await page.locator('#view [role=alert]').allInnerTexts()) assert.not.match(text, /formErrors|fieldErrors|\{"/);
+    assert.is(await page.locator('button[data-facet="country"]').count(), before, 'the facets stay');
+    // Notes and errors look different.
+    const colour = (selector: string) =>
+      page
+        .locator(selector)
+        .first()
+        .evaluate((el) => getComputedStyle(el).color);
+    assert.is.not(await colour('.note:not(.bad)'), await colour('.note.bad'));
+    assert.equal(await seriousViolations(), [], 'axe on the refused view');
   });
 
   test('a 400 shows its error beside the control that caused it; a 401 goes back to the key input', async () => {

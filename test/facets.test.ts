@@ -106,6 +106,42 @@ generated('a picked value leaves its own dimension whole: the other countries ke
   );
 });
 
+generated('endpoint=aggregate: counts the rows the aggregate adds up, and names the national-totals rule it applied', async () => {
+  const view = 'fx=USD&region=North+America&channel=Land';
+  const agg = await service.get(`/v1/aggregate?metric=ggr&group_by=country&${view}`);
+  assert.is(agg.status, 200, agg.text);
+  assert.equal(agg.json.meta.filters_applied.state, ['']);
+  const rowsOf = new Map(agg.json.data.map((g: any) => [g.dimensions.country, g.values.rows]));
+  const counted = (await service.get(`/v1/facets?metric=ggr&endpoint=aggregate&group_by=country&${view}`)).json;
+  assert.equal(counted.meta.totals_rule, { dimension: 'state', value: '', means: 'national totals' });
+  assert.equal(counted.meta.filters_applied.state, ['']);
+  const chips = counted.data.country as Facet[];
+  assert.ok(chips.length > 1);
+  for (const { value, rows } of chips) assert.is(rows, rowsOf.get(value), `${value}: the chip's count is the table's rows`);
+  // The state chips still list every state: picking one is a filter that lifts the rule.
+  assert.ok(
+    (counted.data.state as Facet[]).some((f) => f.value !== ''),
+    'states listed',
+  );
+  // Without it, or grouped by state, every row is counted and no rule is named.
+  for (const query of [`metric=ggr&group_by=country&${view}`, `metric=ggr&endpoint=aggregate&group_by=country,state&${view}`]) {
+    const all = (await service.get(`/v1/facets?${query}`)).json;
+    assert.is(all.meta.totals_rule, undefined, query);
+    const us = (all.data.country as Facet[]).find((f) => f.value === chips[0]!.value)!;
+    assert.ok(us.rows > chips[0]!.rows, `${query}: the states' rows counted too`);
+  }
+  // The aggregate's refusals, from the same code.
+  for (const [query, text] of [
+    ['state=&state=Nevada', /Cannot add national totals/],
+    ['group_by=product', /product/],
+    ['endpoint=revisions', /endpoint/],
+  ] as const) {
+    const res = await service.get(`/v1/facets?metric=fx&endpoint=aggregate&${query}`);
+    assert.is(res.status, 400, `${query}: ${res.text}`);
+    assert.match(res.text, text);
+  }
+});
+
 generated('cached like any answer: the same ETag, and 304 on If-None-Match', async () => {
   const first = await service.get('/v1/facets?metric=ggr&country=Spain');
   const again = await service.get('/v1/facets?metric=ggr&country=Spain');

@@ -141,6 +141,8 @@ export interface CatalogEntry {
   readonly metrics: readonly string[];
   /** The denominators `per` divides its sums by. */
   readonly per?: readonly { readonly metric: string; readonly dataset: string; readonly keys: readonly string[]; readonly means: string }[];
+  /** Each metric whose rows are in different units, and the dimension naming each row's unit (ggr's `fx`). */
+  readonly units_from?: Readonly<Record<string, string>>;
   readonly row_count?: number;
   readonly first_year?: number;
   readonly last_year?: number;
@@ -200,6 +202,8 @@ export interface FacetsAnswer<M extends Metric> {
     /** Per dimension, how many values with rows are not listed. */
     readonly values_left_out: { readonly [D in DimensionOf<M>]: number };
     readonly release: string;
+    /** With endpoint=aggregate, when the national-totals rule applies: only rows whose `dimension` is `value` were counted. */
+    readonly totals_rule?: { readonly dimension: string; readonly value: string; readonly means: string };
     readonly warnings?: readonly string[];
   };
 }

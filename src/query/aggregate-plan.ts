@@ -1,10 +1,8 @@
 import {
   type ApiError,
-  InvalidGroupByError,
   InvalidHavingError,
   InvalidMeasureError,
   InvalidOrderError,
-  MixedTotalsError,
   MixedUnitsError,
   RateSumError,
 } from '../errors/index.ts';
@@ -15,6 +13,7 @@ import { type AggregateValues, PLANNED } from './options/aggregate.ts';
 import { type AggregateFunction, FUNCTIONS, type Measure, type MetaSource, type PlanRequest } from './options/aggregate-option.ts';
 import { type DenominatorEntry, denominatorEntry } from './options/derived.ts';
 import { isGiven } from './options/option.ts';
+import { checkGroupBy, totalsFilters } from './totals-rule.ts';
 
 // An aggregate request as a plan: what to group, measure and order, after the
 // registry's guards and each option's own checks, in the order the options are
@@ -59,28 +58,6 @@ function refusal(metric: string, fn: AggregateFunction, request: PlanRequest): A
     );
   }
   return undefined;
-}
-
-/**
- * The filters to aggregate with: rows that total others (national rows, state "")
- * and the rows they total are never added together. Without a filter or a grouping on
- * that dimension only the totals are read; a filter that mixes both is refused.
- */
-function effectiveFilters(def: DatasetDef, groupBy: readonly string[], filters: Filters): Filters {
-  const totals = def.totals;
-  if (!totals || groupBy.includes(totals.dimension)) return filters;
-  const given = filters.get(totals.dimension);
-  if (given === undefined) {
-    const implied = new Map([...filters, [totals.dimension, [totals.value]]]);
-    return new Map(def.dimensions.filter((d) => implied.has(d)).map((d) => [d, implied.get(d)!]));
-  }
-  if (given.includes(totals.value) && given.length > 1) {
-    const shown = JSON.stringify(totals.value);
-    throw new MixedTotalsError(
-      `Cannot add ${totals.means} (${totals.dimension} ${shown}) to the rows they total: filter ${totals.dimension} to ${shown} alone or leave ${shown} out, or add ${totals.dimension} to group_by`,
-    );
-  }
-  return filters;
 }
 
 /** The measures asked for, or every metric's default less those refused here (omitted, with why). */
@@ -156,10 +133,8 @@ function isWideKey(key: string, keys: readonly string[]): boolean {
 /** Checks a request against the dataset, the registry's guards and each option's own checks; throws the 400 to answer. */
 export function planAggregate(def: DatasetDef, values: AggregateValues, requested: Filters): AggregatePlan {
   const groupBy = values.group_by;
-  for (const dimension of groupBy) {
-    if (!def.dimensions.includes(dimension)) throw new InvalidGroupByError(dimension, def.name, def.dimensions);
-  }
-  const filters = effectiveFilters(def, groupBy, requested);
+  checkGroupBy(def, groupBy);
+  const filters = totalsFilters(def, groupBy, requested);
   const given = givenOptions(values);
   const labels = new Map(given.map(({ name, option, value }) => [name, option.label?.(value) ?? name]));
   const request: PlanRequest = { def, groupBy, rollup: values.rollup, filters, given: (name) => labels.get(name) };

@@ -2,6 +2,7 @@ import type { CatalogAnswer, ReleaseInfo } from '../../client/types.ts';
 import { getJson } from './api.ts';
 import { h } from './dom.ts';
 import { showError } from './errors.ts';
+import { unitDefault } from './unit-default.ts';
 import { pageUrl } from './url-state.ts';
 
 // /explore alone: every dataset of /v1/catalog with its description, metrics and
@@ -28,6 +29,10 @@ export async function renderCatalog(into: HTMLElement, stale: () => boolean): Pr
     const first = financial ? 'financials' : 'reference';
     const param = financial ? 'metric' : 'dataset';
     const query = new URLSearchParams({ [param]: d.name });
+    // An aggregate link that answers: in one currency where the metrics mix them.
+    const aggregate = new URLSearchParams(query);
+    const unit = financial ? unitDefault(catalog, d, aggregate) : undefined;
+    if (unit) aggregate.set(...unit);
     into.append(
       h(
         'section',
@@ -49,7 +54,7 @@ export async function renderCatalog(into: HTMLElement, stale: () => boolean): Pr
           {},
           h('a', { href: pageUrl(first, query) }, `Rows of ${d.name}`),
           financial ? ' · ' : null,
-          financial ? h('a', { href: pageUrl('aggregate', query) }, `Aggregate ${d.name}`) : null,
+          financial ? h('a', { href: pageUrl('aggregate', aggregate) }, `Aggregate ${d.name}`) : null,
         ),
       ),
     );

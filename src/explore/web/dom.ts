@@ -14,11 +14,18 @@ export function h<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Attrs = 
   return el;
 }
 
-/** The page's live region for what a click did (copied, downloaded). */
-export function announce(text: string): void {
-  const status = document.getElementById('status');
+/**
+ * Says what a click did (copied, saved): in `where`, a live region beside the action
+ * (a status far up the page is off-screen by the time the action is reached), else the
+ * page's own.
+ */
+export function announce(text: string, where?: HTMLElement): void {
+  const status = where ?? document.getElementById('status');
   if (status) status.textContent = text;
 }
+
+/** A live region to announce into, placed beside the actions it speaks for. */
+export const statusLine = () => h('p', { class: 'status muted', role: 'status', 'aria-live': 'polite' });
 
 /** Back to the key input, saying why: what a 401 answers. */
 export function askForKey(message: string): void {

@@ -13,11 +13,12 @@ import { download, getJson, type OperationParameter } from './api.ts';
 import { renderChart } from './chart.ts';
 import { chartData, measures } from './chart-data.ts';
 import { datasetControl, parameterControls } from './controls.ts';
-import { announce, h } from './dom.ts';
+import { announce, h, statusLine } from './dom.ts';
 import { showError } from './errors.ts';
-import { renderFilters } from './facets.ts';
+import { renderFilters, ruleText } from './facets.ts';
 import { SNIPPET_KINDS, snippet } from './snippets.ts';
 import { flatten, renderTable } from './table.ts';
+import { unitDefault } from './unit-default.ts';
 import { apiPath, datasetParam, navigate, pageUrl } from './url-state.ts';
 
 // /explore/<endpoint>?<query>: the controls, the answer of /v1/<endpoint>?<query> as a
@@ -51,21 +52,43 @@ export async function renderQuery(into: HTMLElement, endpoint: Endpoint, params:
   const operation = parametersOf(`/v1/${endpoint}`);
   const name = params.get(datasetParam(endpoint));
   const dataset = cat.datasets.find((d) => d.name === name);
+  // An aggregate in mixed currencies would be refused: the view opens in the catalog's first one, and says so.
+  const unit = endpoint === 'aggregate' && dataset ? unitDefault(cat, dataset, params) : undefined;
+  if (unit) {
+    params = new URLSearchParams(params);
+    params.set(...unit);
+    history.replaceState(null, '', pageUrl(endpoint, params));
+  }
   const form = h('form', { class: 'controls', 'aria-label': 'Query' }, datasetControl(endpoint, params, operation));
   form.addEventListener('submit', (event) => event.preventDefault());
   form.append(...parameterControls(endpoint, params, operation, cat.datasets));
-  into.append(form);
+  // A refusal's summary right below the controls, each field's own error beside it (errors.ts).
+  into.append(form, problems);
+  if (unit) {
+    const [dimension, value] = unit;
+    into.append(
+      h(
+        'p',
+        { class: 'note picked', role: 'note' },
+        `${dimension}=${value} picked for you, the catalog's first ${dimension}: ${dataset!.name} cannot add up values in different units. Change it in the ${dimension} filter, or add ${dimension} to group_by.`,
+      ),
+    );
+  }
   // The answer is asked for beside the facets, not after them: counting every dimension
   // of a large release takes longer than the answer, and the table and chart need only it.
   const answered = dataset && getJson<Answer>(apiPath(endpoint, params));
+  // The rule the facets counted with (an aggregate's national totals), said beside the table, as /v1/facets words it.
+  const rule = h('p', { class: 'note rule', role: 'note', hidden: true });
   if (dataset && endpoint !== 'reference') {
     const slot = h('fieldset', { class: 'filters', 'aria-busy': 'true' }, h('legend', {}, 'Filters'));
     into.append(slot);
-    void renderFilters(endpoint, params, dataset, parametersOf('/v1/facets')).then((filters) => {
-      if (!stale()) slot.replaceWith(filters);
+    void renderFilters(endpoint, params, dataset, parametersOf('/v1/facets')).then(({ element, facets }) => {
+      if (stale()) return;
+      slot.replaceWith(element);
+      rule.textContent = ruleText(facets?.meta);
+      rule.hidden = !rule.textContent;
     });
   }
-  into.append(problems);
   if (!answered) {
     into.append(h('p', {}, 'Choose a dataset to see its rows.'));
     return;
@@ -78,7 +101,7 @@ export async function renderQuery(into: HTMLElement, endpoint: Endpoint, params:
     return;
   }
   if (stale()) return;
-  renderAnswer(into, endpoint, params, dataset, answer, operation);
+  renderAnswer(into, endpoint, params, dataset, answer, operation, rule);
 }
 
 function renderAnswer(
@@ -88,6 +111,7 @@ function renderAnswer(
   dataset: CatalogEntry,
   answer: Answer,
   operation: readonly OperationParameter[],
+  rule: HTMLElement,
 ): void {
   const flat = flatten(answer.data as unknown as readonly Record<string, unknown>[]);
   const dims = new Set([...dataset.dimensions, 'change']);
@@ -122,7 +146,7 @@ function renderAnswer(
   }
   into.append(chartBox);
 
-  into.append(renderTable(flat, caption, dims));
+  into.append(rule, renderTable(flat, caption, dims));
   const pages = h('nav', { class: 'pages', 'aria-label': 'Pages' });
   if (params.has('cursor')) {
     const first = h('button', { type: 'button' }, 'First page');
@@ -156,6 +180,7 @@ function copyPanel(endpoint: Endpoint, params: URLSearchParams, columns: readonl
     h('p', { class: 'muted' }, 'Each reads your key from the DQS_API_KEY environment variable; no snippet holds it.'),
   );
   const buttons = h('div', { class: 'actions' });
+  const status = statusLine();
   for (const kind of SNIPPET_KINDS) {
     const button = h('button', { type: 'button', 'data-snippet': kind }, kind);
     button.addEventListener('click', async () => {
@@ -164,25 +189,26 @@ function copyPanel(endpoint: Endpoint, params: URLSearchParams, columns: readonl
       shown.dataset.kind = kind;
       try {
         await navigator.clipboard.writeText(text);
-        announce(`Copied the ${kind} snippet.`);
+        announce(`Copied the ${kind} snippet.`, status);
       } catch {
-        announce(`Shown the ${kind} snippet; the browser did not allow copying it.`);
+        announce(`Shown the ${kind} snippet; the browser did not allow copying it.`, status);
       }
     });
     buttons.append(button);
   }
-  panel.append(buttons, shown);
+  panel.append(buttons, status, shown);
   return panel;
 }
 
 function downloads(endpoint: Endpoint, params: URLSearchParams, dataset: CatalogEntry) {
   const box = h('section', { class: 'downloads', 'aria-labelledby': 'downloads-title' }, h('h3', { id: 'downloads-title' }, 'Download'));
+  const status = statusLine();
   const get = (label: string, path: string, file: string) => {
     const button = h('button', { type: 'button' }, label);
     button.addEventListener('click', async () => {
       try {
         await download(path, file);
-        announce(`Saved ${file}`);
+        announce(`Saved ${file}`, status);
       } catch (err) {
         showError(box.querySelector('.problems') as HTMLElement, err);
       }
@@ -200,6 +226,6 @@ function downloads(endpoint: Endpoint, params: URLSearchParams, dataset: Catalog
     for (const [k, v] of params) if (dims.has(k)) exp.append(k, v);
     actions.append(get('Parquet (every matching row, /v1/export)', `/v1/export?${exp}`, `${dataset.name}.parquet`));
   }
-  box.append(actions, h('div', { class: 'problems' }));
+  box.append(actions, status, h('div', { class: 'problems' }));
   return box;
 }

@@ -4,7 +4,7 @@ import { PLANNED } from '../../query/options/aggregate.ts';
 import { denominatorEntry, denominatorsOf } from '../../query/options/derived.ts';
 import { parseOptions } from '../../query/options/endpoint.ts';
 import { CATALOG } from '../../query/options/endpoints.ts';
-import { DATASETS, dimensionDef } from '../../registry.ts';
+import { DATASETS, dimensionDef, metricDef } from '../../registry.ts';
 import type { LoadedRelease } from '../../releases/releases.ts';
 import type { Services } from '../../services.ts';
 import { CATALOG_SCHEMAS, catalogOperation } from '../openapi/operations/catalog.ts';
@@ -30,12 +30,16 @@ function render(release: LoadedRelease | undefined): Rendered {
     const store = release?.datasets.get(name)?.store;
     const years = store?.dimensions.find((d) => d.name === 'year')?.dictionary.values;
     const per = def.kind === 'financial' ? denominatorsOf(def).map((metric) => denominatorEntry(def, metric)) : [];
+    const unitsFrom = Object.fromEntries(
+      def.metrics.flatMap((m) => (metricDef(m).unitFrom ? [[m, metricDef(m).unitFrom!.dimension]] : [])),
+    );
     return {
       name,
       description,
       dimensions,
       metrics,
       ...(per.length > 0 && { per }),
+      ...(Object.keys(unitsFrom).length > 0 && { units_from: unitsFrom }),
       ...(store && { row_count: store.rowCount }),
       ...(years && { first_year: years[0], last_year: years.at(-1) }),
     };

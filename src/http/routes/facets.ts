@@ -5,6 +5,7 @@ import { FACETS } from '../../query/options/endpoints.ts';
 import { dimensionFilters, filtersApplied } from '../../query/options/filter-values.ts';
 import { keyParts } from '../../query/options/option.ts';
 import { canonicalScope } from '../../query/scope.ts';
+import { checkGroupBy, impliedTotals, totalsFilters } from '../../query/totals-rule.ts';
 import { unmatchedValues } from '../../query/unmatched.ts';
 import { FACETS_SCHEMAS, facetsOperation } from '../openapi/operations/facets.ts';
 import { respondCacheable } from '../respond/cacheable.ts';
@@ -13,7 +14,8 @@ import { withRelease } from '../respond/request-release.ts';
 import type { Route } from './route.ts';
 
 // GET /v1/facets: each dimension's values that have rows under the filters, with their
-// row counts, every filter applied but the dimension's own (docs/api.md "Facets").
+// row counts, every filter applied but the dimension's own (docs/api.md "Facets");
+// with endpoint=aggregate, the rows an aggregate of that grouping reads.
 // The counts are heavy work (one GROUP BY per dimension over the release's rows) and
 // their answer is cached as any other.
 
@@ -22,9 +24,13 @@ export const facets: Route = {
   endpoint: FACETS,
   async handle(ctx, services) {
     const values = parseOptions(FACETS, ctx.query);
-    const { metric, period, release: asked, ...params } = values;
+    const { metric, period, release: asked, endpoint, group_by: groupBy, ...params } = values;
     const def = financialDataset(metric);
-    const filters = dimensionFilters(ctx.query, def, FACETS, params);
+    const requested = dimensionFilters(ctx.query, def, FACETS, params);
+    // An aggregate view's counts are of the rows it adds up: the same rule, from the same code.
+    if (endpoint === 'aggregate') checkGroupBy(def, groupBy);
+    const totalsRule = endpoint === 'aggregate' ? impliedTotals(def, groupBy, requested) : undefined;
+    const filters = endpoint === 'aggregate' ? totalsFilters(def, groupBy, requested) : requested;
     await withRelease(ctx, services, { release: asked }, async (release) => {
       const served = release.datasets.get(def.name)!;
       const max = services.facetValues;
@@ -42,6 +48,7 @@ export const facets: Route = {
           facet_values: max,
           values_left_out: counted.leftOut,
           release: release.id,
+          ...(totalsRule && { totals_rule: totalsRule }),
           ...(unmatched.length > 0 && { warnings: unmatched }),
         };
         return { body: Buffer.from(JSON.stringify({ data: counted.values, meta })) };

@@ -3,8 +3,9 @@ import { EXPORT_FORMATS, PAGE_FORMATS } from '../../render/formats.ts';
 import { CHANGES } from '../revisions.ts';
 import { AGGREGATE } from './aggregate.ts';
 import type { Endpoint } from './endpoint.ts';
+import { groupBy } from './grouping.ts';
 import type { QueryOption } from './option.ts';
-import { releaseParam, repeatable } from './params.ts';
+import { releaseParam, repeatable, single } from './params.ts';
 import { cursor, dataset, formatOption, limitOption, metricOption, period, release } from './shared.ts';
 
 // Every data endpoint's options, in the order the document lists them. The hint
@@ -84,9 +85,32 @@ export const REVISIONS = {
   requestFor: (metric) => `/v1/revisions?metric=${metric}&limit=5`,
 } as const satisfies Endpoint;
 
+const VIEWS = ['financials', 'aggregate'] as const;
+
+const endpoint = {
+  schema: v.optional(single(v.picklist(VIEWS, `Expected ${VIEWS.join(' or ')}`)), 'financials'),
+  description:
+    'The endpoint whose rows are counted: `financials` (every row the filters match) or `aggregate` (the rows an aggregate adds up: without `state` in `group_by` or a `state` filter, the national rows only, which `meta.totals_rule` then names). Given once.',
+  examples: [
+    { value: 'aggregate', request: '/v1/facets?metric=ggr&endpoint=aggregate' },
+    { value: 'financials', request: '/v1/facets?metric=ggr&endpoint=financials' },
+  ],
+  key: (name) => name,
+} satisfies QueryOption<(typeof VIEWS)[number]>;
+
+/** An aggregate view's grouping, which decides whether its national-totals rule applies. */
+const facetsGroupBy = {
+  ...groupBy,
+  description: `With \`endpoint=aggregate\`, the view's ${groupBy.description.charAt(0).toLowerCase()}${groupBy.description.slice(1)} Grouping by \`state\` counts every row; otherwise ignored.`,
+  examples: [
+    { value: ['state'], request: '/v1/facets?metric=ggr&endpoint=aggregate&group_by=state' },
+    { value: ['region'], request: '/v1/facets?metric=ggr&endpoint=aggregate&group_by=region' },
+  ],
+} satisfies QueryOption<string[]>;
+
 export const FACETS = {
   path: '/v1/facets',
-  options: { metric: metricOption([{ value: 'ggr' }, { value: 'fx' }]), period, release },
+  options: { metric: metricOption([{ value: 'ggr' }, { value: 'fx' }]), period, release, endpoint, group_by: facetsGroupBy },
   others: 'filters',
   example: '/v1/facets?metric=ggr&country=France&year=2024',
   requestFor: (metric) => `/v1/facets?metric=${metric}`,

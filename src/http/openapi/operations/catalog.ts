@@ -68,6 +68,12 @@ export const CATALOG_SCHEMAS = {
             description: { type: 'string' },
             dimensions: { type: 'array', items: { type: 'string' } },
             metrics: { type: 'array', items: { type: 'string' } },
+            units_from: {
+              type: 'object',
+              description:
+                "Each metric whose rows are in different units, and the dimension naming each row's unit (ggr's `fx`, the currency): /v1/aggregate adds its values within one value of that dimension, fixed by a filter or by grouping by it.",
+              additionalProperties: { type: 'string' },
+            },
             per: {
               type: 'array',
               description:

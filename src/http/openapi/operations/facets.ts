@@ -57,6 +57,14 @@ export const FACETS_SCHEMAS = {
             description: 'Per dimension, how many values with rows are not listed.',
           },
           release: releaseId,
+          totals_rule: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['dimension', 'value', 'means'],
+            description:
+              "With endpoint=aggregate, when the aggregate's national-totals rule applies: only the rows whose `dimension` is `value` (what they are: `means`) were counted.",
+            properties: { dimension: { type: 'string' }, value: { type: 'string' }, means: { type: 'string' } },
+          },
           warnings,
         },
       },
