@@ -225,7 +225,7 @@ if (CHROMIUM_MISSING) {
     const first = want[0];
     assert.is(copied, [first.dimensions.country, first.dimensions.year, first.values.ggr_sum, first.values.rows].join('\t'));
     assert.is.not(await page.locator('table.answer tbody tr td.num').first().innerText(), String(first.values.ggr_sum));
-    const [csv] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'CSV', exact: true }).click()]);
+    const [csv] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: /^CSV — whole view/ }).click()]);
     assert.is(fs.readFileSync((await csv.path())!, 'utf8'), (await service.get(`/v1/aggregate?${query}&format=csv`)).text);
 
     await open('/explore/financials?metric=ggr&country=France&year=2024');

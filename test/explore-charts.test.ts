@@ -3,7 +3,8 @@ import type { Page } from 'playwright-core';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { CHROMIUM_MISSING } from '../tools/chromium.ts';
-import { tableOnPage } from './helpers/explore.ts';
+import { parseCsv } from './helpers/csv.ts';
+import { jsonGrid, sameRows, tableOnPage } from './helpers/explore.ts';
 import { type ExploreBrowser, launchExplore, seriousViolations } from './helpers/explore-browser.ts';
 import { startTestService, type TestService } from './helpers/service.ts';
 import { skippedSuite } from './helpers/skip.ts';
@@ -163,6 +164,43 @@ if (CHROMIUM_MISSING) {
     );
     assert.is(await page.getByLabel('Measure charted').inputValue(), `ggr_sum_${Math.max(...years)}`);
     assert.match(await page.locator('.forecast-note').innerText(), /mixes actual years with forecasts/);
+  });
+
+  test("downloads say what they hold: an aggregate's whole-view CSV is the JSON walk row for row; a financials page is labelled a page", async () => {
+    const query = 'metric=ggr&group_by=country,year&fx=USD&period=2020-01-01:2024-12-31&limit=50';
+    await open(`/explore/aggregate?${query}`);
+    // Every page of the JSON answer, walked by its cursor.
+    const walked: any[] = [];
+    for (let cursor = ''; ; ) {
+      const page = (await service.get(`/v1/aggregate?${query}${cursor && `&cursor=${encodeURIComponent(cursor)}`}`)).json;
+      walked.push(...page.data);
+      if (!page.pagination.has_more) break;
+      cursor = page.pagination.cursor;
+    }
+    assert.ok(walked.length > 100, `${walked.length} groups`);
+    const csvButton = page.getByRole('button', { name: /^CSV — whole view \(every group, more than this page's 50\)$/ });
+    await page.getByRole('button', { name: /^Arrow — whole view/ }).waitFor();
+    const [csv] = await Promise.all([page.waitForEvent('download'), csvButton.click()]);
+    const [columns = [], ...rows] = parseCsv(fs.readFileSync((await csv.path())!, 'utf8'), { anyLineEnd: true });
+    assert.is(sameRows({ columns, rows }, jsonGrid(walked)), undefined);
+
+    await open('/explore/financials?metric=ggr&country=France&limit=5');
+    assert.is(await page.getByRole('button', { name: 'CSV — this page, 5 rows' }).count(), 1);
+    assert.is(
+      await page
+        .getByRole('button', { name: /^Parquet — whole view \(every row, more than this page's 5, through \/v1\/export\)$/ })
+        .count(),
+      1,
+    );
+    // One page holds the whole view: its count is the view's.
+    const few = 'metric=ggr&country=France&period=2020-01-01:2024-12-31';
+    await open(`/explore/financials?${few}`);
+    const answer = (await service.get(`/v1/financials?${few}`)).json;
+    assert.ok(answer.data.length > 1 && !answer.pagination.has_more, `${answer.data.length} rows`);
+    const n = answer.data.length;
+    assert.is(await page.getByRole('button', { name: `CSV — this page, ${n} rows` }).count(), 1);
+    assert.is(await page.getByRole('button', { name: `Parquet — whole view (${n} rows, through /v1/export)` }).count(), 1);
+    assert.equal(await seriousViolations(page), [], 'axe on the downloads');
   });
 
   test.run();

@@ -161,7 +161,7 @@ function renderAnswer(
     pages.append(more);
   }
   into.append(pages);
-  into.append(copyPanel(endpoint, params, flat.columns, operation), downloads(endpoint, params, dataset));
+  into.append(copyPanel(endpoint, params, flat.columns, operation), downloads(endpoint, params, dataset, answer));
 }
 
 /**
@@ -220,7 +220,13 @@ function copyPanel(endpoint: Endpoint, params: URLSearchParams, columns: readonl
   return panel;
 }
 
-function downloads(endpoint: Endpoint, params: URLSearchParams, dataset: CatalogEntry) {
+/**
+ * The downloads of a view, each saying whether it holds the page shown or the whole view,
+ * and how many rows where the page knows: the whole view's count is the page's when no
+ * page comes before or after it. Aggregates and revisions answer whole as CSV or Arrow
+ * without `limit`; financials through /v1/export; a reference page is all it has.
+ */
+function downloads(endpoint: Endpoint, params: URLSearchParams, dataset: CatalogEntry, answer: Answer) {
   const box = h('section', { class: 'downloads', 'aria-labelledby': 'downloads-title' }, h('h3', { id: 'downloads-title' }, 'Download'));
   const get = (label: string, path: string, file: string) => {
     const button = h('button', { type: 'button' }, label);
@@ -234,16 +240,36 @@ function downloads(endpoint: Endpoint, params: URLSearchParams, dataset: Catalog
     });
     return button;
   };
-  const csv = new URLSearchParams(params);
-  csv.delete('cursor');
-  csv.set('format', 'csv');
-  const actions = h('div', { class: 'actions' }, get('CSV', apiPath(endpoint, csv), `${dataset.name}-${endpoint}.csv`));
+  const unit = endpoint === 'aggregate' ? 'groups' : 'rows';
+  const shown = answer.data.length;
+  const count = (n: number) => `${n.toLocaleString('en')} ${n === 1 ? unit.slice(0, -1) : unit}`;
+  const onlyPage = !answer.pagination?.has_more && !params.has('cursor');
+  const whole = onlyPage ? count(shown) : `every ${unit.slice(0, -1)}, more than this page's ${shown}`;
+  const asked = (format: string, drop: readonly string[]) => {
+    const q = new URLSearchParams(params);
+    for (const name of ['cursor', ...drop]) q.delete(name);
+    q.set('format', format);
+    return apiPath(endpoint, q);
+  };
+  const file = `${dataset.name}-${endpoint}`;
+  const actions = h('div', { class: 'actions' });
+  if (endpoint === 'aggregate' || endpoint === 'revisions') {
+    const export_ = endpoint === 'revisions' ? ', one of your daily exports' : '';
+    actions.append(
+      get(`CSV — whole view (${whole}${export_})`, asked('csv', ['limit']), `${file}.csv`),
+      get(`Arrow — whole view (${whole}${export_})`, asked('arrow', ['limit']), `${file}.arrow`),
+    );
+  } else {
+    // A cursor is made for its format: the CSV starts from the view's first page.
+    const page = params.has('cursor') ? 'first page of this view' : `this page, ${count(shown)}`;
+    actions.append(get(`CSV — ${page}`, asked('csv', []), `${file}.csv`));
+  }
   if (endpoint === 'financials') {
     // /v1/export takes the filters of /v1/financials: every matching row, not a page.
     const exp = new URLSearchParams();
     const dims = new Set([...dataset.dimensions, 'metric', 'period', 'release']);
     for (const [k, v] of params) if (dims.has(k)) exp.append(k, v);
-    actions.append(get('Parquet (every matching row, /v1/export)', `/v1/export?${exp}`, `${dataset.name}.parquet`));
+    actions.append(get(`Parquet — whole view (${whole}, through /v1/export)`, `/v1/export?${exp}`, `${dataset.name}.parquet`));
   }
   box.append(actions, h('div', { class: 'problems' }));
   return box;
