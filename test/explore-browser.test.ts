@@ -1,11 +1,11 @@
 import fs from 'node:fs';
-import { createRequire } from 'node:module';
 import path from 'node:path';
-import { type BrowserContext, chromium, type Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { CHROMIUM, CHROMIUM_ARGS, CHROMIUM_MISSING } from '../tools/chromium.ts';
+import { CHROMIUM_MISSING } from '../tools/chromium.ts';
 import { jsonGrid, PYTHON, RSCRIPT, runSnippet, sameRows, tableOnPage } from './helpers/explore.ts';
+import { type ExploreBrowser, launchExplore, seriousViolations as violationsOf } from './helpers/explore-browser.ts';
 import { startTestService, type TestService, tempDir } from './helpers/service.ts';
 import { skippedSuite } from './helpers/skip.ts';
 
@@ -15,7 +15,6 @@ import { skippedSuite } from './helpers/skip.ts';
 // takes the screenshots README shows (docs/img/).
 
 const UPDATE = process.env.UPDATE_SCREENSHOTS === '1';
-const AXE = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
 /** A derived aggregate: each region's USD GGR by year against the year before. */
 const AGGREGATE = 'metric=ggr&group_by=region,year&fx=USD&period=2018-01-01:2024-12-31&compare=previous_year';
@@ -25,7 +24,7 @@ if (CHROMIUM_MISSING) {
 } else {
   const test = suite('Explore page in headless Chromium');
   let service: TestService;
-  let profile: string;
+  let chromium: ExploreBrowser;
   let browser: BrowserContext;
   let images: string;
   let page: Page;
@@ -37,37 +36,20 @@ if (CHROMIUM_MISSING) {
     images = UPDATE ? path.resolve(import.meta.dirname, '../docs/img') : await tempDir('dqs-screenshots-');
     service = await startTestService();
     ours.add(new URL(service.url).origin);
-    profile = await tempDir('dqs-chromium-');
-    browser = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [...CHROMIUM_ARGS],
-      viewport: { width: 1100, height: 900 },
-      timeout: 60_000,
-    });
-    await browser.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: service.url });
+    chromium = await launchExplore(service.url);
+    ({ browser, page } = chromium);
     browser.on('request', (request) => requested.push(request.url()));
-    page = await browser.newPage();
     page.on('console', (message) => {
       if (/Content Security Policy/i.test(message.text())) cspErrors.push(message.text());
     });
   });
   test.after(async () => {
-    await browser?.close();
+    await chromium?.close();
     await service?.stop();
-    if (profile) await fs.promises.rm(profile, { recursive: true, force: true });
     if (images && !UPDATE) await fs.promises.rm(images, { recursive: true, force: true });
   });
 
-  /** axe-core's violations of impact serious or critical; evaluated through the DevTools protocol, which the page's CSP does not govern. */
-  const seriousViolations = async () => {
-    await page.evaluate(AXE);
-    const found = await page.evaluate(async () => {
-      const result = await (window as any).axe.run(document, { resultTypes: ['violations'] });
-      return result.violations.map((v: any) => ({ id: v.id, impact: v.impact, nodes: v.nodes.length, help: v.help }));
-    });
-    return (found as { impact: string }[]).filter((v) => v.impact === 'serious' || v.impact === 'critical');
-  };
+  const seriousViolations = () => violationsOf(page);
   const open = async (pathAndQuery: string) => {
     await page.goto(`${service.url}${pathAndQuery}`);
     await page.locator('#view table, #view [role=alert], #view .controls').first().waitFor({ timeout: 30_000 });
@@ -295,7 +277,7 @@ if (CHROMIUM_MISSING) {
     const first = want[0];
     assert.is(copied, [first.dimensions.country, first.dimensions.year, first.values.ggr_sum, first.values.rows].join('\t'));
     assert.is.not(await page.locator('table.answer tbody tr td.num').first().innerText(), String(first.values.ggr_sum));
-    const [csv] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'CSV', exact: true }).click()]);
+    const [csv] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: /^CSV — whole view/ }).click()]);
     assert.is(fs.readFileSync((await csv.path())!, 'utf8'), (await service.get(`/v1/aggregate?${query}&format=csv`)).text);
 
     await open('/explore/financials?metric=ggr&country=France&year=2024');

@@ -11,13 +11,14 @@ import type {
 import type { Endpoint } from '../views.ts';
 import { download, getJson, type OperationParameter } from './api.ts';
 import { renderChart } from './chart.ts';
-import { chartData, measures } from './chart-data.ts';
+import { chartData, chartTitle, keyUnit, measures } from './chart-data.ts';
 import { datasetControl, parameterControls } from './controls.ts';
 import { announce, h, statusLine } from './dom.ts';
 import { showError } from './errors.ts';
 import { renderFilters, ruleText } from './facets.ts';
+import { FORECAST, forecastYears, yearSpan } from './forecast.ts';
 import { SNIPPET_KINDS, snippet } from './snippets.ts';
-import { flatten, renderTable } from './table.ts';
+import { type Flat, flatten, renderTable } from './table.ts';
 import { unitDefault } from './unit-default.ts';
 import { apiPath, datasetParam, navigate, pageUrl } from './url-state.ts';
 
@@ -77,6 +78,7 @@ export async function renderQuery(into: HTMLElement, endpoint: Endpoint, params:
   // The answer is asked for beside the facets, not after them: counting every dimension
   // of a large release takes longer than the answer, and the table and chart need only it.
   const answered = dataset && getJson<Answer>(apiPath(endpoint, params));
+  const forecast = dataset && forecastYears(dataset, params.get('release'));
   // The rule the facets counted with (an aggregate's national totals), said beside the table, as /v1/facets words it.
   const rule = h('p', { class: 'note rule', role: 'note', hidden: true });
   if (dataset && endpoint !== 'reference') {
@@ -94,14 +96,15 @@ export async function renderQuery(into: HTMLElement, endpoint: Endpoint, params:
     return;
   }
   let answer: Answer;
+  let projected: ReadonlySet<number>;
   try {
-    answer = await answered;
+    [answer, projected] = await Promise.all([answered, forecast!]);
   } catch (err) {
     if (!stale()) showError(problems, err, into);
     return;
   }
   if (stale()) return;
-  renderAnswer(into, endpoint, params, dataset, answer, operation, rule);
+  renderAnswer(into, endpoint, params, dataset, answer, operation, cat.derived, projected, rule);
 }
 
 function renderAnswer(
@@ -111,6 +114,10 @@ function renderAnswer(
   dataset: CatalogEntry,
   answer: Answer,
   operation: readonly OperationParameter[],
+  derived: CatalogAnswer['derived'],
+  /** The dataset's forecast years (forecast.ts). */
+  forecast: ReadonlySet<number>,
+  /** Where the facets' counting rule is said, beside the table. */
   rule: HTMLElement,
 ): void {
   const flat = flatten(answer.data as unknown as readonly Record<string, unknown>[]);
@@ -121,13 +128,23 @@ function renderAnswer(
   const caption = `${rows} ${endpoint === 'aggregate' ? 'groups' : 'rows'} of ${dataset.name}${release}`;
   const warnings = ('warnings' in meta && meta.warnings) || [];
   if (warnings.length) into.append(h('ul', { class: 'warnings', role: 'note' }, ...warnings.map((w) => h('li', {}, w))));
+  const mixed = mixedForecast(flat, params, dataset, forecast);
+  if (mixed.length)
+    into.append(
+      h(
+        'p',
+        { class: 'forecast-note', role: 'note' },
+        `This view mixes actual years with forecasts: ${yearSpan(mixed)} ${mixed.length > 1 ? 'are' : 'is'} temporal=${FORECAST}. Filter temporal to read one or the other.`,
+      ),
+    );
 
   const chartBox = h('section', { class: 'chart-box', 'aria-label': 'Chart' });
   const choices = measures(flat, dims);
   if (rows && choices.length) {
-    // Wide: the first key's latest year. Long: the first measure's last derived key (the question asked: a
-    // measure's derived keys follow it), else the measure itself.
-    const latest = 'years' in meta ? meta.years?.at(-1) : undefined;
+    // Wide: the first key's last actual year (a forecast year only when every year is one). Long: the first
+    // measure's last derived key (the question asked: a measure's derived keys follow it), else the measure itself.
+    const wideYears = ('years' in meta && meta.years) || [];
+    const latest = wideYears.filter((y) => !forecast.has(y)).at(-1) ?? wideYears.at(-1);
     const first = latest === undefined ? choices[0]! : choices[0]!.replace(/_\d{4}$/, '');
     const picked = latest === undefined ? choices.filter((c) => c === first || c.startsWith(`${first}_`)).at(-1)! : `${first}_${latest}`;
     const select = h('select', { id: 'measure' }, ...choices.map((c) => h('option', { value: c }, c)));
@@ -138,9 +155,11 @@ function renderAnswer(
     chartBox.append(drawing);
     const drawChart = (measure: string) => {
       drawing.replaceChildren();
-      const data = chartData(flat, dims, measure);
-      const title = `${measure} ${data.kind === 'line' ? 'by year' : 'by group'}`;
-      renderChart(drawing, data, title, `${dataset.name}-${measure}`);
+      const data = chartData(flat, dims, measure, forecast);
+      const unit = keyUnit(measure, derived);
+      const currencies = ('filters_applied' in meta && meta.filters_applied.fx) || [];
+      const title = chartTitle(measure, data.kind, unit, currencies);
+      renderChart(drawing, data, { title, fileName: `${dataset.name}-${measure}`, percent: unit === 'fraction' });
     };
     queueMicrotask(() => drawChart(picked));
   }
@@ -167,7 +186,34 @@ function renderAnswer(
     pages.append(more);
   }
   into.append(pages);
-  into.append(copyPanel(endpoint, params, flat.columns, operation), downloads(endpoint, params, dataset));
+  into.append(copyPanel(endpoint, params, flat.columns, operation), downloads(endpoint, params, dataset, answer));
+}
+
+/**
+ * The forecast years a view reads, when it reads actual years too and its `temporal`
+ * filter does not pick one of them: the years of its rows, else of its `year` filter or
+ * `period`, else the dataset's span.
+ */
+function mixedForecast(flat: Flat, params: URLSearchParams, dataset: CatalogEntry, forecast: ReadonlySet<number>): number[] {
+  if (!forecast.size || params.getAll('temporal').length === 1) return [];
+  const at = flat.columns.indexOf('year');
+  const span = (from: number, to: number) => Array.from({ length: Math.max(0, to - from + 1) }, (_, i) => from + i);
+  const fromFilter = params.getAll('year').flatMap((v) => {
+    const [from = Number.NaN, to = from] = v.split('-').map(Number);
+    return Number.isInteger(from) && Number.isInteger(to) ? span(from, to) : [];
+  });
+  const period = params.get('period')?.match(/^(\d{4})-\d\d-\d\d:(\d{4})-/);
+  const years =
+    at >= 0
+      ? flat.rows.map((r) => r[at]).filter((y): y is number => typeof y === 'number')
+      : fromFilter.length
+        ? fromFilter
+        : period
+          ? span(Number(period[1]), Number(period[2]))
+          : span(dataset.first_year ?? 0, dataset.last_year ?? -1);
+  const read = [...new Set(years)];
+  const projected = read.filter((y) => forecast.has(y));
+  return projected.length && projected.length < read.length ? projected.sort((a, b) => a - b) : [];
 }
 
 function copyPanel(endpoint: Endpoint, params: URLSearchParams, columns: readonly string[], operation: readonly OperationParameter[]) {
@@ -200,7 +246,13 @@ function copyPanel(endpoint: Endpoint, params: URLSearchParams, columns: readonl
   return panel;
 }
 
-function downloads(endpoint: Endpoint, params: URLSearchParams, dataset: CatalogEntry) {
+/**
+ * The downloads of a view, each saying whether it holds the page shown or the whole view,
+ * and how many rows where the page knows: the whole view's count is the page's when no
+ * page comes before or after it. Aggregates and revisions answer whole as CSV or Arrow
+ * without `limit`; financials through /v1/export; a reference page is all it has.
+ */
+function downloads(endpoint: Endpoint, params: URLSearchParams, dataset: CatalogEntry, answer: Answer) {
   const box = h('section', { class: 'downloads', 'aria-labelledby': 'downloads-title' }, h('h3', { id: 'downloads-title' }, 'Download'));
   const status = statusLine();
   const get = (label: string, path: string, file: string) => {
@@ -215,16 +267,36 @@ function downloads(endpoint: Endpoint, params: URLSearchParams, dataset: Catalog
     });
     return button;
   };
-  const csv = new URLSearchParams(params);
-  csv.delete('cursor');
-  csv.set('format', 'csv');
-  const actions = h('div', { class: 'actions' }, get('CSV', apiPath(endpoint, csv), `${dataset.name}-${endpoint}.csv`));
+  const unit = endpoint === 'aggregate' ? 'groups' : 'rows';
+  const shown = answer.data.length;
+  const count = (n: number) => `${n.toLocaleString('en')} ${n === 1 ? unit.slice(0, -1) : unit}`;
+  const onlyPage = !answer.pagination?.has_more && !params.has('cursor');
+  const whole = onlyPage ? count(shown) : `every ${unit.slice(0, -1)}, more than this page's ${shown}`;
+  const asked = (format: string, drop: readonly string[]) => {
+    const q = new URLSearchParams(params);
+    for (const name of ['cursor', ...drop]) q.delete(name);
+    q.set('format', format);
+    return apiPath(endpoint, q);
+  };
+  const file = `${dataset.name}-${endpoint}`;
+  const actions = h('div', { class: 'actions' });
+  if (endpoint === 'aggregate' || endpoint === 'revisions') {
+    const export_ = endpoint === 'revisions' ? ', one of your daily exports' : '';
+    actions.append(
+      get(`CSV — whole view (${whole}${export_})`, asked('csv', ['limit']), `${file}.csv`),
+      get(`Arrow — whole view (${whole}${export_})`, asked('arrow', ['limit']), `${file}.arrow`),
+    );
+  } else {
+    // A cursor is made for its format: the CSV starts from the view's first page.
+    const page = params.has('cursor') ? 'first page of this view' : `this page, ${count(shown)}`;
+    actions.append(get(`CSV — ${page}`, asked('csv', []), `${file}.csv`));
+  }
   if (endpoint === 'financials') {
     // /v1/export takes the filters of /v1/financials: every matching row, not a page.
     const exp = new URLSearchParams();
     const dims = new Set([...dataset.dimensions, 'metric', 'period', 'release']);
     for (const [k, v] of params) if (dims.has(k)) exp.append(k, v);
-    actions.append(get('Parquet (every matching row, /v1/export)', `/v1/export?${exp}`, `${dataset.name}.parquet`));
+    actions.append(get(`Parquet — whole view (${whole}, through /v1/export)`, `/v1/export?${exp}`, `${dataset.name}.parquet`));
   }
   box.append(actions, status, h('div', { class: 'problems' }));
   return box;
