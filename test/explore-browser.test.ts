@@ -354,7 +354,8 @@ if (CHROMIUM_MISSING) {
     await page.locator('button[data-facet="country"]').first().waitFor({ timeout: 30_000 });
     const before = await page.locator('button[data-facet="country"]').count();
     await page.locator('button[data-snippet="curl"]').click();
-    assert.match(await page.locator('.copy-as [role=status]').innerText(), /Copied the curl snippet/);
+    // Said once the clipboard has taken it, which is asynchronous.
+    await page.locator('.copy-as [role=status]', { hasText: 'Copied the curl snippet' }).waitFor({ timeout: 10_000 });
     const year = page.locator('#param-year');
     await year.fill('2019-2024');
     await year.dispatchEvent('change');

@@ -246,6 +246,7 @@ codes('every error in the catalog has its own stable snake_case code', () => {
     new errors.TooManyGroupsError(2, 1),
     new errors.UnknownReleaseError('2026-01'),
     new errors.ReleaseLoadingError('2026-01'),
+    new errors.ReleaseLoadRunningError('2026-01'),
     new errors.ReleaseUnavailableError('2026-01'),
     new errors.ExportLimitError(50, 1),
     new errors.RangeNotSatisfiableError(10),
