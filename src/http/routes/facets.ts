@@ -34,7 +34,11 @@ export const facets: Route = {
     await withRelease(ctx, services, { release: asked }, async (release) => {
       const served = release.datasets.get(def.name)!;
       const max = services.facetValues;
-      const options = keyParts(FACETS.options, values);
+      // group_by's part (it gives none of its own): whether the rule applied, the one thing of it the counts depend on.
+      const options = [
+        ...keyParts(FACETS.options, values),
+        ...(totalsRule ? [['totals_rule', totalsRule.dimension] as [string, unknown]] : []),
+      ];
       const scope = canonicalScope({ release: release.id, dataset: def.name, filters, period: period?.text, options });
       const render = async () => {
         const counted = await heavyWork(ctx, services, 'facets', (signal) =>

@@ -98,9 +98,14 @@ const endpoint = {
   key: (name) => name,
 } satisfies QueryOption<(typeof VIEWS)[number]>;
 
-/** An aggregate view's grouping, which decides whether its national-totals rule applies. */
+/**
+ * An aggregate view's grouping, which decides whether its national-totals rule applies,
+ * and nothing else of the counts: its part of the key is the rule's outcome, which only
+ * the request knows (routes/facets.ts), so two groupings with one outcome share an answer.
+ */
 const facetsGroupBy = {
   ...groupBy,
+  key: () => undefined,
   description: `With \`endpoint=aggregate\`, the view's ${groupBy.description.charAt(0).toLowerCase()}${groupBy.description.slice(1)} Grouping by \`state\` counts every row; otherwise ignored.`,
   examples: [
     { value: ['state'], request: '/v1/facets?metric=ggr&endpoint=aggregate&group_by=state' },
