@@ -5,8 +5,14 @@
 const KEY_ITEM = 'dqs-explore-key';
 
 export const readKey = (): string => sessionStorage.getItem(KEY_ITEM) ?? '';
-export const saveKey = (key: string) => sessionStorage.setItem(KEY_ITEM, key);
-export const forgetKey = () => sessionStorage.removeItem(KEY_ITEM);
+export const saveKey = (key: string) => {
+  if (key !== readKey()) forgetAnswers();
+  sessionStorage.setItem(KEY_ITEM, key);
+};
+export const forgetKey = () => {
+  forgetAnswers();
+  sessionStorage.removeItem(KEY_ITEM);
+};
 
 /** A refusal from the API, as the spec's error body says it. */
 export class ApiFailure extends Error {
@@ -23,14 +29,18 @@ export class ApiFailure extends Error {
   }
 }
 
-async function send(pathAndQuery: string): Promise<Response> {
+async function send(pathAndQuery: string, headers: Record<string, string> = {}): Promise<Response> {
   let res: Response;
   try {
-    res = await fetch(pathAndQuery, { headers: { 'x-api-key': readKey() }, credentials: 'omit', cache: 'no-store' });
+    // `no-store` keeps the browser's HTTP cache out: the answers the page keeps are the
+    // store below, in this page's memory only and emptied with the key. The HTTP cache
+    // would keep one key's answers on disk past the tab and hand them to another key
+    // (the answers vary on Accept-Encoding, not on x-api-key).
+    res = await fetch(pathAndQuery, { headers: { 'x-api-key': readKey(), ...headers }, credentials: 'omit', cache: 'no-store' });
   } catch (err) {
     throw new ApiFailure(0, `The service could not be reached: ${(err as Error).message}`, undefined, undefined);
   }
-  if (res.ok) return res;
+  if (res.ok || res.status === 304) return res;
   const text = await res.text();
   let body: { error?: string; details?: unknown; hint?: string } = {};
   try {
@@ -48,9 +58,71 @@ async function send(pathAndQuery: string): Promise<Response> {
   );
 }
 
-/** GET a /v1 path as JSON. */
-export async function getJson<T>(pathAndQuery: string): Promise<T> {
-  return (await (await send(pathAndQuery)).json()) as T;
+// The page's answers, kept for its life per URL, so that no URL is asked twice in full:
+// an answer the server's Cache-Control still calls fresh (`max-age`, counted from when
+// it arrived; never under `no-cache`) is reused without a request; one that is not is
+// asked again with If-None-Match, and a 304 reuses the body kept. Each request counts
+// against the key's limits, a 304 too (the limiter runs before the answer is looked
+// up): only a fresh answer costs nothing. Refusals are not kept. Answers belong to one
+// key, so a key saved or forgotten empties the store.
+
+interface Kept {
+  readonly body: unknown;
+  readonly etag: string | null;
+  /** performance.now() until which the answer may be reused unasked. */
+  freshUntil: number;
+}
+
+const kept = new Map<string, Kept>();
+const asking = new Map<string, Promise<unknown>>();
+/** Bumped when the store is emptied, so an answer asked for under the key before is not kept. */
+let keyEpoch = 0;
+
+function forgetAnswers(): void {
+  kept.clear();
+  asking.clear();
+  keyEpoch++;
+}
+
+/** Until when an answer with this Cache-Control may be reused without asking (now: never). */
+function freshUntil(cacheControl: string | null): number {
+  const directives = (cacheControl ?? '').toLowerCase();
+  const maxAge = /(?:^|,)\s*max-age=(\d+)/.exec(directives);
+  if (!maxAge || /(?:^|,)\s*(?:no-cache|no-store)\b/.test(directives)) return 0;
+  return performance.now() + Number(maxAge[1]) * 1000;
+}
+
+async function ask(pathAndQuery: string): Promise<unknown> {
+  const epoch = keyEpoch;
+  const before = kept.get(pathAndQuery);
+  const res = await send(pathAndQuery, before?.etag ? { 'if-none-match': before.etag } : {});
+  const cacheControl = res.headers.get('cache-control');
+  if (res.status === 304 && before) {
+    before.freshUntil = freshUntil(cacheControl);
+    return before.body;
+  }
+  const body: unknown = await res.json();
+  const etag = res.headers.get('etag');
+  const until = freshUntil(cacheControl);
+  if (epoch === keyEpoch && !/no-store/i.test(cacheControl ?? '') && (etag || until > performance.now())) {
+    kept.set(pathAndQuery, { body, etag, freshUntil: until });
+  }
+  return body;
+}
+
+/** GET a path of this origin as JSON, through the page's store: concurrent asks of one URL share one request. */
+export function getJson<T>(pathAndQuery: string): Promise<T> {
+  const stored = kept.get(pathAndQuery);
+  if (stored && stored.freshUntil > performance.now()) return Promise.resolve(stored.body as T);
+  let answer = asking.get(pathAndQuery);
+  if (!answer) {
+    const asked = ask(pathAndQuery).finally(() => {
+      if (asking.get(pathAndQuery) === asked) asking.delete(pathAndQuery);
+    });
+    asking.set(pathAndQuery, asked);
+    answer = asked;
+  }
+  return answer as Promise<T>;
 }
 
 /** GET a /v1 path as a file the browser saves: the key goes as a header, so a plain link cannot do it. */

@@ -4,31 +4,22 @@ import { getJson } from './api.ts';
 // Which years of a dataset are projections: /v1/facets with `temporal=Forecast` lists
 // the years that hold forecast rows (a facet's counts apply every other filter), so the
 // page learns them from the release itself rather than from a year written down here.
-// Asked once per dataset and release in the page's life; a failure is not kept, and
-// leaves the chart unmarked rather than the view unanswered.
+// One URL per dataset and release, which api.ts's store keeps: asked once in the page's
+// life. A failure is not kept, and leaves the chart unmarked rather than the view unanswered.
 
 /** The `temporal` value of a projected year (the registry's, as the catalog lists it). */
 export const FORECAST = 'Forecast';
 
-const asked = new Map<string, Promise<ReadonlySet<number>>>();
-
-export function forecastYears(dataset: CatalogEntry, release: string | null): Promise<ReadonlySet<number>> {
-  if (!dataset.dimensions.includes('temporal') || !dataset.dimensions.includes('year')) return Promise.resolve(new Set());
+export async function forecastYears(dataset: CatalogEntry, release: string | null): Promise<ReadonlySet<number>> {
+  if (!dataset.dimensions.includes('temporal') || !dataset.dimensions.includes('year')) return new Set();
   const query = new URLSearchParams({ metric: dataset.name, temporal: FORECAST });
   if (release) query.set('release', release);
-  const path = `/v1/facets?${query}`;
-  let years = asked.get(path);
-  if (!years) {
-    years = getJson<FacetsAnswer<Metric>>(path).then(
-      (answer) => new Set((answer.data as Record<string, readonly { value: unknown }[]>).year?.map((v) => Number(v.value))),
-      () => {
-        asked.delete(path);
-        return new Set<number>();
-      },
-    );
-    asked.set(path, years);
+  try {
+    const answer = await getJson<FacetsAnswer<Metric>>(`/v1/facets?${query}`);
+    return new Set((answer.data as Record<string, readonly { value: unknown }[]>).year?.map((v) => Number(v.value)));
+  } catch {
+    return new Set();
   }
-  return years;
 }
 
 /** `2025–2030` for a run of years, `2025, 2027` otherwise. */

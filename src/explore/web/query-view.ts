@@ -28,24 +28,21 @@ import { apiPath, datasetParam, navigate, pageUrl } from './url-state.ts';
 /** A /v1 answer as the typed client types it. */
 type Answer = FinancialPage<Metric> | ReferencePage<ReferenceDataset> | AggregatePage<Metric> | RevisionPage<Metric>;
 
-let catalog: Promise<CatalogAnswer> | undefined;
-let openapi: Promise<{ paths: Record<string, { get: { parameters: OperationParameter[] } }> }> | undefined;
-
 export async function renderQuery(into: HTMLElement, endpoint: Endpoint, params: URLSearchParams, stale: () => boolean): Promise<void> {
   into.append(h('h2', {}, `/v1/${endpoint}`));
   const problems = h('div', { class: 'problems' });
   let cat: CatalogAnswer;
   let parametersOf: (path: string) => readonly OperationParameter[];
   try {
-    catalog ??= getJson<CatalogAnswer>('/v1/catalog');
+    // Both kept by api.ts's store for the page's life: asked once, not once per view.
     // /openapi.json needs no key; the page reads each endpoint's parameters from it.
-    openapi ??= fetch('/openapi.json').then((r) => r.json());
-    const [answered, doc] = await Promise.all([catalog, openapi]);
+    const [answered, doc] = await Promise.all([
+      getJson<CatalogAnswer>('/v1/catalog'),
+      getJson<{ paths: Record<string, { get: { parameters: OperationParameter[] } }> }>('/openapi.json'),
+    ]);
     cat = answered;
     parametersOf = (path) => doc.paths[path]!.get.parameters;
   } catch (err) {
-    catalog = undefined;
-    openapi = undefined;
     into.append(problems);
     showError(problems, err);
     return;
@@ -96,15 +93,14 @@ export async function renderQuery(into: HTMLElement, endpoint: Endpoint, params:
     return;
   }
   let answer: Answer;
-  let projected: ReadonlySet<number>;
   try {
-    [answer, projected] = await Promise.all([answered, forecast!]);
+    answer = await answered;
   } catch (err) {
     if (!stale()) showError(problems, err, into);
     return;
   }
   if (stale()) return;
-  renderAnswer(into, endpoint, params, dataset, answer, operation, cat.derived, projected, rule);
+  renderAnswer(into, endpoint, params, dataset, answer, operation, cat.derived, forecast!, rule);
 }
 
 function renderAnswer(
@@ -115,8 +111,8 @@ function renderAnswer(
   answer: Answer,
   operation: readonly OperationParameter[],
   derived: CatalogAnswer['derived'],
-  /** The dataset's forecast years (forecast.ts). */
-  forecast: ReadonlySet<number>,
+  /** The dataset's forecast years (forecast.ts), which the chart waits for and the table does not. */
+  forecast: Promise<ReadonlySet<number>>,
   /** Where the facets' counting rule is said, beside the table. */
   rule: HTMLElement,
 ): void {
@@ -128,41 +124,25 @@ function renderAnswer(
   const caption = `${rows} ${endpoint === 'aggregate' ? 'groups' : 'rows'} of ${dataset.name}${release}`;
   const warnings = ('warnings' in meta && meta.warnings) || [];
   if (warnings.length) into.append(h('ul', { class: 'warnings', role: 'note' }, ...warnings.map((w) => h('li', {}, w))));
-  const mixed = mixedForecast(flat, params, dataset, forecast);
-  if (mixed.length)
-    into.append(
-      h(
-        'p',
-        { class: 'forecast-note', role: 'note' },
-        `This view mixes actual years with forecasts: ${yearSpan(mixed)} ${mixed.length > 1 ? 'are' : 'is'} temporal=${FORECAST}. Filter temporal to read one or the other.`,
-      ),
-    );
 
-  const chartBox = h('section', { class: 'chart-box', 'aria-label': 'Chart' });
-  const choices = measures(flat, dims);
-  if (rows && choices.length) {
-    // Wide: the first key's last actual year (a forecast year only when every year is one). Long: the first
-    // measure's last derived key (the question asked: a measure's derived keys follow it), else the measure itself.
-    const wideYears = ('years' in meta && meta.years) || [];
-    const latest = wideYears.filter((y) => !forecast.has(y)).at(-1) ?? wideYears.at(-1);
-    const first = latest === undefined ? choices[0]! : choices[0]!.replace(/_\d{4}$/, '');
-    const picked = latest === undefined ? choices.filter((c) => c === first || c.startsWith(`${first}_`)).at(-1)! : `${first}_${latest}`;
-    const select = h('select', { id: 'measure' }, ...choices.map((c) => h('option', { value: c }, c)));
-    select.value = picked;
-    select.addEventListener('change', () => drawChart(select.value));
-    chartBox.append(h('div', { class: 'control' }, h('label', { for: 'measure' }, 'Measure charted'), select));
-    const drawing = h('div');
-    chartBox.append(drawing);
-    const drawChart = (measure: string) => {
-      drawing.replaceChildren();
-      const data = chartData(flat, dims, measure, forecast);
-      const unit = keyUnit(measure, derived);
-      const currencies = ('filters_applied' in meta && meta.filters_applied.fx) || [];
-      const title = chartTitle(measure, data.kind, unit, currencies);
-      renderChart(drawing, data, { title, fileName: `${dataset.name}-${measure}`, percent: unit === 'fraction' });
-    };
-    queueMicrotask(() => drawChart(picked));
-  }
+  // The table is drawn as the answer arrives; the chart, and the note on forecasts, once the
+  // forecast years are known too (asked beside the answer, and kept after the first view of
+  // a dataset). Drawn once, marked: not drawn plain and redrawn dashed, nor a wide view's
+  // measure switched from the last year to the last actual one, under the reader's eyes.
+  const chartBox = h('section', { class: 'chart-box', 'aria-label': 'Chart', 'aria-busy': 'true' });
+  void forecast.then((projected) => {
+    chartBox.removeAttribute('aria-busy');
+    const mixed = mixedForecast(flat, params, dataset, projected);
+    if (mixed.length)
+      chartBox.before(
+        h(
+          'p',
+          { class: 'forecast-note', role: 'note' },
+          `This view mixes actual years with forecasts: ${yearSpan(mixed)} ${mixed.length > 1 ? 'are' : 'is'} temporal=${FORECAST}. Filter temporal to read one or the other.`,
+        ),
+      );
+    drawChartBox(chartBox, flat, dims, meta, dataset, derived, projected);
+  });
   into.append(chartBox);
 
   into.append(rule, renderTable(flat, caption, dims));
@@ -187,6 +167,41 @@ function renderAnswer(
   }
   into.append(pages);
   into.append(copyPanel(endpoint, params, flat.columns, operation), downloads(endpoint, params, dataset, answer));
+}
+
+/** The chart of an answer, with the measure it draws to pick: none when the answer has no rows or no measure. */
+function drawChartBox(
+  chartBox: HTMLElement,
+  flat: Flat,
+  dims: ReadonlySet<string>,
+  meta: Answer['meta'],
+  dataset: CatalogEntry,
+  derived: CatalogAnswer['derived'],
+  forecast: ReadonlySet<number>,
+): void {
+  const choices = measures(flat, dims);
+  if (!flat.rows.length || !choices.length) return;
+  // Wide: the first key's last actual year (a forecast year only when every year is one). Long: the first
+  // measure's last derived key (the question asked: a measure's derived keys follow it), else the measure itself.
+  const wideYears = ('years' in meta && meta.years) || [];
+  const latest = wideYears.filter((y) => !forecast.has(y)).at(-1) ?? wideYears.at(-1);
+  const first = latest === undefined ? choices[0]! : choices[0]!.replace(/_\d{4}$/, '');
+  const picked = latest === undefined ? choices.filter((c) => c === first || c.startsWith(`${first}_`)).at(-1)! : `${first}_${latest}`;
+  const select = h('select', { id: 'measure' }, ...choices.map((c) => h('option', { value: c }, c)));
+  select.value = picked;
+  select.addEventListener('change', () => drawChart(select.value));
+  chartBox.append(h('div', { class: 'control' }, h('label', { for: 'measure' }, 'Measure charted'), select));
+  const drawing = h('div');
+  chartBox.append(drawing);
+  const drawChart = (measure: string) => {
+    drawing.replaceChildren();
+    const data = chartData(flat, dims, measure, forecast);
+    const unit = keyUnit(measure, derived);
+    const currencies = ('filters_applied' in meta && meta.filters_applied.fx) || [];
+    const title = chartTitle(measure, data.kind, unit, currencies);
+    renderChart(drawing, data, { title, fileName: `${dataset.name}-${measure}`, percent: unit === 'fraction' });
+  };
+  drawChart(picked);
 }
 
 /**
