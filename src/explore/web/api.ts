@@ -64,7 +64,9 @@ async function send(pathAndQuery: string, headers: Record<string, string> = {}):
 // asked again with If-None-Match, and a 304 reuses the body kept. Each request counts
 // against the key's limits, a 304 too (the limiter runs before the answer is looked
 // up): only a fresh answer costs nothing. Refusals are not kept. Answers belong to one
-// key, so a key saved or forgotten empties the store.
+// key, so a key saved or forgotten empties the store. At most MAX_KEPT answers, the
+// least recently read dropped first: a long session stays bounded, and a dropped answer
+// costs only its request again.
 
 interface Kept {
   readonly body: unknown;
@@ -73,6 +75,8 @@ interface Kept {
   freshUntil: number;
 }
 
+const MAX_KEPT = 200;
+/** In the order last read, oldest first. */
 const kept = new Map<string, Kept>();
 const asking = new Map<string, Promise<unknown>>();
 /** Bumped when the store is emptied, so an answer asked for under the key before is not kept. */
@@ -84,7 +88,14 @@ function forgetAnswers(): void {
   keyEpoch++;
 }
 
-/** Until when an answer with this Cache-Control may be reused without asking (now: never). */
+/** Read (or kept) now: moved to the end of the store's order, the oldest dropped past MAX_KEPT. */
+function keep(pathAndQuery: string, answer: Kept): void {
+  kept.delete(pathAndQuery);
+  kept.set(pathAndQuery, answer);
+  if (kept.size > MAX_KEPT) kept.delete(kept.keys().next().value!);
+}
+
+/** Until when an answer with this Cache-Control may be reused without asking (0: it may not). */
 function freshUntil(cacheControl: string | null): number {
   const directives = (cacheControl ?? '').toLowerCase();
   const maxAge = /(?:^|,)\s*max-age=(\d+)/.exec(directives);
@@ -99,13 +110,14 @@ async function ask(pathAndQuery: string): Promise<unknown> {
   const cacheControl = res.headers.get('cache-control');
   if (res.status === 304 && before) {
     before.freshUntil = freshUntil(cacheControl);
+    if (epoch === keyEpoch) keep(pathAndQuery, before);
     return before.body;
   }
   const body: unknown = await res.json();
   const etag = res.headers.get('etag');
   const until = freshUntil(cacheControl);
   if (epoch === keyEpoch && !/no-store/i.test(cacheControl ?? '') && (etag || until > performance.now())) {
-    kept.set(pathAndQuery, { body, etag, freshUntil: until });
+    keep(pathAndQuery, { body, etag, freshUntil: until });
   }
   return body;
 }
@@ -113,7 +125,10 @@ async function ask(pathAndQuery: string): Promise<unknown> {
 /** GET a path of this origin as JSON, through the page's store: concurrent asks of one URL share one request. */
 export function getJson<T>(pathAndQuery: string): Promise<T> {
   const stored = kept.get(pathAndQuery);
-  if (stored && stored.freshUntil > performance.now()) return Promise.resolve(stored.body as T);
+  if (stored && stored.freshUntil > performance.now()) {
+    keep(pathAndQuery, stored);
+    return Promise.resolve(stored.body as T);
+  }
   let answer = asking.get(pathAndQuery);
   if (!answer) {
     const asked = ask(pathAndQuery).finally(() => {
