@@ -95,7 +95,7 @@ if (CHROMIUM_MISSING) {
   test('a fraction (CAGR) is charted in percent, long labels are cut with their full text kept, and the title names the unit', async () => {
     await open('/explore/aggregate?metric=ggr&group_by=country&fx=USD&year=2024&cagr=2019:2024&region=Europe');
     assert.is(await page.getByLabel('Measure charted').inputValue(), 'ggr_sum_cagr');
-    assert.match(await page.locator('figure.chart figcaption').innerText(), /^ggr_sum_cagr by group \(%\)$/);
+    assert.match(await page.locator('figure.chart figcaption .chart-title').innerText(), /^ggr_sum_cagr by group \(%\)$/);
     const svg = await svgOf();
     const grid = await tableOnPage(page);
     const cagr = grid.columns.indexOf('ggr_sum_cagr');

@@ -165,6 +165,8 @@ export interface OperationParameter {
   readonly schema?: ParameterSchema;
   /** A dimension filter's datasets. */
   readonly 'x-metrics'?: readonly string[];
+  /** Where the page puts its control: among the first ones, nowhere (the page sets it), else under "More options". */
+  readonly 'x-explore'?: 'first' | 'page';
 }
 
 interface ParameterSchema {

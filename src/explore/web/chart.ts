@@ -19,6 +19,25 @@ const DASH = [6, 4];
 /** Characters a bar's label keeps before it is cut with an ellipsis; the table and the SVG's titles hold it whole. */
 const LABEL_CHARS = 14;
 
+/** The id of the table a chart is drawn from (query-view.ts). */
+export const TABLE_ID = 'answer';
+
+/** The chart in one sentence: what it draws, how many lines or bars, over which years or with which largest bar. */
+export function chartSummary(data: ChartData, title: string, percent: boolean): string {
+  const value = (v: number) => (percent ? PERCENT.format(v) : readable(v));
+  const n = data.series.length;
+  if (data.kind === 'line') {
+    const named = data.series.slice(0, 3).map((s) => s.label);
+    const more = n > named.length ? `, and ${n - named.length} more` : '';
+    const years = data.x.length ? `, ${data.x[0]} to ${data.x.at(-1)}` : '';
+    return `${title}: ${n} ${n === 1 ? 'line' : 'lines'} (${named.join(', ')}${more})${years}.`;
+  }
+  const values = data.series[0]?.values ?? [];
+  const top = values.reduce<number>((best, v, i) => (v !== null && (best < 0 || v > values[best]!) ? i : best), -1);
+  const highest = top < 0 ? '' : `; the highest is ${data.x[top]}, ${value(values[top]!)}`;
+  return `${title}: ${data.x.length} ${data.x.length === 1 ? 'bar' : 'bars'}, one per group${highest}.`;
+}
+
 export interface ChartOptions {
   /** The measure, what it is drawn by, and its currency or unit. */
   readonly title: string;
@@ -42,8 +61,22 @@ export function barRange(values: readonly (number | null)[]): [number, number] {
 export function renderChart(into: HTMLElement, data: ChartData, options: ChartOptions): void {
   const { title, fileName, percent } = options;
   const tick = (v: number) => (percent ? PERCENT.format(v) : COMPACT.format(v));
-  const figure = h('figure', { class: 'chart' }, h('figcaption', {}, title));
-  const plot = h('div', { role: 'img', 'aria-label': `${title}. The table below holds every value.` });
+  const summary = chartSummary(data, title, percent);
+  // Its text alternative: the caption says what it shows, and links the table it was drawn from (query-view.ts).
+  const figure = h(
+    'figure',
+    { class: 'chart' },
+    h(
+      'figcaption',
+      {},
+      h('span', { class: 'chart-title' }, title),
+      ' ',
+      h('span', { class: 'chart-summary' }, summary),
+      ' ',
+      h('a', { href: `#${TABLE_ID}` }, 'Data: the table below'),
+    ),
+  );
+  const plot = h('div', { role: 'img', 'aria-label': summary, 'aria-details': TABLE_ID });
   figure.append(plot);
   const xs = data.x.map((_, i) => i);
   const years = data.kind === 'line';

@@ -70,6 +70,8 @@ export function markFields(view: ParentNode, err: unknown): string[] {
     note.textContent = [...messages, placed.length === 0 && err.hint ? err.hint : ''].filter(Boolean).join(' ');
     note.classList.add('bad');
     field.setAttribute('aria-invalid', 'true');
+    // A field under "More options" is shown with its error.
+    field.closest('details')?.setAttribute('open', '');
     placed.push(name);
   }
   return placed;

@@ -3,7 +3,9 @@ import './style.css';
 import { ENDPOINTS } from '../views.ts';
 import { forgetKey, readKey, saveKey } from './api.ts';
 import { renderCatalog } from './catalog.ts';
+import { TABLE_ID } from './chart.ts';
 import { announce, h } from './dom.ts';
+import { rememberFocus, restoreFocus } from './focus-keeper.ts';
 import { renderQuery } from './query-view.ts';
 import { currentView, navigate, pageUrl, setNavigateHandler } from './url-state.ts';
 
@@ -11,6 +13,16 @@ import { currentView, navigate, pageUrl, setNavigateHandler } from './url-state.
 
 const keyInput = h('input', { id: 'api-key', type: 'password', autocomplete: 'off', spellcheck: 'false', 'aria-describedby': 'key-help' });
 const view = h('main', { id: 'view', tabindex: '-1' });
+/** First in the tab order, seen when focused: to the table and the chart, shown when the view has them. */
+const skipLinks = h(
+  'nav',
+  { class: 'skip', 'aria-label': 'Skip links' },
+  h('a', { href: `#${TABLE_ID}`, hidden: true }, 'Skip to the table'),
+  h('a', { href: '#chart', hidden: true }, 'Skip to the chart'),
+);
+const showSkipLinks = () => {
+  for (const link of skipLinks.querySelectorAll('a')) link.hidden = !document.getElementById(link.hash.slice(1));
+};
 
 function shell(): void {
   const keyForm = h(
@@ -45,14 +57,25 @@ function shell(): void {
     h('a', { href: pageUrl(undefined) }, 'Catalog'),
     ...ENDPOINTS.map((e) => h('a', { href: pageUrl(e) }, e[0]!.toUpperCase() + e.slice(1))),
   );
-  // Links to another view change the URL in place: the page stays, with its key.
+  // Links to another view change the URL in place: the page stays, with its key. A link
+  // within the page (the skip links, the chart's to its table) moves focus to its target,
+  // and leaves the URL, which is the view's state, as it is.
   document.addEventListener('click', (event) => {
     const link = (event.target as HTMLElement).closest('a');
-    if (!link?.getAttribute('href')?.startsWith('/explore') || event.ctrlKey || event.metaKey || event.shiftKey) return;
+    const href = link?.getAttribute('href') ?? '';
+    if (href.startsWith('#')) {
+      event.preventDefault();
+      const target = document.getElementById(href.slice(1));
+      target?.focus();
+      target?.scrollIntoView({ block: 'start' });
+      return;
+    }
+    if (!href.startsWith('/explore') || event.ctrlKey || event.metaKey || event.shiftKey) return;
     event.preventDefault();
-    navigate(link.getAttribute('href')!);
+    navigate(href);
   });
   document.body.append(
+    skipLinks,
     h('header', {}, h('h1', {}, 'Explore'), h('p', { class: 'muted' }, 'Data Query Service: every view is a /v1 request.'), keyForm, links),
     h('p', { id: 'status', role: 'status', 'aria-live': 'polite', class: 'muted' }),
     view,
@@ -65,8 +88,10 @@ async function show(): Promise<void> {
   const { endpoint, params } = currentView();
   const fresh = h('div');
   const stale = () => mine !== generation;
+  rememberFocus(view);
   if (!readKey()) {
     view.replaceChildren(h('p', {}, 'Type your API key above to see the data.'));
+    showSkipLinks();
     keyInput.focus();
     return;
   }
@@ -74,7 +99,10 @@ async function show(): Promise<void> {
   view.replaceChildren(h('p', { 'aria-busy': 'true' }, 'Loading…'));
   if (endpoint) await renderQuery(fresh, endpoint, params, stale);
   else await renderCatalog(fresh, stale);
-  if (!stale()) view.replaceChildren(fresh);
+  if (stale()) return;
+  view.replaceChildren(fresh);
+  showSkipLinks();
+  restoreFocus();
 }
 
 shell();

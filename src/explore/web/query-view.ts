@@ -10,12 +10,13 @@ import type {
 } from '../../client/types.ts';
 import type { Endpoint } from '../views.ts';
 import { download, getJson, type OperationParameter } from './api.ts';
-import { renderChart } from './chart.ts';
+import { renderChart, TABLE_ID } from './chart.ts';
 import { chartData, chartTitle, keyUnit, measures } from './chart-data.ts';
 import { datasetControl, parameterControls } from './controls.ts';
 import { announce, h, statusLine } from './dom.ts';
 import { showError } from './errors.ts';
 import { renderFilters, ruleText } from './facets.ts';
+import { restoreFocus } from './focus-keeper.ts';
 import { FORECAST, forecastYears, yearSpan } from './forecast.ts';
 import { SNIPPET_KINDS, snippet } from './snippets.ts';
 import { type Flat, flatten, renderTable } from './table.ts';
@@ -57,9 +58,13 @@ export async function renderQuery(into: HTMLElement, endpoint: Endpoint, params:
     params.set(...unit);
     history.replaceState(null, '', pageUrl(endpoint, params));
   }
-  const form = h('form', { class: 'controls', 'aria-label': 'Query' }, datasetControl(endpoint, params, operation));
+  // The dataset, the first controls and the filters, then "More options": the order an analyst reads them in.
+  const { first, more } = parameterControls(endpoint, params, operation, cat.datasets);
+  const form = h('form', { class: 'controls', 'aria-label': 'Query' }, datasetControl(endpoint, params, operation), ...first);
   form.addEventListener('submit', (event) => event.preventDefault());
-  form.append(...parameterControls(endpoint, params, operation, cat.datasets));
+  const filters = h('div', { class: 'filters-slot' });
+  form.append(filters);
+  if (more) form.append(more);
   // A refusal's summary right below the controls, each field's own error beside it (errors.ts).
   into.append(form, problems);
   if (unit) {
@@ -80,12 +85,14 @@ export async function renderQuery(into: HTMLElement, endpoint: Endpoint, params:
   const rule = h('p', { class: 'note rule', role: 'note', hidden: true });
   if (dataset && endpoint !== 'reference') {
     const slot = h('fieldset', { class: 'filters', 'aria-busy': 'true' }, h('legend', {}, 'Filters'));
-    into.append(slot);
+    filters.append(slot);
     void renderFilters(endpoint, params, dataset, parametersOf('/v1/facets')).then(({ element, facets }) => {
       if (stale()) return;
       slot.replaceWith(element);
       rule.textContent = ruleText(facets?.meta);
       rule.hidden = !rule.textContent;
+      // A facet chip used is found again only now.
+      restoreFocus();
     });
   }
   if (!answered) {
@@ -129,7 +136,8 @@ function renderAnswer(
   // forecast years are known too (asked beside the answer, and kept after the first view of
   // a dataset). Drawn once, marked: not drawn plain and redrawn dashed, nor a wide view's
   // measure switched from the last year to the last actual one, under the reader's eyes.
-  const chartBox = h('section', { class: 'chart-box', 'aria-label': 'Chart', 'aria-busy': 'true' });
+  // The skip links' targets (main.ts): focusable by them, not by Tab.
+  const chartBox = h('section', { id: 'chart', class: 'chart-box', 'aria-label': 'Chart', tabindex: '-1', 'aria-busy': 'true' });
   void forecast.then((projected) => {
     chartBox.removeAttribute('aria-busy');
     const mixed = mixedForecast(flat, params, dataset, projected);
@@ -145,10 +153,13 @@ function renderAnswer(
   });
   into.append(chartBox);
 
-  into.append(rule, renderTable(flat, caption, dims));
+  const table = renderTable(flat, caption, dims);
+  table.id = TABLE_ID;
+  table.tabIndex = -1;
+  into.append(rule, table);
   const pages = h('nav', { class: 'pages', 'aria-label': 'Pages' });
   if (params.has('cursor')) {
-    const first = h('button', { type: 'button' }, 'First page');
+    const first = h('button', { type: 'button', id: 'first-page' }, 'First page');
     first.addEventListener('click', () => {
       const next = new URLSearchParams(params);
       next.delete('cursor');
@@ -157,7 +168,7 @@ function renderAnswer(
     pages.append(first);
   }
   if (answer.pagination?.has_more) {
-    const more = h('button', { type: 'button' }, 'Next page');
+    const more = h('button', { type: 'button', id: 'next-page' }, 'Next page');
     more.addEventListener('click', () => {
       const next = new URLSearchParams(params);
       next.set('cursor', answer.pagination!.cursor);

@@ -71,6 +71,7 @@ function optionParameter(endpoint: Endpoint, name: string, option: QueryOption, 
       ? { type: 'array', items: itemSchema }
       : { ...itemSchema, ...(typedDefault !== undefined && { default: typedDefault }) },
     examples: examplesOf(name, option.examples, endpoint.example, typed, repeats),
+    ...(option.explore && { 'x-explore': option.explore }),
   };
 }
 

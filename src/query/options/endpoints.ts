@@ -41,6 +41,7 @@ const from = {
   examples: [{ value: '2026-11' }, { value: '2026-12' }],
   // As resolved (the route keys the id it read): a default that moves is another diff.
   key: (id) => id,
+  explore: 'first',
 } satisfies QueryOption<string | undefined>;
 
 const to = {
@@ -49,6 +50,7 @@ const to = {
   examples: [{ value: '2026-12' }, { value: '2026-11' }],
   // The scope's release too: as resolved, the current one by default.
   key: (id) => id,
+  explore: 'first',
 } satisfies QueryOption<string | undefined>;
 
 const change = {
@@ -62,6 +64,7 @@ const change = {
   description: `Only rows of these kinds: ${CHANGES.join(', ')}; repeat for several.`,
   examples: [{ value: ['changed'] }, { value: ['added'] }],
   key: (kinds) => kinds,
+  explore: 'first',
 } satisfies QueryOption<(typeof CHANGES)[number][] | undefined>;
 
 export const REVISIONS = {

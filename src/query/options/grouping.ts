@@ -32,6 +32,7 @@ export const groupBy = {
   // One name per value, or several comma-separated in one.
   openapi: (names) => ({ anyOf: [{ enum: names }, { pattern: `^${oneOf(names)}(?:,${oneOf(names)})+$` }] }),
   client: 'dimensions',
+  explore: 'first',
 } satisfies AggregateOption<string[]>;
 
 export const measure = {
@@ -48,6 +49,7 @@ export const measure = {
   key: (measures) => measures,
   values: (def) => def.metrics.flatMap((m) => [m, ...FUNCTIONS.map((fn) => `${m}:${fn}`)]),
   client: 'measures',
+  explore: 'first',
 } satisfies AggregateOption<string[] | undefined>;
 
 /** `order`: a key and a direction. */

@@ -52,6 +52,13 @@ export interface QueryOption<T = unknown> {
   /** The document's schema of each value, made of `values`, where an enum of them is not it. */
   readonly openapi?: (values: readonly string[]) => Readonly<Record<string, unknown>>;
   readonly client?: ClientShape;
+  /**
+   * Where the Explore page puts its control, as the document's `x-explore` says:
+   * `first` among the controls an analyst reads first (the dataset, grouping, measures,
+   * years, a diff's releases), `page` nowhere (the page sets it: a cursor, a format);
+   * without it, under the page's "More options".
+   */
+  readonly explore?: 'first' | 'page';
 }
 
 /** An endpoint's options by name, in the document's order. */

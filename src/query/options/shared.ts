@@ -33,6 +33,7 @@ export function metricOption(examples: readonly OptionExample[], use: MetricUse 
     },
     key: 'scope',
     values: () => namesOf('financial'),
+    explore: 'first',
   } satisfies QueryOption<string>;
 }
 
@@ -50,6 +51,7 @@ export const dataset = {
   },
   key: 'scope',
   values: () => namesOf('reference'),
+  explore: 'first',
 } satisfies QueryOption<string>;
 
 export const period = {
@@ -58,6 +60,7 @@ export const period = {
   examples: [{ value: '2020-01-01:2024-12-31' }, { value: '2010-01-01:2014-12-31' }],
   errors: { badPeriod: new InvalidParametersError({ period: ['Expected format: YYYY-MM-DD:YYYY-MM-DD'] }) },
   key: 'scope',
+  explore: 'first',
 } satisfies QueryOption<v.InferOutput<typeof periodParam>>;
 
 /** `limit`: rows (or groups) per page, `fallback` when absent; its examples page `request` (by default the endpoint's example request). */
@@ -81,6 +84,7 @@ export const cursor = {
   examples: [{ value: '2n9c.64_LsnkjhRyQoPrnqKXl2A.4cc3.json' }],
   errors: { invalidCursor: new InvalidCursorError() },
   key: 'scope',
+  explore: 'page',
 } satisfies QueryOption<string | undefined>;
 
 /** `format`: one of the formats the endpoint serves, `examples` among them. */
@@ -91,6 +95,7 @@ export const formatOption = <const N extends FormatName>(offered: readonly N[], 
       "The body's format, by name: it wins over `Accept`, so a URL alone (pandas, R, Excel, a browser) picks it. A cursor pages only the format it was issued in. Given once.",
     examples: examples.map((value) => ({ value })),
     key: 'scope',
+    explore: 'page',
   }) satisfies QueryOption<N | undefined>;
 
 export const release = {
