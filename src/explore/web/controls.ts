@@ -7,8 +7,8 @@ import { datasetParam, navigate, pageUrl } from './url-state.ts';
 // The controls of a query view, derived, not listed here: the dataset choice from
 // /v1/catalog, and every other parameter from the endpoint's operation in /openapi.json
 // (an enum becomes a select, anything else a text field). Changing one rewrites the URL
-// (a new history entry), which the page then shows; a cursor is dropped, since it is
-// bound to the query it came from.
+// (the same history entry: url-state.ts), which the page then shows; a cursor is dropped,
+// since it is bound to the query it came from.
 
 /** Parameters the page sets itself, or that are headers: not controls. */
 const NOT_CONTROLS = new Set(['metric', 'dataset', 'cursor', 'format']);
