@@ -4,8 +4,10 @@ import { ENDPOINTS } from '../views.ts';
 import { forgetKey, readKey, saveKey } from './api.ts';
 import { renderCatalog } from './catalog.ts';
 import { announce, h } from './dom.ts';
+import { operations } from './openapi.ts';
 import { renderQuery } from './query-view.ts';
 import { currentView, navigate, pageUrl, setNavigateHandler } from './url-state.ts';
+import { updateViewLinks } from './view-links.ts';
 
 // The Explore page: the key form, the links to each view, and the view the URL names.
 
@@ -43,7 +45,7 @@ function shell(): void {
     'nav',
     { 'aria-label': 'Views' },
     h('a', { href: pageUrl(undefined) }, 'Catalog'),
-    ...ENDPOINTS.map((e) => h('a', { href: pageUrl(e) }, e[0]!.toUpperCase() + e.slice(1))),
+    ...ENDPOINTS.map((e) => h('a', { href: pageUrl(e), 'data-view': e }, e[0]!.toUpperCase() + e.slice(1))),
   );
   // Links to another view change the URL in place: the page stays, with its key.
   document.addEventListener('click', (event) => {
@@ -59,12 +61,20 @@ function shell(): void {
   );
 }
 
+/** The view links carry what applies of the view shown (view-links.ts); without /openapi.json they stay bare. */
+async function pointLinks(): Promise<void> {
+  const nav = document.querySelector<HTMLElement>('nav[aria-label="Views"]');
+  const doc = await operations().catch(() => ({ paths: {} }));
+  if (nav) updateViewLinks(nav, currentView(), doc);
+}
+
 let generation = 0;
 async function show(): Promise<void> {
   const mine = ++generation;
   const { endpoint, params } = currentView();
   const fresh = h('div');
   const stale = () => mine !== generation;
+  void pointLinks();
   if (!readKey()) {
     view.replaceChildren(h('p', {}, 'Type your API key above to see the data.'));
     keyInput.focus();
@@ -74,7 +84,10 @@ async function show(): Promise<void> {
   view.replaceChildren(h('p', { 'aria-busy': 'true' }, 'Loading…'));
   if (endpoint) await renderQuery(fresh, endpoint, params, stale);
   else await renderCatalog(fresh, stale);
-  if (!stale()) view.replaceChildren(fresh);
+  if (stale()) return;
+  view.replaceChildren(fresh);
+  // Again once shown: the view may have added a parameter it picked for you (unit-default.ts).
+  void pointLinks();
 }
 
 shell();

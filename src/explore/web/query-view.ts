@@ -17,10 +17,13 @@ import { announce, h, statusLine } from './dom.ts';
 import { showError } from './errors.ts';
 import { renderFilters, ruleText } from './facets.ts';
 import { FORECAST, forecastYears, yearSpan } from './forecast.ts';
+import { type Operations, operations } from './openapi.ts';
+import { pageYears } from './page-years.ts';
 import { SNIPPET_KINDS, snippet } from './snippets.ts';
 import { type Flat, flatten, renderTable } from './table.ts';
 import { unitDefault } from './unit-default.ts';
 import { apiPath, datasetParam, navigate, pageUrl } from './url-state.ts';
+import { carriedUrl } from './view-links.ts';
 
 // /explore/<endpoint>?<query>: the controls, the answer of /v1/<endpoint>?<query> as a
 // table and a chart, its pages, and the same request as code and as downloads.
@@ -29,23 +32,19 @@ import { apiPath, datasetParam, navigate, pageUrl } from './url-state.ts';
 type Answer = FinancialPage<Metric> | ReferencePage<ReferenceDataset> | AggregatePage<Metric> | RevisionPage<Metric>;
 
 let catalog: Promise<CatalogAnswer> | undefined;
-let openapi: Promise<{ paths: Record<string, { get: { parameters: OperationParameter[] } }> }> | undefined;
 
 export async function renderQuery(into: HTMLElement, endpoint: Endpoint, params: URLSearchParams, stale: () => boolean): Promise<void> {
   into.append(h('h2', {}, `/v1/${endpoint}`));
   const problems = h('div', { class: 'problems' });
   let cat: CatalogAnswer;
+  let doc: Operations;
   let parametersOf: (path: string) => readonly OperationParameter[];
   try {
     catalog ??= getJson<CatalogAnswer>('/v1/catalog');
-    // /openapi.json needs no key; the page reads each endpoint's parameters from it.
-    openapi ??= fetch('/openapi.json').then((r) => r.json());
-    const [answered, doc] = await Promise.all([catalog, openapi]);
-    cat = answered;
+    [cat, doc] = await Promise.all([catalog, operations()]);
     parametersOf = (path) => doc.paths[path]!.get.parameters;
   } catch (err) {
     catalog = undefined;
-    openapi = undefined;
     into.append(problems);
     showError(problems, err);
     return;
@@ -104,7 +103,9 @@ export async function renderQuery(into: HTMLElement, endpoint: Endpoint, params:
     return;
   }
   if (stale()) return;
-  renderAnswer(into, endpoint, params, dataset, answer, operation, cat.derived, projected, rule);
+  // The whole view as an aggregate by year: where a chart of one page cannot show every year.
+  const byYear = carriedUrl({ endpoint, params }, 'aggregate', doc, { group_by: 'year' });
+  renderAnswer(into, endpoint, params, dataset, answer, operation, cat.derived, projected, rule, byYear);
 }
 
 function renderAnswer(
@@ -119,6 +120,8 @@ function renderAnswer(
   forecast: ReadonlySet<number>,
   /** Where the facets' counting rule is said, beside the table. */
   rule: HTMLElement,
+  /** The same filters as an aggregate by year. */
+  byYear: string,
 ): void {
   const flat = flatten(answer.data as unknown as readonly Record<string, unknown>[]);
   const dims = new Set([...dataset.dimensions, 'change']);
@@ -139,8 +142,11 @@ function renderAnswer(
     );
 
   const chartBox = h('section', { class: 'chart-box', 'aria-label': 'Chart' });
-  const choices = measures(flat, dims);
-  if (rows && choices.length) {
+  const paged = pageYears(flat, params.has('cursor'), Boolean(answer.pagination?.has_more));
+  const charted = paged?.flat ?? flat;
+  if (paged) chartBox.append(pageNote(paged.whole, paged.cut, byYear));
+  const choices = measures(charted, dims);
+  if (charted.rows.length && choices.length) {
     // Wide: the first key's last actual year (a forecast year only when every year is one). Long: the first
     // measure's last derived key (the question asked: a measure's derived keys follow it), else the measure itself.
     const wideYears = ('years' in meta && meta.years) || [];
@@ -155,7 +161,7 @@ function renderAnswer(
     chartBox.append(drawing);
     const drawChart = (measure: string) => {
       drawing.replaceChildren();
-      const data = chartData(flat, dims, measure, forecast);
+      const data = chartData(charted, dims, measure, forecast);
       const unit = keyUnit(measure, derived);
       const currencies = ('filters_applied' in meta && meta.filters_applied.fx) || [];
       const title = chartTitle(measure, data.kind, unit, currencies);
@@ -187,6 +193,20 @@ function renderAnswer(
   }
   into.append(pages);
   into.append(copyPanel(endpoint, params, flat.columns, operation), downloads(endpoint, params, dataset, answer));
+}
+
+/** What a chart of one page draws: the years it holds whole, and where every year is charted. */
+function pageNote(whole: readonly number[], cut: readonly number[], byYear: string): HTMLElement {
+  const rest = `${yearSpan(cut)} ${cut.length > 1 ? 'go' : 'goes'} on beyond this page`;
+  const said = whole.length
+    ? `The chart draws this page's rows of ${yearSpan(whole)}, the ${whole.length > 1 ? 'years' : 'year'} it holds whole (${rest}). `
+    : `No year is charted: this page holds part of ${yearSpan(cut)} only. `;
+  return h(
+    'p',
+    { class: 'note page-years', role: 'note' },
+    said,
+    h('a', { href: byYear }, 'Every year of this view, as an aggregate by year'),
+  );
 }
 
 /**
