@@ -21,7 +21,10 @@ ${script ? '<script src="/claim/assets/copy.js" defer></script>\n' : ''}</head>
 <main>
 ${body}
 </main>
-<footer>API keys for the ${SERVICE_NAME} are issued by invite. Keep yours secret: it identifies you on every request.</footer>
+<footer>
+<nav aria-label="The service"><a href="/explore">Explore the data in your browser</a> · <a href="/docs">API reference</a></nav>
+<p>API keys for the ${SERVICE_NAME} are issued by invite. Keep yours secret: it identifies you on every request.</p>
+</footer>
 </body>
 </html>
 `;
@@ -54,7 +57,8 @@ export function keyPage(client: string, key: string, baseUrl: string): string {
 </div>
 <p id="key-status" role="status" aria-live="polite"></p>
 <p>Send it in the <code>x-api-key</code> header of every request:</p>
-<pre><code>curl -H "x-api-key: ${escapeHtml(key)}" ${escapeHtml(baseUrl)}/v1/catalog</code></pre>`,
+<pre><code>curl -H "x-api-key: ${escapeHtml(key)}" ${escapeHtml(baseUrl)}/v1/catalog</code></pre>
+<p>Or paste it into <a href="/explore">Explore</a> to browse the data in your browser; the <a href="/docs">API reference</a> lists every endpoint.</p>`,
     true,
   );
 }

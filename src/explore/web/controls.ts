@@ -10,8 +10,8 @@ import { datasetParam, navigate, pageUrl } from './url-state.ts';
 // (an enum becomes a select, anything else a text field). Those the document marks
 // `x-explore: first` come first; the rest sit under one "More options" disclosure. Help
 // is each description in words, shown on demand. Changing a control rewrites the URL
-// (a new history entry), which the page then shows; a cursor is dropped, since it is
-// bound to the query it came from.
+// (the same history entry: url-state.ts), which the page then shows; a cursor is
+// dropped, since it is bound to the query it came from.
 
 /** Whether the analyst last left "More options" open, in this page's life. */
 let moreOpen = false;

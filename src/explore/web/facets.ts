@@ -1,9 +1,10 @@
-import type { FacetsAnswer, Metric } from '../../client/types.ts';
+import type { CatalogEntry, FacetsAnswer, Metric } from '../../client/types.ts';
 import type { Endpoint } from '../views.ts';
 import { ApiFailure, getJson, type OperationParameter } from './api.ts';
 import { control, setParam } from './controls.ts';
 import { h } from './dom.ts';
 import { markFields } from './errors.ts';
+import { unitDimension } from './unit-default.ts';
 
 // The filters of a view: one per dimension of the dataset, each with the counts of
 // GET /v1/facets beside its values (each dimension's counts apply every other filter).
@@ -45,7 +46,7 @@ export interface Filters {
 export async function renderFilters(
   endpoint: Endpoint,
   params: URLSearchParams,
-  dataset: { name: string; dimensions: readonly string[] },
+  dataset: CatalogEntry,
   /** /v1/facets' parameters in /openapi.json. */
   facetsParameters: readonly OperationParameter[],
 ): Promise<Filters> {
@@ -74,6 +75,8 @@ export async function renderFilters(
     );
     facets = kept;
   }
+  // The unit an aggregate adds up in takes one value: its chip replaces the value, where another would add a second (400 mixed_units).
+  const single = endpoint === 'aggregate' ? unitDimension(dataset, params) : undefined;
   for (const dimension of dataset.dimensions) {
     const chosen = params.getAll(dimension);
     const input = h('input', { type: 'text', value: chosen.join(','), autocomplete: 'off', spellcheck: 'false' });
@@ -104,7 +107,7 @@ export async function renderFilters(
           h('span', { class: 'count' }, ` ${rows.toLocaleString('en')}`),
         );
         button.addEventListener('click', () =>
-          setParam(endpoint, params, dimension, on ? chosen.filter((v) => v !== text) : [...chosen, text]),
+          setParam(endpoint, params, dimension, on ? chosen.filter((v) => v !== text) : dimension === single ? [text] : [...chosen, text]),
         );
         list.append(h('li', {}, button));
       }

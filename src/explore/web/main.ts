@@ -6,8 +6,10 @@ import { renderCatalog } from './catalog.ts';
 import { TABLE_ID } from './chart.ts';
 import { announce, h } from './dom.ts';
 import { rememberFocus, restoreFocus } from './focus-keeper.ts';
+import { operations } from './openapi.ts';
 import { renderQuery } from './query-view.ts';
 import { currentView, navigate, pageUrl, setNavigateHandler } from './url-state.ts';
+import { updateViewLinks } from './view-links.ts';
 
 // The Explore page: the key form, the links to each view, and the view the URL names.
 
@@ -55,7 +57,7 @@ function shell(): void {
     'nav',
     { 'aria-label': 'Views' },
     h('a', { href: pageUrl(undefined) }, 'Catalog'),
-    ...ENDPOINTS.map((e) => h('a', { href: pageUrl(e) }, e[0]!.toUpperCase() + e.slice(1))),
+    ...ENDPOINTS.map((e) => h('a', { href: pageUrl(e), 'data-view': e }, e[0]!.toUpperCase() + e.slice(1))),
   );
   // Links to another view change the URL in place: the page stays, with its key. A link
   // within the page (the skip links, the chart's to its table) moves focus to its target,
@@ -82,6 +84,13 @@ function shell(): void {
   );
 }
 
+/** The view links carry what applies of the view shown (view-links.ts); without /openapi.json they stay bare. */
+async function pointLinks(): Promise<void> {
+  const nav = document.querySelector<HTMLElement>('nav[aria-label="Views"]');
+  const doc = await operations().catch(() => ({ paths: {} }));
+  if (nav) updateViewLinks(nav, currentView(), doc);
+}
+
 let generation = 0;
 async function show(): Promise<void> {
   const mine = ++generation;
@@ -89,6 +98,7 @@ async function show(): Promise<void> {
   const fresh = h('div');
   const stale = () => mine !== generation;
   rememberFocus(view);
+  void pointLinks();
   if (!readKey()) {
     view.replaceChildren(h('p', {}, 'Type your API key above to see the data.'));
     showSkipLinks();
@@ -103,6 +113,8 @@ async function show(): Promise<void> {
   view.replaceChildren(fresh);
   showSkipLinks();
   restoreFocus();
+  // Again once shown: the view may have added a parameter it picked for you (unit-default.ts).
+  void pointLinks();
 }
 
 shell();

@@ -18,10 +18,13 @@ import { showError } from './errors.ts';
 import { renderFilters, ruleText } from './facets.ts';
 import { restoreFocus } from './focus-keeper.ts';
 import { FORECAST, forecastYears, yearSpan } from './forecast.ts';
+import { type Operations, operations } from './openapi.ts';
+import { pageYears } from './page-years.ts';
 import { SNIPPET_KINDS, snippet } from './snippets.ts';
 import { type Flat, flatten, renderTable } from './table.ts';
 import { unitDefault } from './unit-default.ts';
 import { apiPath, datasetParam, navigate, pageUrl } from './url-state.ts';
+import { carriedUrl } from './view-links.ts';
 
 // /explore/<endpoint>?<query>: the controls, the answer of /v1/<endpoint>?<query> as a
 // table and a chart, its pages, and the same request as code and as downloads.
@@ -33,15 +36,12 @@ export async function renderQuery(into: HTMLElement, endpoint: Endpoint, params:
   into.append(h('h2', {}, `/v1/${endpoint}`));
   const problems = h('div', { class: 'problems' });
   let cat: CatalogAnswer;
+  let doc: Operations;
   let parametersOf: (path: string) => readonly OperationParameter[];
   try {
-    // Both kept by api.ts's store for the page's life: asked once, not once per view.
-    // /openapi.json needs no key; the page reads each endpoint's parameters from it.
-    const [answered, doc] = await Promise.all([
-      getJson<CatalogAnswer>('/v1/catalog'),
-      getJson<{ paths: Record<string, { get: { parameters: OperationParameter[] } }> }>('/openapi.json'),
-    ]);
-    cat = answered;
+    // Both kept for the page's life, asked once, not once per view: the catalog by api.ts's
+    // store, /openapi.json (no key needed) by openapi.ts, whose parameters the page reads.
+    [cat, doc] = await Promise.all([getJson<CatalogAnswer>('/v1/catalog'), operations()]);
     parametersOf = (path) => doc.paths[path]!.get.parameters;
   } catch (err) {
     into.append(problems);
@@ -107,7 +107,9 @@ export async function renderQuery(into: HTMLElement, endpoint: Endpoint, params:
     return;
   }
   if (stale()) return;
-  renderAnswer(into, endpoint, params, dataset, answer, operation, cat.derived, forecast!, rule);
+  // The whole view as an aggregate by year: where a chart of one page cannot show every year.
+  const byYear = carriedUrl({ endpoint, params }, 'aggregate', doc, { group_by: 'year' });
+  renderAnswer(into, endpoint, params, dataset, answer, operation, cat.derived, forecast!, rule, byYear);
 }
 
 function renderAnswer(
@@ -122,6 +124,8 @@ function renderAnswer(
   forecast: Promise<ReadonlySet<number>>,
   /** Where the facets' counting rule is said, beside the table. */
   rule: HTMLElement,
+  /** The same filters as an aggregate by year. */
+  byYear: string,
 ): void {
   const flat = flatten(answer.data as unknown as readonly Record<string, unknown>[]);
   const dims = new Set([...dataset.dimensions, 'change']);
@@ -138,6 +142,8 @@ function renderAnswer(
   // measure switched from the last year to the last actual one, under the reader's eyes.
   // The skip links' targets (main.ts): focusable by them, not by Tab.
   const chartBox = h('section', { id: 'chart', class: 'chart-box', 'aria-label': 'Chart', tabindex: '-1', 'aria-busy': 'true' });
+  const paged = pageYears(flat, params.has('cursor'), Boolean(answer.pagination?.has_more));
+  if (paged) chartBox.append(pageNote(paged.whole, paged.cut, byYear));
   void forecast.then((projected) => {
     chartBox.removeAttribute('aria-busy');
     const mixed = mixedForecast(flat, params, dataset, projected);
@@ -149,7 +155,7 @@ function renderAnswer(
           `This view mixes actual years with forecasts: ${yearSpan(mixed)} ${mixed.length > 1 ? 'are' : 'is'} temporal=${FORECAST}. Filter temporal to read one or the other.`,
         ),
       );
-    drawChartBox(chartBox, flat, dims, meta, dataset, derived, projected);
+    drawChartBox(chartBox, paged?.flat ?? flat, dims, meta, dataset, derived, projected);
   });
   into.append(chartBox);
 
@@ -213,6 +219,20 @@ function drawChartBox(
     renderChart(drawing, data, { title, fileName: `${dataset.name}-${measure}`, percent: unit === 'fraction' });
   };
   drawChart(picked);
+}
+
+/** What a chart of one page draws: the years it holds whole, and where every year is charted. */
+function pageNote(whole: readonly number[], cut: readonly number[], byYear: string): HTMLElement {
+  const rest = `${yearSpan(cut)} ${cut.length > 1 ? 'go' : 'goes'} on beyond this page`;
+  const said = whole.length
+    ? `The chart draws this page's rows of ${yearSpan(whole)}, the ${whole.length > 1 ? 'years' : 'year'} it holds whole (${rest}). `
+    : `No year is charted: this page holds part of ${yearSpan(cut)} only. `;
+  return h(
+    'p',
+    { class: 'note page-years', role: 'note' },
+    said,
+    h('a', { href: byYear }, 'Every year of this view, as an aggregate by year'),
+  );
 }
 
 /**

@@ -38,18 +38,37 @@ const SMALL = new Intl.NumberFormat('en', { maximumSignificantDigits: 4 });
 /** A number as read: grouped thousands, two decimals (four significant digits below 1, for shares and ratios). */
 export const readable = (n: number) => (Math.abs(n) < 1 && n !== 0 ? SMALL : NUMBER).format(n);
 
+/** Decimals beyond which a column's digits say nothing a reader compares. */
+const MAX_DECIMALS = 6;
+
+/**
+ * The decimals of a column, one for all its values so they line up: none when every value
+ * is whole; else at least two (money reads in cents), and as many as give the column's
+ * largest value four significant digits (shares of 0.1234 and 0.0741 read in four).
+ */
+export function columnDecimals(values: readonly Cell[]): number {
+  const numbers = values.filter((v): v is number => typeof v === 'number' && Number.isFinite(v));
+  if (numbers.every(Number.isInteger)) return 0;
+  const largest = numbers.reduce((m, v) => Math.max(m, Math.abs(v)), 0);
+  return Math.min(MAX_DECIMALS, Math.max(2, 3 - Math.floor(Math.log10(largest))));
+}
+
 export function renderTable(flat: Flat, caption: string, dimensions: ReadonlySet<string>): HTMLTableElement {
   const head = h('tr', {}, ...flat.columns.map((c) => h('th', { scope: 'col' }, c)));
   const body = h('tbody');
+  const formats = flat.columns.map((_, i) => {
+    const decimals = columnDecimals(flat.rows.map((r) => r[i]!));
+    return new Intl.NumberFormat('en', { minimumFractionDigits: decimals, maximumFractionDigits: decimals });
+  });
   for (const row of flat.rows) {
     const tr = h('tr');
     row.forEach((value, i) => {
       const name = flat.columns[i]!;
       const text = value === null ? '' : String(value);
-      // The first dimension names the row for a screen reader; numbers are shown readable, the raw value kept.
+      // The first dimension names the row for a screen reader; numbers are shown in their column's decimals, the raw value kept.
       const cell = i === 0 && dimensions.has(name) ? h('th', { scope: 'row' }) : h('td', typeof value === 'number' ? { class: 'num' } : {});
       if (typeof value === 'number' && !dimensions.has(name)) {
-        cell.textContent = readable(value);
+        cell.textContent = formats[i]!.format(value);
         cell.title = text;
         cell.dataset.raw = text;
       } else cell.textContent = value === null ? '—' : text;

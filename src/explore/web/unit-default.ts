@@ -5,18 +5,26 @@ import type { CatalogAnswer, CatalogEntry } from '../../client/types.ts';
 // grouping on the unit's dimension, would be the 400 `mixed_units`. The page picks the
 // catalog's first value of that dimension for it (USD for `fx`), and says so.
 
-/** The filter an aggregate view of `dataset` needs to answer, as [dimension, value], or undefined when it needs none. */
-export function unitDefault(catalog: CatalogAnswer, dataset: CatalogEntry, params: URLSearchParams): [string, string] | undefined {
+/**
+ * The dimension an aggregate view of `dataset` must read one value of (`fx`): that of
+ * every metric it asks for, when they are all in mixed units alike (one left to add up
+ * answers) and the view does not group by it.
+ */
+export function unitDimension(dataset: CatalogEntry, params: URLSearchParams): string | undefined {
   const units = dataset.units_from ?? {};
   const measured = params.getAll('measure').flatMap((m) => m.split(',').map((x) => x.split(':')[0]!));
   const metrics = measured.length ? measured : dataset.metrics;
   const dimensions = new Set(metrics.map((m) => units[m]));
-  // Only when every metric asked for is refused alike: one left to add up answers.
   if (dimensions.size !== 1) return undefined;
   const [dimension] = dimensions;
-  if (!dimension) return undefined;
   const grouped = params.getAll('group_by').flatMap((g) => g.split(','));
-  if (params.has(dimension) || grouped.includes(dimension)) return undefined;
+  return dimension && !grouped.includes(dimension) ? dimension : undefined;
+}
+
+/** The filter an aggregate view of `dataset` needs to answer, as [dimension, value], or undefined when it needs none. */
+export function unitDefault(catalog: CatalogAnswer, dataset: CatalogEntry, params: URLSearchParams): [string, string] | undefined {
+  const dimension = unitDimension(dataset, params);
+  if (!dimension || params.has(dimension)) return undefined;
   const first = Object.keys(catalog.dimensions[dimension]?.values ?? {})[0];
   return first === undefined ? undefined : [dimension, first];
 }

@@ -8,10 +8,11 @@ export interface View {
   readonly params: URLSearchParams;
 }
 
-export function currentView(): View {
-  const name = location.pathname.replace(/^\/explore\/?/, '').replace(/\/$/, '');
+/** The view a page URL names (`location` by default). */
+export function currentView(at: { pathname: string; search: string } = location): View {
+  const name = at.pathname.replace(/^\/explore\/?/, '').replace(/\/$/, '');
   const endpoint = (ENDPOINTS as readonly string[]).includes(name) ? (name as Endpoint) : undefined;
-  return { endpoint, params: new URLSearchParams(location.search) };
+  return { endpoint, params: new URLSearchParams(at.search) };
 }
 
 export const pageUrl = (endpoint: Endpoint | undefined, params: URLSearchParams = new URLSearchParams()) => {
@@ -32,9 +33,21 @@ export const setNavigateHandler = (handler: () => void) => {
   onNavigate = handler;
 };
 
-/** Shows another view: a new history entry, so Back returns to the one before. */
+/**
+ * Shows `url`. Another view (endpoint, dataset or page) is a new history entry, so Back
+ * returns to the view before; a changed field of the same view replaces the current
+ * entry, so Back does not step back through each filter one at a time.
+ */
 export function navigate(url: string): void {
   if (url === location.pathname + location.search) return;
-  history.pushState(null, '', url);
+  if (sameView(currentView(), currentView(new URL(url, location.href)))) history.replaceState(null, '', url);
+  else history.pushState(null, '', url);
   onNavigate();
+}
+
+/** Whether two page states are one view: the same endpoint, dataset and page cursor. */
+function sameView(a: View, b: View): boolean {
+  if (a.endpoint !== b.endpoint) return false;
+  const held = (v: View) => (v.endpoint ? [v.params.getAll(datasetParam(v.endpoint)), v.params.getAll('cursor')] : []);
+  return JSON.stringify(held(a)) === JSON.stringify(held(b));
 }
