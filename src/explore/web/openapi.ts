@@ -1,11 +1,20 @@
 import { getJson, type OperationParameter } from './api.ts';
 
-// /openapi.json, through api.ts's store (asked once in the page's life while the
-// server's Cache-Control allows, revalidated after): each /v1 operation's parameters,
-// from which the page derives its controls and its links. It needs no key.
+// /openapi.json, read once in the page's life (a failure is not kept): each /v1
+// operation's parameters, from which the page derives its controls and its links. It
+// needs no key and answers the same for every key, so a key typed or forgotten, which
+// empties api.ts's store of keyed answers, does not ask for it again.
 
 export interface Operations {
   readonly paths: Record<string, { get: { parameters: OperationParameter[] } }>;
 }
 
-export const operations = (): Promise<Operations> => getJson<Operations>('/openapi.json');
+let asked: Promise<Operations> | undefined;
+
+export function operations(): Promise<Operations> {
+  asked ??= getJson<Operations>('/openapi.json').catch((err) => {
+    asked = undefined;
+    throw err;
+  });
+  return asked;
+}
