@@ -123,7 +123,8 @@ export const asOf = {
   schema: asOfParam,
   description:
     'Answers as `release=` would for the release the service was serving at this instant, as the publication log records it (a rollback counts): a date `YYYY-MM-DD` means the end of that UTC day, an RFC 3339 instant itself; an instant not reached yet, what is served now. `meta.as_of` says what was asked and the release read, and `Content-Location` is the same request with `release=` instead, the URL to cite. Not with `release`. Given once.',
-  examples: [{ value: '2099-12-31' }, { value: '2099-12-31T12:00:00Z' }],
+  // The served document names the instants the server's own two newest were published instead (openapi/prefill.ts).
+  examples: [{ value: '2026-12-01T09:00:00Z' }, { value: '2026-11-02T09:00:00Z' }],
   errors: {
     badAsOf: new InvalidParametersError({ as_of: [AS_OF_EXPECTED] }),
     asOfWithRelease,
