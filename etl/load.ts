@@ -10,6 +10,7 @@ import { DATASETS, type DatasetDef, INTEGER_DIMENSIONS, RELEASE_ID } from '../sr
 import { checkDataset } from '../src/releases/load-release.ts';
 import { type Manifest, ReleaseError, writeManifest } from '../src/releases/manifest.ts';
 import { currentRelease, type ReleaseOnDisk, syncPath, writePointer } from '../src/releases/on-disk.ts';
+import { recordSwitch, settleLog } from '../src/releases/publication-log.ts';
 import { groupKeySpace } from '../src/store/aggregation.ts';
 import { columnProblems, describeParquet, exampleRows, type Problem, parquetSource, valueProblems } from '../src/store/parquet-checks.ts';
 import { datasetEntry } from './dataset-entry.ts';
@@ -419,9 +420,12 @@ async function publish(connection: DuckDBConnection, options: LoadOptions, plan:
     // On disk before it is named: after a power loss the pointer must not name half-written files.
     for (const entry of await fs.readdir(work)) await syncPath(path.join(work, entry));
     await syncPath(work);
+    // The log as it stands before the switch (settled the first time from the manifests), its line after it.
+    const before = await settleLog(options.dataDir);
     await fs.rename(work, target);
     await syncPath(options.dataDir);
     await writePointer(options.dataDir, options.release);
+    await recordSwitch(options.dataDir, before, options.release, (options.now ?? (() => new Date()))());
   });
   return manifest;
 }

@@ -2,6 +2,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { type Manifest, ReleaseError, readManifest } from '../src/releases/manifest.ts';
 import { currentRelease, listReleaseDirs, readPointer, syncPath, verifyRelease, writePointer } from '../src/releases/on-disk.ts';
+import { recordSwitch, settleLog } from '../src/releases/publication-log.ts';
 
 // `etl list` and `etl rollback`: the releases of DATA_DIR and which one the pointer names.
 
@@ -46,7 +47,7 @@ export function formatList(releases: readonly ReleaseSummary[]): string {
  * Points DATA_DIR back at `release`, by default the release published before the
  * current one, after checking its files against its manifest. Returns [from, to].
  */
-export async function rollback(dataDir: string, release?: string): Promise<[string | undefined, string]> {
+export async function rollback(dataDir: string, release?: string, now = () => new Date()): Promise<[string | undefined, string]> {
   const from = (await readPointer(dataDir)) ?? (await currentRelease(dataDir))?.manifest.release;
   const ids = (await listReleaseDirs(dataDir)).map((dir) => path.basename(dir));
   const to = release ?? ids.filter((id) => from === undefined || id < from).at(-1);
@@ -55,7 +56,9 @@ export async function rollback(dataDir: string, release?: string): Promise<[stri
   if (!ids.includes(to)) throw new ReleaseError(`${path.join(dataDir, to)}: no such release; \`npm run etl -- list\` shows the releases`);
   const dir = path.join(dataDir, to);
   await verifyRelease({ dir, manifest: await readManifest(dir) });
+  const before = await settleLog(dataDir);
   await writePointer(dataDir, to);
+  await recordSwitch(dataDir, before, to, now());
   return [from, to];
 }
 

@@ -51,18 +51,18 @@ prune('keeps the N newest up to the current one, never the current one, and ever
       'removed 2026-07\nremoved 2026-08\nkept 2026-09, 2026-10 (current)\n' +
         'kept 2026-11: newer than the current release (withdrawn by a rollback), so `etl rollback` can return to it\n',
     );
-    assert.equal(await entries(dataDir), ['2026-09', '2026-10', '2026-11', 'CURRENT']);
+    assert.equal(await entries(dataDir), ['2026-09', '2026-10', '2026-11', 'CURRENT', 'publications.jsonl']);
 
     // --keep 1 leaves exactly the current one (and the newer one).
     const one = await etl('prune', '--keep', '1', '--data-dir', dataDir);
     assert.is(one.code, 0, one.stderr);
     assert.match(one.stdout, /^removed 2026-09\nkept 2026-10 \(current\)\n/);
-    assert.equal(await entries(dataDir), ['2026-10', '2026-11', 'CURRENT']);
+    assert.equal(await entries(dataDir), ['2026-10', '2026-11', 'CURRENT', 'publications.jsonl']);
 
     const nothing = await etl('prune', '--keep', '1', '--data-dir', dataDir);
     assert.is(nothing.code, 0, nothing.stderr);
     assert.match(nothing.stdout, /^nothing to prune: 1 release, keeping 1\nkept 2026-11: newer than the current release/);
-    assert.equal(await entries(dataDir), ['2026-10', '2026-11', 'CURRENT']);
+    assert.equal(await entries(dataDir), ['2026-10', '2026-11', 'CURRENT', 'publications.jsonl']);
 
     // What prune kept is still a release rollback can return to.
     const forward = await etl('rollback', '2026-11', '--data-dir', dataDir);

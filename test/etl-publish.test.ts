@@ -169,7 +169,7 @@ crashes("the next etl command removes what killed loads left: their release fold
   const { stdout, stderr } = await etl('list', '--data-dir', dataDir);
   assert.match(stdout, /\*\s+2026-01/);
   assert.match(stderr, new RegExp(`removed .*\\.2026-02\\.tmp-${dead}, left by an etl command that no longer runs`));
-  assert.equal((await fs.readdir(dataDir)).sort(), [live, '2026-01', 'CURRENT'].sort());
+  assert.equal((await fs.readdir(dataDir)).sort(), [live, '2026-01', 'CURRENT', 'publications.jsonl'].sort());
 });
 
 crashes('a release published but never switched to (a crash before CURRENT moved): the refusal names etl rollback', async () => {

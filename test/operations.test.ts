@@ -245,6 +245,7 @@ codes('every error in the catalog has its own stable snake_case code', () => {
     new errors.RateSumError('x'),
     new errors.TooManyGroupsError(2, 1),
     new errors.UnknownReleaseError('2026-01'),
+    new errors.NoReleaseAsOfError('2026-01-01T23:59:59.999Z', '2026-02-01T00:00:00.000Z'),
     new errors.ReleaseLoadingError('2026-01'),
     new errors.ReleaseLoadRunningError('2026-01'),
     new errors.ReleaseUnavailableError('2026-01'),

@@ -19,6 +19,14 @@ export class UnknownReleaseError extends ApiError {
   }
 }
 
+/** `as_of=` names an instant before the first release was published. */
+export class NoReleaseAsOfError extends ApiError {
+  override readonly code = 'no_release_as_of';
+  constructor(asked: string, first: string) {
+    super(404, { error: `No release was published by ${asked}; the first was published at ${first}` });
+  }
+}
+
 /** A published release that is not loaded took longer than RELEASE_LOAD_WAIT_MS to load; the load goes on until the request's deadline. */
 export class ReleaseLoadingError extends ApiError {
   override readonly code = 'release_loading';

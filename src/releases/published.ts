@@ -1,11 +1,14 @@
+import fs from 'node:fs/promises';
 import path from 'node:path';
 import { type Manifest, readManifest } from './manifest.ts';
-import { listReleaseDirs } from './on-disk.ts';
+import { listReleaseDirs, POINTER_FILE } from './on-disk.ts';
+import { LOG_FILE, type Publication, readPublicationLog, withdrawnReleases } from './publication-log.ts';
 
 /**
  * The releases a client may ask for by `release=`: every release folder in DATA_DIR
- * up to the current one. A release newer than the current one was withdrawn by
- * `etl rollback` and is not served; one removed by `etl prune` is gone.
+ * up to the current one that the publication log does not call withdrawn. A release
+ * newer than the current one, or one a rollback withdrew and no switch served since,
+ * is not served; one removed by `etl prune` is gone.
  *
  * Read again at every poll of the release switcher, never per request; a manifest
  * is read once (a published release's files never change).
@@ -17,6 +20,9 @@ export class PublishedReleases {
   /** Every release folder, the withdrawn ones newer than the current one included. */
   private onDisk = new Set<string>();
   private readonly listeners: Array<() => void> = [];
+  private log: readonly Publication[] = [];
+  /** What the log was read from: read again only when the log, the pointer or the folders changed. */
+  private logRead = '';
 
   constructor(private readonly dataDir: string) {}
 
@@ -25,9 +31,23 @@ export class PublishedReleases {
     const read = new Map<string, { dir: string; manifest: Manifest }>();
     const dirs = await listReleaseDirs(this.dataDir);
     this.onDisk = new Set(dirs.map((dir) => path.basename(dir)));
+    const stamps = await Promise.all(
+      [LOG_FILE, POINTER_FILE].map((file) =>
+        fs.stat(path.join(this.dataDir, file)).then(
+          (s) => `${s.mtimeMs}:${s.size}`,
+          () => '-',
+        ),
+      ),
+    );
+    const logRead = `${stamps.join(' ')} ${[...this.onDisk].join()}`;
+    if (logRead !== this.logRead) {
+      this.log = await readPublicationLog(this.dataDir);
+      this.logRead = logRead;
+    }
+    const withdrawn = withdrawnReleases(this.log);
     for (const dir of dirs) {
       const id = path.basename(dir);
-      if (id > current) continue;
+      if (id > current || withdrawn.has(id)) continue;
       // A folder whose manifest cannot be read is no release (etl list and the switcher say why).
       const manifest = this.manifests.get(id)?.manifest ?? (await readManifest(dir).catch(() => undefined));
       if (manifest) read.set(id, { dir, manifest });
@@ -62,6 +82,11 @@ export class PublishedReleases {
   previous(id: string): string | undefined {
     const at = this.ids.indexOf(id);
     return at < 0 ? undefined : this.ids[at + 1];
+  }
+
+  /** The publication log as it stands (publication-log.ts), read at the last poll. */
+  publications(): readonly Publication[] {
+    return this.log;
   }
 
   /** Calls `listener` when a release is published, withdrawn or removed. */

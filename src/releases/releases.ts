@@ -8,6 +8,7 @@ import { LoadFailedError, LoadRunningError, NoReleaseYetError, NotPublishedError
 import { collectGarbage, dropRelease, type LoadedRelease, loadRelease, releaseMemory } from './load-release.ts';
 import type { Manifest } from './manifest.ts';
 import { type ReleaseOnDisk, verifyRelease } from './on-disk.ts';
+import type { Publication } from './publication-log.ts';
 import { PublishedReleases } from './published.ts';
 import { type LoadClaim, SharedLoad, untilAborted } from './shared-load.ts';
 import { ReleaseSwitcher, type SwitchResult } from './switcher.ts';
@@ -182,6 +183,11 @@ export class Releases {
   /** The manifest of published release `id`. */
   manifest(id: string): Manifest | undefined {
     return this.published.get(id)?.manifest;
+  }
+
+  /** The publication log as it stands: which release was served when (publication-log.ts). */
+  publications(): readonly Publication[] {
+    return this.published.publications();
   }
 
   /** The release published before `id`, if any. */

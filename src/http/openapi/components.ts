@@ -8,6 +8,16 @@ import { ref } from './responses.ts';
 /** The id of a monthly release, as the serving release's manifest names it. */
 export const releaseId: Json = { type: 'string', pattern: '^\\d{4}-(0[1-9]|1[0-2])$' };
 
+/** `as_of` of an answer read at `as_of=`. */
+export const asOfMeta: Json = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['asked', 'release'],
+  description:
+    'Present when `as_of` was sent: the instant read (a date as the end of its UTC day), and the release served then, which this answer is.',
+  properties: { asked: { type: 'string', format: 'date-time' }, release: releaseId },
+};
+
 export const rowName = (def: DatasetDef) => `${def.name}Row`;
 
 /** `meta.warnings` of an answer without rows. */

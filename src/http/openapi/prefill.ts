@@ -16,13 +16,16 @@ import { exampleName } from './parameters.ts';
 // `x-examples`, in the same form.
 //
 // Release ids are the serving server's (docs.ts): `release` names its newest
-// release, and /v1/revisions compares its two newest (with one release, that release
+// release, `as_of` the instants its two newest were published, and /v1/revisions compares its two newest (with one release, that release
 // with itself: an empty page rather than a 400 for a `from` it does not have).
 
 /** The releases the document's examples name: the newest published, and the one before it (the newest again when there is one). */
 export interface ReleaseExamples {
   readonly latest: string;
   readonly previous: string;
+  /** When each was first published (the publication log): the `as_of` examples, which then read each. */
+  readonly latestAt: string;
+  readonly previousAt: string;
 }
 
 /**
@@ -30,14 +33,27 @@ export interface ReleaseExamples {
  * (test/helpers/service.ts), so the committed document is what such a server serves.
  * Options and routes write their examples with them; a server replaces them with its own.
  */
-export const DOCUMENTED_RELEASES: ReleaseExamples = { latest: '2026-12', previous: '2026-11' };
+export const DOCUMENTED_RELEASES: ReleaseExamples = {
+  latest: '2026-12',
+  previous: '2026-11',
+  latestAt: '2026-12-01T09:00:00Z',
+  previousAt: '2026-11-02T09:00:00Z',
+};
 
 /** The parameters whose values are release ids. */
-const RELEASE_PARAMETERS = new Set(['release', 'from', 'to']);
+const RELEASE_PARAMETERS = new Set(['release', 'from', 'to', 'as_of']);
 
-/** A documented release id as `releases` names it. */
+/** A documented release id, or instant one was published, as `releases` names it. */
 const servedId = (id: string, releases: ReleaseExamples) =>
-  id === DOCUMENTED_RELEASES.latest ? releases.latest : id === DOCUMENTED_RELEASES.previous ? releases.previous : id;
+  id === DOCUMENTED_RELEASES.latest
+    ? releases.latest
+    : id === DOCUMENTED_RELEASES.previous
+      ? releases.previous
+      : id === DOCUMENTED_RELEASES.latestAt
+        ? releases.latestAt
+        : id === DOCUMENTED_RELEASES.previousAt
+          ? releases.previousAt
+          : id;
 
 /** `path?query` with each release parameter's value as `releases` names it. */
 function withReleases(pathAndQuery: string, releases: ReleaseExamples): string {

@@ -11,6 +11,7 @@ import { aggregateTable } from '../../render/aggregates.ts';
 import { PAGE_FORMATS } from '../../render/formats.ts';
 import { collect, renderTable, streamTable } from '../../render/table.ts';
 import { AGGREGATE_SCHEMAS, aggregateOperation } from '../openapi/operations/aggregate.ts';
+import { releaseNamed } from '../respond/as-of.ts';
 import { respondWithKeptPage } from '../respond/kept-page.ts';
 import { responseFormat } from '../respond/negotiate.ts';
 import { withRelease } from '../respond/request-release.ts';
@@ -26,7 +27,8 @@ export const aggregate: Route = {
   endpoint: AGGREGATE,
   async handle(ctx, services) {
     const values = parseOptions(AGGREGATE, ctx.query);
-    const { metric, period, limit, cursor, format: named, release } = values;
+    const { metric, period, limit, cursor, format: named } = values;
+    const { release, asOf } = releaseNamed(ctx, services.releases, values);
     const def = financialDataset(metric, 'aggregate');
     const plan = planAggregate(def, values, dimensionFilters(ctx.query, def, AGGREGATE, values));
     const format = responseFormat(ctx.get('accept'), named, PAGE_FORMATS);
@@ -72,6 +74,7 @@ export const aggregate: Route = {
             ...optionsMeta(def, plan, result),
             row_count: end - start,
             release: id,
+            ...(asOf && { as_of: asOf }),
             ...(unmatched.length > 0 && { warnings: unmatched }),
           };
           // A wide answer's rows are the groups of the other dimensions, its columns each key per year.

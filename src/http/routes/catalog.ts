@@ -9,6 +9,7 @@ import type { LoadedRelease } from '../../releases/releases.ts';
 import type { Services } from '../../services.ts';
 import { CATALOG_SCHEMAS, catalogOperation } from '../openapi/operations/catalog.ts';
 import type { RequestContext } from '../request-state.ts';
+import { type AsOfMeta, releaseNamed } from '../respond/as-of.ts';
 import { respondCacheable } from '../respond/cacheable.ts';
 import { withRelease } from '../respond/request-release.ts';
 import type { Route } from './route.ts';
@@ -24,7 +25,7 @@ interface Rendered {
   readonly key: string;
 }
 
-function render(release: LoadedRelease | undefined): Rendered {
+function render(release: LoadedRelease | undefined, asOf?: AsOfMeta): Rendered {
   const datasets = DATASETS.map((def) => {
     const { name, description, dimensions, metrics } = def;
     const store = release?.datasets.get(name)?.store;
@@ -51,7 +52,9 @@ function render(release: LoadedRelease | undefined): Rendered {
       synthetic: release.manifest.synthetic ?? false,
     },
   };
-  const body = Buffer.from(JSON.stringify({ ...meta, datasets, dimensions: DIMENSION_MEANINGS, derived: DERIVED }));
+  const body = Buffer.from(
+    JSON.stringify({ ...meta, ...(asOf && { as_of: asOf }), datasets, dimensions: DIMENSION_MEANINGS, derived: DERIVED }),
+  );
   return { body, key: `catalog ${createHash('sha256').update(body).digest('base64url')}` };
 }
 
@@ -79,8 +82,8 @@ export function dimensionsTable(): string {
 const rendered = new WeakMap<LoadedRelease, Rendered>();
 const loading = render(undefined);
 
-async function respond(ctx: RequestContext, services: Services, release: LoadedRelease | undefined): Promise<void> {
-  let catalog = release ? rendered.get(release) : loading;
+async function respond(ctx: RequestContext, services: Services, release: LoadedRelease | undefined, asOf?: AsOfMeta): Promise<void> {
+  let catalog = asOf ? render(release, asOf) : release ? rendered.get(release) : loading;
   if (!catalog) {
     catalog = render(release);
     rendered.set(release!, catalog);
@@ -98,9 +101,9 @@ export const catalog: Route = {
   path: CATALOG.path,
   endpoint: CATALOG,
   async handle(ctx, services) {
-    const { release } = parseOptions(CATALOG, ctx.query);
+    const { release, asOf } = releaseNamed(ctx, services.releases, parseOptions(CATALOG, ctx.query));
     if (release === undefined && !services.releases.current()) return respond(ctx, services, undefined);
-    await withRelease(ctx, services, { release }, (loaded) => respond(ctx, services, loaded));
+    await withRelease(ctx, services, { release }, (loaded) => respond(ctx, services, loaded, asOf));
   },
   operation: catalogOperation(CATALOG),
   schemas: CATALOG_SCHEMAS,

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
+import { firstPublished } from '../../releases/publication-log.ts';
 import type { Services } from '../../services.ts';
 import { exampleRequest } from '../openapi/examples.ts';
 import { DOCUMENTED_RELEASES, type ReleaseExamples } from '../openapi/prefill.ts';
@@ -78,8 +79,11 @@ function file(route: string, type: string, content: () => Buffer, operation?: Js
 
 /** The releases this server's document names: its two newest published (the documented ones until one is published). */
 function servedReleases(services: Services): ReleaseExamples {
-  const [latest, previous] = services.releases.list();
-  return latest === undefined ? DOCUMENTED_RELEASES : { latest, previous: previous ?? latest };
+  const [latest, previous = latest] = services.releases.list();
+  if (latest === undefined) return DOCUMENTED_RELEASES;
+  const published = firstPublished(services.releases.publications());
+  const at = (id: string) => published.get(id) ?? services.releases.manifest(id)!.created_at;
+  return { latest, previous: previous!, latestAt: at(latest), previousAt: at(previous!) };
 }
 
 /**
@@ -93,7 +97,7 @@ function openApiRoute(openApiText: (releases: ReleaseExamples) => string, operat
     operation,
     async handle(ctx, services) {
       const releases = servedReleases(services);
-      const of = `${releases.latest} ${releases.previous}`;
+      const of = Object.values(releases).join(' ');
       let made = rendered.get(services);
       if (made?.of !== of) {
         const body = Buffer.from(openApiText(releases));

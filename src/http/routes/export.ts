@@ -11,6 +11,7 @@ import { EXPORT_FORMATS } from '../../render/formats.ts';
 import type { Services } from '../../services.ts';
 import { exportOperation } from '../openapi/operations/export.ts';
 import type { RequestContext } from '../request-state.ts';
+import { releaseNamed } from '../respond/as-of.ts';
 import { chargeExport, exportBudget, respondWithExportStream } from '../respond/export-stream.ts';
 import { responseFormat } from '../respond/negotiate.ts';
 import { openExport } from '../respond/open-export.ts';
@@ -25,9 +26,11 @@ import type { Route } from './route.ts';
 const BATCH = 16_384;
 
 async function handle(ctx: RequestContext, services: Services): Promise<void> {
-  const { metric, period, format: named, release: asked, ...params } = parseOptions(EXPORT, ctx.query);
+  const values = parseOptions(EXPORT, ctx.query);
+  const { metric, period, format: named } = values;
+  const { release: asked } = releaseNamed(ctx, services.releases, values);
   const def = financialDataset(metric);
-  const filters = dimensionFilters(ctx.query, def, EXPORT, params);
+  const filters = dimensionFilters(ctx.query, def, EXPORT, values);
   const format = responseFormat(ctx.get('accept'), named, EXPORT_FORMATS);
   ctx.vary('Accept');
   await withRelease(ctx, services, { release: asked }, async (release) => {

@@ -8,6 +8,7 @@ import { canonicalScope } from '../../query/scope.ts';
 import { checkGroupBy, impliedTotals, totalsFilters } from '../../query/totals-rule.ts';
 import { unmatchedValues } from '../../query/unmatched.ts';
 import { FACETS_SCHEMAS, facetsOperation } from '../openapi/operations/facets.ts';
+import { releaseNamed } from '../respond/as-of.ts';
 import { respondCacheable } from '../respond/cacheable.ts';
 import { heavyWork } from '../respond/heavy-work.ts';
 import { withRelease } from '../respond/request-release.ts';
@@ -24,9 +25,10 @@ export const facets: Route = {
   endpoint: FACETS,
   async handle(ctx, services) {
     const values = parseOptions(FACETS, ctx.query);
-    const { metric, period, release: asked, endpoint, group_by: groupBy, ...params } = values;
+    const { metric, period, endpoint, group_by: groupBy } = values;
+    const { release: asked, asOf } = releaseNamed(ctx, services.releases, values);
     const def = financialDataset(metric);
-    const requested = dimensionFilters(ctx.query, def, FACETS, params);
+    const requested = dimensionFilters(ctx.query, def, FACETS, values);
     // An aggregate view's counts are of the rows it adds up: the same rule, from the same code.
     if (endpoint === 'aggregate') checkGroupBy(def, groupBy);
     const totalsRule = endpoint === 'aggregate' ? impliedTotals(def, groupBy, requested) : undefined;
@@ -52,6 +54,7 @@ export const facets: Route = {
           facet_values: max,
           values_left_out: counted.leftOut,
           release: release.id,
+          ...(asOf && { as_of: asOf }),
           ...(totalsRule && { totals_rule: totalsRule }),
           ...(unmatched.length > 0 && { warnings: unmatched }),
         };

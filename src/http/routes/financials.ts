@@ -4,6 +4,7 @@ import { FINANCIALS } from '../../query/options/endpoints.ts';
 import { dimensionFilters, filtersApplied } from '../../query/options/filter-values.ts';
 import { keyParts } from '../../query/options/option.ts';
 import { FINANCIALS_SCHEMAS, financialsOperation } from '../openapi/operations/financials.ts';
+import { releaseNamed } from '../respond/as-of.ts';
 import { respondWithPage } from '../respond/paging.ts';
 import type { Route } from './route.ts';
 
@@ -14,7 +15,8 @@ export const financials: Route = {
   endpoint: FINANCIALS,
   async handle(ctx, services) {
     const values = parseOptions(FINANCIALS, ctx.query);
-    const { metric, period, limit, cursor, format, release, ...params } = values;
+    const { metric, period, limit, cursor, format, release: named, as_of: asOf, ...params } = values;
+    const { release, asOf: asOfMeta } = releaseNamed(ctx, services.releases, { release: named, as_of: asOf });
     const def = financialDataset(metric);
     const filters = dimensionFilters(ctx.query, def, FINANCIALS, params);
     const applied = filtersApplied(filters, period);
@@ -27,7 +29,13 @@ export const financials: Route = {
       release,
       format,
       options: keyParts(FINANCIALS.options, values),
-      meta: (rowCount) => ({ dataset: def.name, metric: def.name, filters_applied: applied, row_count: rowCount }),
+      meta: (rowCount) => ({
+        dataset: def.name,
+        metric: def.name,
+        filters_applied: applied,
+        row_count: rowCount,
+        ...(asOfMeta && { as_of: asOfMeta }),
+      }),
     });
   },
   operation: financialsOperation(FINANCIALS),

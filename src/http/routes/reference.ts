@@ -4,6 +4,7 @@ import { REFERENCE } from '../../query/options/endpoints.ts';
 import { keyParts } from '../../query/options/option.ts';
 import { findDataset } from '../../registry.ts';
 import { REFERENCE_SCHEMAS, referenceOperation } from '../openapi/operations/reference.ts';
+import { releaseNamed } from '../respond/as-of.ts';
 import { respondWithPage } from '../respond/paging.ts';
 import type { Route } from './route.ts';
 
@@ -14,7 +15,8 @@ export const reference: Route = {
   endpoint: REFERENCE,
   async handle(ctx, services) {
     const values = parseOptions(REFERENCE, ctx.query);
-    const { dataset, limit, cursor, format, release } = values;
+    const { dataset, limit, cursor, format } = values;
+    const { release, asOf } = releaseNamed(ctx, services.releases, values);
     const def = findDataset(dataset, 'reference');
     if (!def) throw unknownDataset(dataset);
     await respondWithPage(ctx, services, {
@@ -25,7 +27,7 @@ export const reference: Route = {
       release,
       format,
       options: keyParts(REFERENCE.options, values),
-      meta: (rowCount) => ({ dataset: def.name, row_count: rowCount }),
+      meta: (rowCount) => ({ dataset: def.name, row_count: rowCount, ...(asOf && { as_of: asOf }) }),
     });
   },
   operation: referenceOperation(REFERENCE),

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { InvalidParametersError, NotReadyError } from '../../errors/index.ts';
 import { unknownKeys } from '../../query/options/params.ts';
 import { DATASETS } from '../../registry.ts';
+import { firstPublished, withdrawnReleases } from '../../releases/publication-log.ts';
 import type { Releases } from '../../releases/releases.ts';
 import { releaseId } from '../openapi/components.ts';
 import { exampleRequest } from '../openapi/examples.ts';
@@ -10,11 +11,14 @@ import { respondCacheable } from '../respond/cacheable.ts';
 import type { Route } from './route.ts';
 
 // GET /v1/releases: the published releases, newest first, each described from its
-// manifest (docs/api.md "Releases"): nothing is loaded or counted per request.
+// manifest and the publication log (docs/api.md "Releases"), and the releases a rollback
+// withdrew: nothing is loaded or counted per request.
 
 const UNKNOWN_PARAMETER = 'Unknown parameter: /v1/releases takes none';
 
 function render(releases: Releases, current: string): { body: Buffer; key: string } {
+  const log = releases.publications();
+  const published = firstPublished(log);
   const list = releases.list().map((id) => {
     const manifest = releases.manifest(id)!;
     const datasets = Object.fromEntries(
@@ -35,14 +39,17 @@ function render(releases: Releases, current: string): { body: Buffer; key: strin
     );
     return {
       id,
-      published_at: manifest.published_at ?? manifest.created_at,
+      published_at: published.get(id) ?? manifest.published_at ?? manifest.created_at,
       current: id === current,
       synthetic: manifest.synthetic ?? false,
       datasets,
       ...(manifest.changes && { changes: manifest.changes.datasets, changes_against: manifest.changes.against }),
     };
   });
-  const body = Buffer.from(JSON.stringify({ releases: list }));
+  const withdrawn = [...withdrawnReleases(log)]
+    .sort(([a], [b]) => (a < b ? 1 : -1))
+    .map(([id, at]) => ({ id, published_at: published.get(id)!, withdrawn_at: at }));
+  const body = Buffer.from(JSON.stringify({ releases: list, withdrawn }));
   return { body, key: `releases ${createHash('sha256').update(body).digest('base64url')}` };
 }
 
@@ -56,7 +63,7 @@ export const releases: Route = {
     if (unknown.length) throw new InvalidParametersError(Object.fromEntries(unknown.map((key) => [key, [UNKNOWN_PARAMETER]])));
     const current = services.releases.current()?.id;
     if (!current) throw new NotReadyError();
-    const of = `${current} ${services.releases.list().join()}`;
+    const of = `${current} ${services.releases.list().join()} ${services.releases.publications().length}`;
     let last = rendered.get(services.releases);
     if (last?.of !== of) {
       last = { of, answer: render(services.releases, current) };
@@ -71,7 +78,7 @@ export const releases: Route = {
     summary: 'The published releases, newest first',
     'x-codeSamples': exampleRequest('/v1/releases'),
     description:
-      "Each release a request may name with `release=`: when it was published, whether it is current, each dataset's row count and years, and, against the release that was current when it was published (`changes_against`), the rows added, removed and changed per dataset (computed once by `etl load`).",
+      "Each release a request may name with `release=`: when it was first published (the publication log's time), whether it is current, each dataset's row count and years, and, against the release that was current when it was published (`changes_against`), the rows added, removed and changed per dataset (computed once by `etl load`). `withdrawn` lists, newest first, the releases a rollback withdrew and no switch has served since, with when: no request may name them.",
     responses: {
       200: {
         description: 'The releases (JSON only).',
@@ -86,8 +93,22 @@ export const releases: Route = {
     ReleasesResponse: {
       type: 'object',
       additionalProperties: false,
-      required: ['releases'],
+      required: ['releases', 'withdrawn'],
       properties: {
+        withdrawn: {
+          type: 'array',
+          description: 'Releases `etl rollback` withdrew and no switch has served since, newest first.',
+          items: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['id', 'published_at', 'withdrawn_at'],
+            properties: {
+              id: releaseId,
+              published_at: { type: 'string', format: 'date-time', description: 'When it was first published.' },
+              withdrawn_at: { type: 'string', format: 'date-time' },
+            },
+          },
+        },
         releases: {
           type: 'array',
           items: {

@@ -6,7 +6,7 @@ import type { Endpoint } from './endpoint.ts';
 import { groupBy, measure, order, rollup } from './grouping.ts';
 import type { ValuesOf } from './option.ts';
 import { SERIES_OPTIONS } from './series.ts';
-import { cursor, formatOption, limitOption, metricOption, period, release } from './shared.ts';
+import { asOf, cursor, formatOption, limitOption, metricOption, period, release } from './shared.ts';
 
 // GET /v1/aggregate's options, in the order the document lists them and the plan
 // checks them (query/aggregate-plan.ts).
@@ -32,6 +32,7 @@ const OPTIONS = {
   cursor,
   format: formatOption(PAGE_FORMATS, ['csv', 'arrow']),
   release,
+  as_of: asOf,
   group_by: groupBy,
   measure,
   order,

@@ -6,7 +6,7 @@ import type { Endpoint } from './endpoint.ts';
 import { groupBy } from './grouping.ts';
 import type { QueryOption } from './option.ts';
 import { releaseParam, repeatable, single } from './params.ts';
-import { cursor, dataset, formatOption, limitOption, metricOption, period, release } from './shared.ts';
+import { asOf, cursor, dataset, formatOption, limitOption, metricOption, period, release } from './shared.ts';
 
 // Every data endpoint's options, in the order the document lists them. The hint
 // for a parameter one endpoint does not take names the first of these that does
@@ -21,6 +21,7 @@ export const FINANCIALS = {
     cursor,
     format: formatOption(PAGE_FORMATS, ['csv', 'arrow']),
     release,
+    as_of: asOf,
   },
   others: 'filters',
   example: '/v1/financials?metric=ggr&country=France&year=2024&limit=5',
@@ -29,7 +30,7 @@ export const FINANCIALS = {
 
 export const REFERENCE = {
   path: '/v1/reference',
-  options: { dataset, limit: limitOption(100), cursor, format: formatOption(PAGE_FORMATS, ['csv', 'arrow']), release },
+  options: { dataset, limit: limitOption(100), cursor, format: formatOption(PAGE_FORMATS, ['csv', 'arrow']), release, as_of: asOf },
   others: 'refused',
   example: '/v1/reference?dataset=country_reference&limit=3',
 } as const satisfies Endpoint;
@@ -118,7 +119,7 @@ const facetsGroupBy = {
 
 export const FACETS = {
   path: '/v1/facets',
-  options: { metric: metricOption([{ value: 'ggr' }, { value: 'fx' }]), period, release, endpoint, group_by: facetsGroupBy },
+  options: { metric: metricOption([{ value: 'ggr' }, { value: 'fx' }]), period, release, as_of: asOf, endpoint, group_by: facetsGroupBy },
   others: 'filters',
   example: '/v1/facets?metric=ggr&country=France&year=2024',
   requestFor: (metric) => `/v1/facets?metric=${metric}`,
@@ -131,6 +132,7 @@ export const EXPORT = {
     period,
     format: formatOption(EXPORT_FORMATS, ['csv', 'ndjson']),
     release,
+    as_of: asOf,
   },
   others: 'filters',
   example: '/v1/export?metric=fx&fx_local_currency=JPY&format=csv',
@@ -140,7 +142,7 @@ export const EXPORT = {
 /** /v1/catalog ignores any other parameter, as it always has. */
 export const CATALOG = {
   path: '/v1/catalog',
-  options: { release },
+  options: { release, as_of: asOf },
   others: 'ignored',
   example: '/v1/catalog',
 } as const satisfies Endpoint;

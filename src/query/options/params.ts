@@ -71,6 +71,41 @@ function isCalendarDate(year: number, month: number, day: number): boolean {
   return date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
 }
 
+const AS_OF_DAY = /^(\d{4})-(\d{2})-(\d{2})$/;
+const AS_OF_INSTANT = /^(\d{4})-(\d{2})-(\d{2})T([01]\d|2[0-3]):[0-5]\d:[0-5]\d(\.\d{1,9})?(Z|[+-]([01]\d|2[0-3]):[0-5]\d)$/i;
+export const AS_OF_EXPECTED = 'Expected a date YYYY-MM-DD or an RFC 3339 instant such as 2026-03-05T12:00:00Z';
+
+/** An instant `as_of` names: the one given, or the end (23:59:59.999 UTC) of the day given. */
+export interface AsOf {
+  /** As an ISO instant in UTC, to the millisecond: what meta.as_of says was asked. */
+  readonly instant: string;
+  readonly ms: number;
+}
+
+/** `as_of=`: a date (the end of that UTC day) or an RFC 3339 instant. */
+export const asOfParam = v.optional(
+  single(
+    v.pipe(
+      v.string(),
+      v.rawTransform(({ dataset, addIssue, NEVER }) => {
+        const text = dataset.value;
+        const parts = AS_OF_DAY.exec(text) ?? AS_OF_INSTANT.exec(text);
+        if (!parts) {
+          addIssue({ message: AS_OF_EXPECTED });
+          return NEVER;
+        }
+        const [y, m, d] = parts.slice(1, 4).map(Number) as [number, number, number];
+        if (!isCalendarDate(y, m, d)) {
+          addIssue({ message: `Not a calendar date: ${text.slice(0, 10)}` });
+          return NEVER;
+        }
+        const ms = AS_OF_DAY.test(text) ? Date.parse(`${text}T23:59:59.999Z`) : Date.parse(text);
+        return { instant: new Date(ms).toISOString(), ms } satisfies AsOf;
+      }),
+    ),
+  ),
+);
+
 /** `YYYY-MM-DD:YYYY-MM-DD`; keeps rows whose calendar year overlaps the range. */
 export const periodParam = v.optional(
   single(

@@ -1,9 +1,19 @@
 import * as v from 'valibot';
-import { InvalidCursorError, InvalidParametersError } from '../../errors/index.ts';
+import { InvalidCursorError, InvalidParametersError, NoReleaseAsOfError } from '../../errors/index.ts';
 import type { FormatName } from '../../render/formats.ts';
 import { datasetParam, type MetricUse, namesOf, unknownDataset, unknownMetric } from './datasets.ts';
 import type { OptionExample, QueryOption } from './option.ts';
-import { cursorParam, formatParam, invalidParameters, limitParam, periodParam, releaseParam } from './params.ts';
+import {
+  AS_OF_EXPECTED,
+  type AsOf,
+  asOfParam,
+  cursorParam,
+  formatParam,
+  invalidParameters,
+  limitParam,
+  periodParam,
+  releaseParam,
+} from './params.ts';
 
 // The options several data endpoints share: the dataset named, the years, the page's
 // size, position and format, and the release read. Each is a part of the scope its
@@ -107,3 +117,23 @@ export const release = {
   errors: { badRelease: new InvalidParametersError({ release: ['Expected a release id like 2026-11'] }) },
   key: 'scope',
 } satisfies QueryOption<string | undefined>;
+
+/** The refusal of a request that names its release both ways. */
+export const asOfWithRelease = new InvalidParametersError({
+  as_of: ['Give as_of or release, not both: as_of picks the release that was served at that instant'],
+  release: ['Give release or as_of, not both'],
+});
+
+export const asOf = {
+  schema: asOfParam,
+  description:
+    'Answers as `release=` would for the release the service was serving at this instant, as the publication log records it (a rollback counts): a date `YYYY-MM-DD` means the end of that UTC day, an RFC 3339 instant itself; an instant not reached yet, what is served now. `meta.as_of` says what was asked and the release read, and `Content-Location` is the same request with `release=` instead, the URL to cite. Not with `release`. Given once.',
+  // The served document names the instants the server's own two newest were published instead (openapi/prefill.ts).
+  examples: [{ value: '2026-12-01T09:00:00Z' }, { value: '2026-11-02T09:00:00Z' }],
+  errors: {
+    badAsOf: new InvalidParametersError({ as_of: [AS_OF_EXPECTED] }),
+    asOfWithRelease,
+    noReleaseAsOf: new NoReleaseAsOfError('2000-01-01T23:59:59.999Z', '2026-11-02T09:00:00.000Z'),
+  },
+  key: (value) => value.instant,
+} satisfies QueryOption<AsOf | undefined>;

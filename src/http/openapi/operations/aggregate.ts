@@ -4,7 +4,7 @@ import { PLANNED } from '../../../query/options/aggregate.ts';
 import { type Endpoint, optionErrors } from '../../../query/options/endpoint.ts';
 import { MAX_GROUP_BY } from '../../../query/options/grouping.ts';
 import { DENOMINATOR_NAMES, DENOMINATORS, type DenominatorDef, FINANCIAL_DATASETS, metricDef } from '../../../registry.ts';
-import { envelope, releaseId, warnings } from '../components.ts';
+import { asOfMeta, envelope, releaseId, warnings } from '../components.ts';
 import { keyedErrors, pageResponses, ref, releaseResponses } from '../responses.ts';
 
 // GET /v1/aggregate in the document: what it answers, its errors beyond its options',
@@ -114,6 +114,7 @@ export const AGGREGATE_SCHEMAS = {
         },
       },
       ...Object.assign({}, ...Object.values(PLANNED).map((option) => option.metaSchema ?? {})),
+      as_of: asOfMeta,
       warnings,
     },
   ),

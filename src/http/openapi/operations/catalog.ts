@@ -1,6 +1,6 @@
 import { type Endpoint, optionErrors } from '../../../query/options/endpoint.ts';
 import { DENOMINATORS } from '../../../registry.ts';
-import { releaseId } from '../components.ts';
+import { asOfMeta, releaseId } from '../components.ts';
 import { headerRefs, keyedErrors, LIMIT_HEADERS, ref, releaseResponses } from '../responses.ts';
 
 // GET /v1/catalog in the document.
@@ -50,6 +50,7 @@ export const CATALOG_SCHEMAS = {
           'What each derived key /v1/aggregate may add to a measure key holds, and its unit: every ratio (`_pct_change`, `_share`, `_per_<metric>`, `_cagr`) is a plain fraction; `_index` is 100 in the base year.',
         additionalProperties: { type: 'string' },
       },
+      as_of: asOfMeta,
       // Absent only while the first release loads.
       release: {
         type: 'object',

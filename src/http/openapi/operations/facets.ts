@@ -1,6 +1,6 @@
 import { type Endpoint, optionErrors } from '../../../query/options/endpoint.ts';
 import { FINANCIAL_DATASETS } from '../../../registry.ts';
-import { releaseId, warnings } from '../components.ts';
+import { asOfMeta, releaseId, warnings } from '../components.ts';
 import { headerRefs, keyedErrors, LIMIT_HEADERS, releaseResponses } from '../responses.ts';
 
 // GET /v1/facets in the document.
@@ -57,6 +57,7 @@ export const FACETS_SCHEMAS = {
             description: 'Per dimension, how many values with rows are not listed.',
           },
           release: releaseId,
+          as_of: asOfMeta,
           totals_rule: {
             type: 'object',
             additionalProperties: false,

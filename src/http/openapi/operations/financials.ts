@@ -1,6 +1,6 @@
 import { type Endpoint, optionErrors } from '../../../query/options/endpoint.ts';
 import { FINANCIAL_DATASETS } from '../../../registry.ts';
-import { envelope, releaseId, rowOf, warnings } from '../components.ts';
+import { asOfMeta, envelope, releaseId, rowOf, warnings } from '../components.ts';
 import { keyedErrors, pageResponses, releaseResponses } from '../responses.ts';
 
 // GET /v1/financials in the document: what it answers, and its errors beyond its options'.
@@ -29,6 +29,6 @@ export const FINANCIALS_SCHEMAS = {
       row_count: { type: 'integer', minimum: 0 },
       release: releaseId,
     },
-    { warnings },
+    { warnings, as_of: asOfMeta },
   ),
 };

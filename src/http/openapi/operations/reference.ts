@@ -1,6 +1,6 @@
 import { type Endpoint, optionErrors } from '../../../query/options/endpoint.ts';
 import { REFERENCE_DATASETS } from '../../../registry.ts';
-import { envelope, releaseId, rowOf } from '../components.ts';
+import { asOfMeta, envelope, releaseId, rowOf } from '../components.ts';
 import { keyedErrors, pageResponses, releaseResponses } from '../responses.ts';
 
 // GET /v1/reference in the document.
@@ -18,9 +18,13 @@ export const referenceOperation = (endpoint: Endpoint) => ({
 });
 
 export const REFERENCE_SCHEMAS = {
-  ReferenceResponse: envelope(rowOf(REFERENCE_DATASETS), {
-    dataset: { enum: REFERENCE_DATASETS.map((d) => d.name) },
-    row_count: { type: 'integer', minimum: 0 },
-    release: releaseId,
-  }),
+  ReferenceResponse: envelope(
+    rowOf(REFERENCE_DATASETS),
+    {
+      dataset: { enum: REFERENCE_DATASETS.map((d) => d.name) },
+      row_count: { type: 'integer', minimum: 0 },
+      release: releaseId,
+    },
+    { as_of: asOfMeta },
+  ),
 };
