@@ -1,5 +1,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { DataQueryClient } from '../src/client/client.ts';
+import { runQueryCli } from './helpers/query-cli.ts';
 import { startTestService, type TestService } from './helpers/service.ts';
 import { ggrIn, PUBLISHED, R1, R2, R3, ROLLED_BACK, type Vintages, vintages } from './helpers/vintages.ts';
 
@@ -119,6 +121,28 @@ test('as_of is part of the cache key: two instants of one release answer each th
   assert.is(first.json.as_of.asked, '2026-01-20T23:59:59.999Z');
   assert.is(second.json.as_of.asked, '2026-01-21T23:59:59.999Z');
   assert.is.not(first.headers.etag, second.headers.etag);
+});
+
+test('the typed client (asOf) and the query CLI (--as-of) read the release served then', async () => {
+  const api = new DataQueryClient({ baseUrl: service.url, apiKey: service.key });
+  const country = String(data.observations.A.country);
+  const rows = async (choice: { asOf?: string; release?: string }) => {
+    const out: unknown[] = [];
+    for await (const row of api.financials('ggr', { country } as never, choice)) out.push(row);
+    return out;
+  };
+  const asOf = await rows({ asOf: '2026-01-20' });
+  assert.ok(asOf.length > 0);
+  assert.equal(asOf, await rows({ release: R1 }));
+  assert.not.equal(asOf, await rows({ release: R2 }), 'A and D differ between R1 and R2');
+  const aggregate = await api.aggregate('ggr', { group_by: ['region'], fx: 'USD' } as never, { asOf: '2026-02-28' });
+  assert.equal(aggregate.meta.as_of, { asked: '2026-02-28T23:59:59.999Z', release: R2 });
+  const env = { DQS_API_KEY: service.key, DQS_URL: service.url };
+  const cli = await runQueryCli(['ggr', '--country', country, '--as-of', '2026-01-20', '--format', 'csv', '--all'], env);
+  assert.is(cli.code, 0, cli.stderr);
+  const byId = await runQueryCli(['ggr', '--country', country, '--release', R1, '--format', 'csv', '--all'], env);
+  assert.ok(cli.stdout.length > 0);
+  assert.is(cli.stdout.toString(), byId.stdout.toString());
 });
 
 test.run();

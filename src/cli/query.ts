@@ -29,12 +29,16 @@ type Format = 'json' | 'csv' | 'arrow';
 interface Run {
   readonly client: DataQueryClient;
   /** The pages of what is asked (rows or groups), in `format`. */
-  readonly pages: (format: Format, walk: Pick<WalkOptions, 'limit' | 'cursor' | 'maxPages' | 'release'>) => AsyncGenerator<Page<unknown>>;
+  readonly pages: (
+    format: Format,
+    walk: Pick<WalkOptions, 'limit' | 'cursor' | 'maxPages' | 'release' | 'asOf'>,
+  ) => AsyncGenerator<Page<unknown>>;
   readonly format: Format;
   readonly all: boolean;
   readonly limit: number;
   readonly cursor: string | undefined;
   readonly release: string | undefined;
+  readonly asOf: string | undefined;
 }
 
 const integer = (name: string) => (text: string) => {
@@ -93,7 +97,7 @@ async function write(text: string | Uint8Array): Promise<void> {
 }
 
 async function query(run: Run, bar: ReturnType<typeof progress>): Promise<string | undefined> {
-  const walk = { limit: run.limit, cursor: run.cursor, maxPages: run.all ? Infinity : 1, release: run.release };
+  const walk = { limit: run.limit, cursor: run.cursor, maxPages: run.all ? Infinity : 1, release: run.release, asOf: run.asOf };
   let next: string | undefined;
   if (run.format === 'json') {
     // One JSON array whatever the number of pages, written as pages arrive.
@@ -154,6 +158,10 @@ function addQueryOptions(command: Command, def: DatasetDef, unit: string): Comma
         '--release <YYYY-MM>',
         'read this published release instead of the current one (`query -- releases` lists them)',
       ).argParser(releaseId('--release')),
+    )
+    .option(
+      '--as-of <date|instant>',
+      'read the release the service was serving then: YYYY-MM-DD (the end of that UTC day) or an RFC 3339 instant; not with --release',
     );
 }
 
@@ -194,6 +202,7 @@ function program(env: NodeJS.ProcessEnv): Command {
           limit: options.limit as number,
           cursor: options.cursor as string | undefined,
           release: options.release as string | undefined,
+          asOf: options.asOf as string | undefined,
         },
         bar,
       );
@@ -232,8 +241,10 @@ function program(env: NodeJS.ProcessEnv): Command {
   for (const def of FINANCIAL_DATASETS) {
     const command = revisions.command(def.name).description(`Revised ${def.name} rows: added, removed or changed`);
     addOptionFlags(addQueryOptions(command, def, 'rows'), REVISIONS.options, def).action((options: Record<string, unknown>) => {
-      if (options.release !== undefined)
-        throw new CliError('--release has no meaning for revisions: name the releases with --from and --to');
+      if (options.release !== undefined || options.asOf !== undefined)
+        throw new CliError(
+          `${options.release !== undefined ? '--release' : '--as-of'} has no meaning for revisions: name the releases with --from and --to`,
+        );
       return start(options, (client) => (format, walk) => {
         const query = { ...filtersOf(def, options), ...optionsQuery(REVISIONS.options, options) };
         return client.revisionPages(def.name as Metric, query as RevisionQuery<Metric>, format, walk);

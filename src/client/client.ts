@@ -41,7 +41,7 @@ export interface ClientOptions {
   readonly dispatcher?: Dispatcher;
 }
 
-export interface WalkOptions<Body = unknown> {
+export interface WalkOptions<Body = unknown> extends ReleaseChoice {
   /** Rows per page, 1–1000 (default 1000: fewest requests against the rate limit). */
   readonly limit?: number;
   /** Start from this cursor (a page's `nextCursor`, or an error's `resumeCursor`). */
@@ -50,9 +50,21 @@ export interface WalkOptions<Body = unknown> {
   readonly maxPages?: number;
   /** Told about each page before its rows are yielded: cursor, rate limit left. */
   readonly onPage?: (page: Page<Body>) => void;
-  /** A published release `YYYY-MM` to read instead of the current one (`releases()` lists them). */
-  readonly release?: string;
 }
+
+/**
+ * Which release a call reads: `release`, a published release `YYYY-MM` (`releases()`
+ * lists them), or `asOf`, a date `YYYY-MM-DD` (the end of that UTC day) or an RFC 3339
+ * instant, read as the release the service was serving then (`meta.as_of` says which).
+ * One or the other; by default the current release.
+ */
+export interface ReleaseChoice {
+  readonly release?: string;
+  readonly asOf?: string;
+}
+
+/** The query parameters of a ReleaseChoice. */
+const releaseParams = (choice: ReleaseChoice) => ({ release: choice.release, as_of: choice.asOf });
 
 /** A page's body in `format`: the JSON envelope, CSV text, or the Arrow stream's bytes. */
 export type FormatBody<F extends keyof typeof MEDIA, Json> = F extends 'json' ? Json : F extends 'csv' ? string : Uint8Array;
@@ -67,10 +79,9 @@ export const EXPORT_MEDIA = {
   ndjson: 'application/x-ndjson',
 } as const;
 
-export interface ExportOptions {
+export interface ExportOptions extends ReleaseChoice {
   /** Parquet by default. */
   readonly format?: keyof typeof EXPORT_MEDIA;
-  readonly release?: string;
 }
 
 type Params = Record<string, string | number | boolean | readonly (string | number)[] | undefined>;
@@ -189,7 +200,7 @@ export class DataQueryClient {
     options: WalkOptions<FormatBody<F, RevisionPage<M>>> = {},
   ): AsyncGenerator<Page<FormatBody<F, RevisionPage<M>>>> {
     // A revisions walk names its releases with from and to; `release` has no meaning there.
-    return this.walk('/v1/revisions', { metric, ...query } as Params, format, { ...options, release: undefined });
+    return this.walk('/v1/revisions', { metric, ...query } as Params, format, { ...options, release: undefined, asOf: undefined });
   }
 
   /**
@@ -201,7 +212,7 @@ export class DataQueryClient {
     const format = options.format ?? 'parquet';
     const answer = (await this.send(
       '/v1/export',
-      { metric, ...filters, release: options.release } as Params,
+      { metric, ...filters, ...releaseParams(options) } as Params,
       EXPORT_MEDIA[format],
       true,
     )) as Streamed;
@@ -213,12 +224,8 @@ export class DataQueryClient {
    * but the dimension's own (GET /v1/facets): e.g. `facets('ggr', { country: 'France' })`
    * still lists every country.
    */
-  async facets<M extends Metric>(
-    metric: M,
-    filters: Filters<M> = {} as Filters<M>,
-    options: { release?: string } = {},
-  ): Promise<FacetsAnswer<M>> {
-    const answer = await this.send('/v1/facets', { metric, ...filters, release: options.release } as Params, 'json');
+  async facets<M extends Metric>(metric: M, filters: Filters<M> = {} as Filters<M>, options: ReleaseChoice = {}): Promise<FacetsAnswer<M>> {
+    const answer = await this.send('/v1/facets', { metric, ...filters, ...releaseParams(options) } as Params, 'json');
     return JSON.parse(answer.body.toString('utf8')) as FacetsAnswer<M>;
   }
 
@@ -228,8 +235,8 @@ export class DataQueryClient {
     return (JSON.parse(answer.body.toString('utf8')) as { releases: ReleaseInfo[] }).releases;
   }
 
-  async catalog(options: { release?: string } = {}): Promise<CatalogEntry[]> {
-    const answer = await this.send('/v1/catalog', { release: options.release }, 'json');
+  async catalog(options: ReleaseChoice = {}): Promise<CatalogEntry[]> {
+    const answer = await this.send('/v1/catalog', releaseParams(options), 'json');
     return [...(JSON.parse(answer.body.toString('utf8')) as CatalogAnswer).datasets];
   }
 
@@ -261,7 +268,7 @@ export class DataQueryClient {
     for (let pages = 0; pages < (options.maxPages ?? Infinity); pages++) {
       let answer: Answer;
       try {
-        answer = await this.send(path, { ...params, release: options.release, limit: options.limit ?? 1000, cursor }, format);
+        answer = await this.send(path, { ...params, ...releaseParams(options), limit: options.limit ?? 1000, cursor }, format);
       } catch (err) {
         if (err instanceof DataQueryError || err instanceof DataQueryNetworkError) err.resumeCursor = cursor;
         throw err;

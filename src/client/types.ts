@@ -100,6 +100,7 @@ export type AggregateMeta<M extends Metric> = OptionsMeta<(typeof AGGREGATE)['op
   readonly omitted?: readonly { readonly measure: string; readonly reason: string }[];
   readonly row_count: number;
   readonly release: string;
+  readonly as_of?: AsOfMeta;
   /** Without groups: each filter value the release does not hold, and what was meant. */
   readonly warnings?: readonly string[];
 };
@@ -156,6 +157,8 @@ export interface CatalogAnswer {
   readonly derived: Readonly<Record<string, string>>;
   /** Absent only while the first release loads. */
   readonly release?: { readonly id: string; readonly published_at: string; readonly synthetic: boolean };
+  /** With `asOf`. */
+  readonly as_of?: AsOfMeta;
 }
 
 /** Spec 7's flattened `details`. */
@@ -202,10 +205,17 @@ export interface FacetsAnswer<M extends Metric> {
     /** Per dimension, how many values with rows are not listed. */
     readonly values_left_out: { readonly [D in DimensionOf<M>]: number };
     readonly release: string;
+    readonly as_of?: AsOfMeta;
     /** With endpoint=aggregate, when the national-totals rule applies: only rows whose `dimension` is `value` were counted. */
     readonly totals_rule?: { readonly dimension: string; readonly value: string; readonly means: string };
     readonly warnings?: readonly string[];
   };
+}
+
+/** `meta.as_of` of an answer read with `asOf`: the instant read (a date as the end of its UTC day) and the release served then. */
+export interface AsOfMeta {
+  readonly asked: string;
+  readonly release: string;
 }
 
 export interface FinancialPage<M extends Metric> {
@@ -216,6 +226,7 @@ export interface FinancialPage<M extends Metric> {
     filters_applied: Record<string, string[]>;
     row_count: number;
     release: string;
+    as_of?: AsOfMeta;
     warnings?: string[];
   };
   readonly data: FinancialRow<M>[];
@@ -223,7 +234,7 @@ export interface FinancialPage<M extends Metric> {
 }
 
 export interface ReferencePage<R extends ReferenceDataset> {
-  readonly meta: { dataset: R; row_count: number };
+  readonly meta: { dataset: R; row_count: number; release: string; as_of?: AsOfMeta };
   readonly data: ReferenceRow<R>[];
   readonly pagination: { cursor: string; has_more: boolean };
 }

@@ -7,6 +7,8 @@ export interface QueryScope {
   readonly dataset: string;
   readonly filters: Filters;
   readonly period?: string;
+  /** The instant `as_of` named, when it named the release: its answers say so (`meta.as_of`), unlike `release=`'s. */
+  readonly asOf?: string;
   /**
    * What else decides the answer, beyond which rows: the endpoint's own options, each
    * as its part of the key (options/option.ts keyParts), such as an aggregate's
@@ -35,5 +37,6 @@ export function canonicalScope(scope: QueryScope): readonly unknown[] {
     .sort(([a], [b]) => byCodeUnits(a, b));
   const canonical = [scope.release, scope.dataset, filters, scope.period ?? null];
   // Appended only when there are some, so the cursors of an endpoint without options of its own stay valid.
-  return scope.options?.length ? [...canonical, scope.options] : canonical;
+  const keyed = scope.options?.length ? [...canonical, scope.options] : canonical;
+  return scope.asOf === undefined ? keyed : [...keyed, ['as_of', scope.asOf]];
 }

@@ -16,8 +16,10 @@ export interface PageRequest {
   readonly period?: { readonly text: string; readonly years: { from: number; to: number } };
   readonly limit: number;
   readonly cursor?: string;
-  /** The `release=` asked for; the current one when absent. */
+  /** The `release=` asked for (or the one `as_of` named); the current one when absent. */
   readonly release?: string;
+  /** The instant `as_of` named, when it named the release. */
+  readonly asOf?: string;
   /** The `format=` asked for; Accept's choice when absent. */
   readonly format?: (typeof PAGE_FORMATS)[number];
   /** The envelope's `meta` for a page of `rowCount` rows. */
@@ -43,6 +45,7 @@ export async function respondWithPage(ctx: RequestContext, services: Services, r
       dataset: request.dataset,
       filters: request.filters,
       period: request.period?.text,
+      asOf: request.asOf,
       options: request.options,
       format: format.name,
     };

@@ -47,6 +47,7 @@ export const aggregate: Route = {
           dataset: def.name,
           filters: plan.filters,
           period: period?.text,
+          asOf: asOf?.asked,
           options: keyParts(AGGREGATE.options, values),
         },
         format,

@@ -41,7 +41,7 @@ export const facets: Route = {
         ...keyParts(FACETS.options, values),
         ...(totalsRule ? [['totals_rule', totalsRule.dimension] as [string, unknown]] : []),
       ];
-      const scope = canonicalScope({ release: release.id, dataset: def.name, filters, period: period?.text, options });
+      const scope = canonicalScope({ release: release.id, dataset: def.name, filters, period: period?.text, asOf: asOf?.asked, options });
       const render = async () => {
         const counted = await heavyWork(ctx, services, 'facets', (signal) =>
           countFacets(services.db, served, filters, period?.years, max, signal),

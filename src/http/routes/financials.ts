@@ -27,6 +27,7 @@ export const financials: Route = {
       limit,
       cursor,
       release,
+      asOf: asOfMeta?.asked,
       format,
       options: keyParts(FINANCIALS.options, values),
       meta: (rowCount) => ({

@@ -25,6 +25,7 @@ export const reference: Route = {
       limit,
       cursor,
       release,
+      asOf: asOf?.asked,
       format,
       options: keyParts(REFERENCE.options, values),
       meta: (rowCount) => ({ dataset: def.name, row_count: rowCount, ...(asOf && { as_of: asOf }) }),

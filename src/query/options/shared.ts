@@ -135,5 +135,6 @@ export const asOf = {
     asOfWithRelease,
     noReleaseAsOf: new NoReleaseAsOfError('2000-01-01T23:59:59.999Z', '2026-11-02T09:00:00.000Z'),
   },
-  key: (value) => value.instant,
+  // The scope's `asOf` holds it, beside the release it resolved to.
+  key: 'scope',
 } satisfies QueryOption<AsOf | undefined>;
