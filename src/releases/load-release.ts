@@ -23,6 +23,13 @@ export interface LoadedRelease {
   readonly datasets: ReadonlyMap<string, ServedDataset>;
 }
 
+/** A caller's claim on a loaded release: its tables are not dropped until it lets go. */
+export interface ReleaseHandle {
+  readonly release: LoadedRelease;
+  /** Ends the claim; later calls do nothing. */
+  letGo(): void;
+}
+
 /**
  * Loads every dataset of a release (src/store/loader.ts) and builds the renderers of
  * its rows, after checking them (serve). A release that fails, or is stopped by

@@ -5,7 +5,7 @@ import type { Clock } from '../clock.ts';
 import type { Database } from '../duckdb/database.ts';
 import type { Metrics } from '../metrics.ts';
 import { LoadFailedError, LoadRunningError, NoReleaseYetError, NotPublishedError } from './errors.ts';
-import { collectGarbage, dropRelease, type LoadedRelease, loadRelease, releaseMemory } from './load-release.ts';
+import { collectGarbage, dropRelease, type LoadedRelease, loadRelease, type ReleaseHandle, releaseMemory } from './load-release.ts';
 import type { Manifest } from './manifest.ts';
 import { type ReleaseOnDisk, verifyRelease } from './on-disk.ts';
 import type { Publication } from './publication-log.ts';
@@ -13,19 +13,12 @@ import { PublishedReleases } from './published.ts';
 import { type LoadClaim, SharedLoad, untilAborted } from './shared-load.ts';
 import { ReleaseSwitcher, type SwitchResult } from './switcher.ts';
 
-export type { LoadedRelease, ServedDataset } from './load-release.ts';
+export type { LoadedRelease, ReleaseHandle, ServedDataset } from './load-release.ts';
 export type { LoadClaim } from './shared-load.ts';
 export type { SwitchResult } from './switcher.ts';
 
 /** A release other than the current one never changes while it is published (docs/api.md "Releases"). */
 export const IMMUTABLE = 'private, max-age=31536000, immutable';
-
-/** A caller's claim on a loaded release: its tables are not dropped until it lets go. */
-export interface ReleaseHandle {
-  readonly release: LoadedRelease;
-  /** Ends the claim; later calls do nothing. */
-  letGo(): void;
-}
 
 /** How long a failed load is remembered before a request may try again. */
 const RETRY_FAILED_MS = 60_000;
