@@ -1,0 +1,226 @@
+import type { Database } from '../duckdb/database.ts';
+import { quoteIdent, quoteLiteral } from '../duckdb/sql-text.ts';
+import { type DatasetDef, INTEGER_DIMENSIONS } from '../registry.ts';
+import { type Filters, fileConditions, type YearRange } from './filters.ts';
+import { KeptTable } from './kept-table.ts';
+
+// What /v1/history pages through: each observation's values release after release,
+// computed once per walk by one statement over every published release's Parquet
+// file (a release's ordinal beside each row, window functions over it per
+// observation), into a DuckDB table in page order, as a revisions diff is kept
+// (query/revisions.ts). Validity is computed over every published release, so a
+// value's `valid_from` and `valid_to` never depend on the range asked for: histories
+// fetched in chunks of releases join back exactly.
+
+export const OUTPUTS = ['changes', 'first', 'all'] as const;
+export type Output = (typeof OUTPUTS)[number];
+export const SHAPES = ['long', 'wide'] as const;
+export type Shape = (typeof SHAPES)[number];
+/** What happened to an observation in a release, by its code in the kept table. */
+export const HISTORY_CHANGES = ['added', 'changed', 'removed'] as const;
+
+export interface HistoryQuery {
+  readonly def: DatasetDef;
+  /** Every published release, oldest first: its id and its Parquet file of `def`'s dataset. */
+  readonly releases: readonly { readonly id: string; readonly file: string }[];
+  /** The ordinals, in `releases`, of the first and last release asked for. */
+  readonly from: number;
+  readonly to: number;
+  readonly filters: Filters;
+  readonly period?: YearRange;
+  readonly output: Output;
+  readonly shape: Shape;
+}
+
+/**
+ * A column of a history's rows: a dimension, a value (a metric, or in the wide shape
+ * a metric in one release), or a field: a release (kept as its ordinal) or a change
+ * (kept as its code).
+ */
+export interface HistoryColumn {
+  readonly name: string;
+  readonly role: 'dimension' | 'value' | 'release' | 'change';
+  readonly type: 'text' | 'integer' | 'double';
+}
+
+/** Rows of a history, column by column in `columns`' order: releases as their ids, changes as their names. */
+export interface HistoryRows {
+  readonly count: number;
+  readonly columns: readonly HistoryColumn[];
+  readonly values: ReadonlyArray<ReadonlyArray<string | number | null>>;
+}
+
+/** Where kept histories live: a schema of their own in DuckDB's default in-memory catalog. */
+const SCHEMA = 'history';
+let tables = 0;
+
+/** Bytes a kept value takes, about: what the kept results' bound counts. */
+const BYTES = { text: 16, integer: 4, double: 8 } as const;
+
+/** A computed history: `count` rows in a DuckDB table, numbered 0… in page order. */
+export class HistoryTable extends KeptTable {
+  private constructor(
+    db: Database,
+    table: string,
+    count: number,
+    readonly columns: readonly HistoryColumn[],
+    private readonly ids: readonly string[],
+  ) {
+    super(db, table, count);
+  }
+
+  /** Runs the query into a table sorted in page order, in one statement (Database.exclusive); `signal` drops it before it starts or interrupts it. */
+  static async compute(db: Database, query: HistoryQuery, signal?: AbortSignal): Promise<HistoryTable> {
+    const table = `${SCHEMA}.${quoteIdent(`history_${++tables}`)}`;
+    const { sql, params, columns, order } = historyQuery(query);
+    const count = await db.exclusive(async (connection) => {
+      await connection.run(`CREATE SCHEMA IF NOT EXISTS ${SCHEMA}`);
+      try {
+        await connection.run(`CREATE TABLE ${table} AS SELECT * FROM (${sql}) ORDER BY ${order}`, params);
+        signal?.throwIfAborted();
+        const [row] = (await connection.runAndReadAll(`SELECT count(*) FROM ${table}`)).getRows();
+        return Number(row![0]);
+      } catch (err) {
+        await connection.run(`DROP TABLE IF EXISTS ${table}`);
+        throw err;
+      }
+    }, signal);
+    return new HistoryTable(
+      db,
+      table,
+      count,
+      columns,
+      query.releases.map((r) => r.id),
+    );
+  }
+
+  get bytes(): number {
+    return this.count * this.columns.reduce((sum, c) => sum + BYTES[c.type], 0);
+  }
+
+  /** Rows [start, end) in page order. */
+  async rows(start: number, end: number): Promise<HistoryRows> {
+    const { columns, ids } = this;
+    const count = Math.max(0, end - start);
+    if (count === 0) return { count, columns, values: columns.map(() => []) };
+    return this.whileReading(async () => {
+      // Rows were inserted in page order (preserve_insertion_order), so a row's id is its position.
+      const sql = `SELECT * FROM ${this.table} WHERE rowid >= $1::BIGINT AND rowid < $2::BIGINT ORDER BY rowid`;
+      const read = await this.db.use(({ connection }) => connection.runAndReadAll(sql, [start, end]));
+      const values = read.getColumnsJS().map((column, c) => {
+        const { role } = columns[c]!;
+        return column.map((value) => {
+          if (value === null) return null;
+          if (role === 'release') return ids[Number(value)]!;
+          if (role === 'change') return HISTORY_CHANGES[Number(value)]!;
+          return typeof value === 'bigint' ? Number(value) : (value as string | number);
+        });
+      });
+      return { count: read.currentRowCount, columns, values };
+    });
+  }
+}
+
+/**
+ * The SELECT of a history's rows, unsorted, with its parameters, its columns and the
+ * ORDER BY of its page order (the dimensions, then the release). Each filter value
+ * travels as a bound parameter and applies to every release's file as it is read.
+ */
+export function historyQuery(query: HistoryQuery): {
+  sql: string;
+  params: (string | number)[];
+  columns: HistoryColumn[];
+  order: string;
+} {
+  const { def, releases, from, to, filters, period, output, shape } = query;
+  const params: (string | number)[] = [];
+  const where = fileConditions(filters, period, params);
+  const dims = def.dimensions.map(quoteIdent);
+  const metrics = def.metrics.map(quoteIdent);
+  const dimensionColumns = def.dimensions.map(
+    (name): HistoryColumn => ({ name, role: 'dimension', type: INTEGER_DIMENSIONS.has(name) ? 'integer' : 'text' }),
+  );
+  const valueColumns = def.metrics.map((name): HistoryColumn => ({ name, role: 'value', type: 'double' }));
+  const release = (name: string): HistoryColumn => ({ name, role: 'release', type: 'text' });
+  // Every published release's rows, each with its release's ordinal (`seq`).
+  const vintages = releases
+    .map(
+      ({ file }, seq) =>
+        `SELECT ${[...dims, ...metrics.map((m) => `${m}::DOUBLE AS ${m}`)].join(', ')}, ${seq}::INTEGER AS seq FROM read_parquet(${quoteLiteral(file)})${where.length ? ` WHERE ${where.join(' AND ')}` : ''}`,
+    )
+    .join(' UNION ALL ');
+  const observation = `PARTITION BY ${dims.join(', ')} ORDER BY seq`;
+  const inRange = `seq BETWEEN ${from} AND ${to}`;
+  const byObservation = (last: string) => [...dims, last].join(', ');
+  if (output === 'all' && shape === 'wide') {
+    const inRangeIds = releases.slice(from, to + 1);
+    const pivot = def.metrics.flatMap((m) =>
+      inRangeIds.map(({ id }, i) => `max(CASE WHEN seq = ${from + i} THEN ${quoteIdent(m)} END) AS ${quoteIdent(`${m}_${id}`)}`),
+    );
+    return {
+      sql: `SELECT ${[...dims, ...pivot].join(', ')} FROM (${vintages}) WHERE ${inRange} GROUP BY ALL`,
+      params,
+      columns: [
+        ...dimensionColumns,
+        ...def.metrics.flatMap((m) => inRangeIds.map(({ id }): HistoryColumn => ({ name: `${m}_${id}`, role: 'value', type: 'double' }))),
+      ],
+      order: dims.join(', '),
+    };
+  }
+  if (output === 'all') {
+    return {
+      sql: `SELECT ${[...dims, 'seq AS release', ...metrics].join(', ')} FROM (${vintages}) WHERE ${inRange}`,
+      params,
+      columns: [...dimensionColumns, release('release'), ...valueColumns],
+      order: byObservation('release'),
+    };
+  }
+  if (output === 'first') {
+    // The observation's first row ever, kept when it has a row in the range.
+    return {
+      sql: `SELECT ${[...dims, 'seq AS first_release', ...metrics].join(', ')} FROM (
+        SELECT *, row_number() OVER (${observation}) AS nth, bool_or(${inRange}) OVER (PARTITION BY ${dims.join(', ')}) AS present
+        FROM (${vintages})
+      ) WHERE nth = 1 AND present`,
+      params,
+      columns: [...dimensionColumns, release('first_release'), ...valueColumns],
+      order: byObservation('first_release'),
+    };
+  }
+  // changes: a version starts where a row has no row in the release before it (added)
+  // or differs from it (changed), and where a row has none in the release after it
+  // (removed, there); it holds until the observation's next version.
+  const last = releases.length - 1;
+  const differs = def.metrics.map((m) => `${quoteIdent(m)} IS DISTINCT FROM ${quoteIdent(`prev_${m}`)}`).join(' OR ') || 'false';
+  const [ADDED, CHANGED, REMOVED] = [0, 1, 2];
+  const sql = `
+    WITH vintage_rows AS (
+      SELECT *, lag(seq) OVER o AS prev_seq, lead(seq) OVER o AS next_seq,
+        ${def.metrics.map((m) => `lag(${quoteIdent(m)}) OVER o AS ${quoteIdent(`prev_${m}`)}`).join(', ')}
+      FROM (${vintages}) WINDOW o AS (${observation})
+    ), versions AS (
+      SELECT ${dims.join(', ')}, seq AS valid_from,
+        (CASE WHEN prev_seq IS NULL OR prev_seq < seq - 1 THEN ${ADDED} ELSE ${CHANGED} END)::UTINYINT AS change, ${metrics.join(', ')}
+      FROM vintage_rows WHERE prev_seq IS NULL OR prev_seq < seq - 1 OR ${differs}
+      UNION ALL
+      SELECT ${dims.join(', ')}, seq + 1, ${REMOVED}::UTINYINT, ${metrics.map((m) => `NULL::DOUBLE AS ${m}`).join(', ')}
+      FROM vintage_rows WHERE (next_seq IS NULL AND seq < ${last}) OR next_seq > seq + 1
+    )
+    SELECT ${[...dims, 'change', 'valid_from', 'valid_to', ...metrics].join(', ')} FROM (
+      SELECT *, lead(valid_from) OVER (PARTITION BY ${dims.join(', ')} ORDER BY valid_from) AS valid_to FROM versions
+    )
+    -- A value whose validity overlaps the range; a removal in the range (it holds no value after it).
+    WHERE valid_from <= ${to} AND (CASE WHEN change = ${REMOVED} THEN valid_from >= ${from} ELSE valid_to IS NULL OR valid_to > ${from} END)`;
+  return {
+    sql,
+    params,
+    columns: [
+      ...dimensionColumns,
+      { name: 'change', role: 'change', type: 'text' },
+      release('valid_from'),
+      release('valid_to'),
+      ...valueColumns,
+    ],
+    order: byObservation('valid_from'),
+  };
+}
