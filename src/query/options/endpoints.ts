@@ -121,7 +121,7 @@ export const HISTORY = {
       ...from,
       description:
         'The first release `YYYY-MM` of the range; by default the first published one. Validity is never clipped to it: a value published before it and still valid in it shows its own `valid_from`. Given once.',
-      errors: { tooManyReleases: tooManyReleases(60, '2021-01', '2026-12', 72), fromAfterTo: fromAfterTo('2026-12', '2026-11') },
+      errors: { tooManyReleases: tooManyReleases(60, '2019-01', '2025-12', 84), fromAfterTo: fromAfterTo('2025-12', '2025-11') },
     },
     to: { ...to, description: 'The last release `YYYY-MM` of the range; by default the current one. Given once.' },
     output: {
