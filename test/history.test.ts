@@ -3,7 +3,9 @@ import path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { DataQueryClient } from '../src/client/index.ts';
 import { quoteLiteral } from '../src/duckdb/sql-text.ts';
+import { runQueryCli } from './helpers/query-cli.ts';
 import { startTestService, type TestService, tempDir, walkPages } from './helpers/service.ts';
 import { ggrIn, R1, R2, R3, ROLLED_BACK, type Vintages, vintages } from './helpers/vintages.ts';
 
@@ -247,6 +249,29 @@ published('a JSON page with a cursor: the next rows of the same history', async 
   // A cursor pages only its own history.
   const other = await service.get(`/v1/history?metric=ggr&output=first&limit=3&cursor=${encodeURIComponent(first.json.pagination.cursor)}`);
   assert.is(other.status, 400);
+});
+
+published("the typed client's history() and the query CLI's history command walk the same rows", async () => {
+  const api = new DataQueryClient({ baseUrl: service.url, apiKey: service.key });
+  const dims = data.observations.D;
+  const rows = [];
+  for await (const row of api.history('ggr', { country: String(dims.country), output: 'all' }, { limit: 7 })) rows.push(row);
+  const walked = (
+    await walkPages(service, `/v1/history?metric=ggr&country=${encodeURIComponent(String(dims.country))}&output=all`, 1000)
+  ).flatMap((page) => page.data);
+  assert.ok(walked.length > 7);
+  assert.equal(rows, walked);
+  const run = await runQueryCli(
+    ['history', 'ggr', '--country', String(dims.country), '--output', 'all', '--shape', 'wide', '--format', 'csv', '--all', '--limit', '5'],
+    { DQS_API_KEY: service.key, DQS_URL: service.url },
+  );
+  assert.is(run.code, 0, run.stderr);
+  const csv = await csvRows(run.stdout.toString());
+  const wide = (
+    await walkPages(service, `/v1/history?metric=ggr&country=${encodeURIComponent(String(dims.country))}&output=all&shape=wide`, 1000)
+  ).flatMap((page) => page.data);
+  assert.is(csv.length, wide.length);
+  assert.equal(Object.keys(csv[0]!).slice(-3), [`ggr_${R1}`, `ggr_${R2}`, `ggr_${R3}`]);
 });
 
 published.run();
