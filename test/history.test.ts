@@ -234,8 +234,14 @@ published('CSV without limit is the whole history, as the JSON pages walked give
     assert.equal([line.change, line.valid_from, line.valid_to], [row.change, row.valid_from, row.valid_to], `row ${i}`);
     assert.is(line.ggr === null ? null : Number(line.ggr), row.values?.ggr ?? null, `row ${i} ggr`);
   });
-  // Every kind of change is in the whole history, and A's three versions in it.
+  // Every kind of change is in the whole history.
   assert.equal(new Set(csv.map((row) => row.change)), new Set(['added', 'changed', 'removed']));
+  // Charged as one export each time; a page of CSV (with limit) is not.
+  const again = await service.get('/v1/history?metric=ggr&format=arrow');
+  assert.is(Number(again.headers['x-export-remaining']), Number(res.headers['x-export-remaining']) - 1);
+  const page = await service.get('/v1/history?metric=ggr&format=csv&limit=5');
+  assert.is(page.headers['x-export-remaining'], undefined);
+  assert.is((await csvRows(page.text)).length, 5);
 });
 
 published('a JSON page with a cursor: the next rows of the same history', async () => {
