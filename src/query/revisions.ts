@@ -1,8 +1,8 @@
-import type { DuckDBListValue } from '@duckdb/node-api';
 import type { Database } from '../duckdb/database.ts';
 import { quoteIdent, quoteLiteral } from '../duckdb/sql-text.ts';
 import type { DatasetDef } from '../registry.ts';
 import { Turns } from '../store/slices.ts';
+import { type Dictionary, dictionary } from './dictionary.ts';
 import { type Filters, fileConditions, type YearRange } from './filters.ts';
 import { KeptTable } from './kept-table.ts';
 
@@ -38,15 +38,6 @@ export interface RevisedRows {
   /** Per metric, the value in `from` and in `to`; NaN where the row is absent. */
   readonly before: readonly Float64Array[];
   readonly after: readonly Float64Array[];
-}
-
-/** A diff's distinct values of one dimension, sorted: what its rows are coded against. */
-interface Dictionary {
-  readonly name: string;
-  readonly values: readonly (string | number)[];
-  readonly json: readonly string[];
-  /** The SQL of a row's code: its text cast to an ENUM of the values, whose code DuckDB gives (a hash lookup). */
-  readonly code: string;
 }
 
 export interface RevisionQuery {
@@ -194,13 +185,4 @@ export function revisionsQuery({ def, from, to, filters, period, changes }: Revi
       WHERE a.in_a IS NULL OR b.in_b IS NULL OR ${differs}
     ) WHERE change IN (${kinds.join(', ')})`;
   return { sql, params };
-}
-
-/** The dictionary of dimension `name` from DuckDB's sorted list of its distinct values (NULL for an empty diff). */
-function dictionary(name: string, list: unknown): Dictionary {
-  const values = list === null ? [] : ((list as DuckDBListValue).items as (string | number)[]);
-  const texts = values.map((value) => quoteLiteral(String(value)));
-  // An ENUM needs one value at least; an empty diff reads no rows.
-  const code = values.length === 0 ? 'NULL' : `enum_code(CAST(${quoteIdent(name)} AS VARCHAR)::ENUM(${texts.join(', ')}))`;
-  return { name, values, json: values.map((value) => JSON.stringify(value)), code };
 }
