@@ -1,12 +1,13 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
+import { request } from 'undici';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { DataQueryClient } from '../src/client/index.ts';
 import { quoteLiteral } from '../src/duckdb/sql-text.ts';
 import { runQueryCli } from './helpers/query-cli.ts';
-import { startTestService, type TestService, tempDir, walkPages } from './helpers/service.ts';
+import { fixtureDataDir, send, startTestService, type TestService, tempDir, walkPages } from './helpers/service.ts';
 import { ggrIn, R1, R2, R3, ROLLED_BACK, type Vintages, vintages } from './helpers/vintages.ts';
 
 // GET /v1/history over three releases written by plain DuckDB (helpers/vintages.ts):
@@ -316,3 +317,45 @@ rolledBack('R3 is left out of every output, and meta.withdrawn names it with whe
 });
 
 rolledBack.run();
+
+const heavy = suite('history: heavy work, on a full-size release');
+let big: TestService;
+
+heavy.before(async () => {
+  big = await startTestService({ dataDir: await fixtureDataDir({ seed: 1, scale: 1 }), env: { QUERY_TIMEOUT_MS: '120000' } });
+});
+heavy.after(async () => {
+  await big?.stop();
+});
+
+/** A counter of the server's /metrics, polled until it reaches `at` least (what a stop records once it has happened), or 60 s. */
+async function counter(pattern: RegExp, at: number): Promise<number> {
+  let value = 0;
+  for (const started = Date.now(); Date.now() - started < 60_000; await new Promise((resolve) => setTimeout(resolve, 100))) {
+    value = Number(pattern.exec((await send(`${big.adminUrl}/metrics`)).text)?.[1] ?? 0);
+    if (value >= at) break;
+  }
+  return value;
+}
+const stopped = (reason: string) => new RegExp(`^dqs_heavy_cancellations_total\\{kind="history",reason="${reason}"\\} (\\d+)`, 'm');
+
+heavy('past its deadline a history is 504 and stopped; one whose client leaves is stopped; neither is kept', async () => {
+  const path = '/v1/history?metric=ggr&limit=1';
+  const late = await send(`${big.url}${path}`, { headers: { 'x-api-key': big.key, prefer: 'wait=0.2' } });
+  assert.is(late.status, 504, late.text);
+  assert.match(JSON.parse(late.text).error, /0\.2 s/);
+  assert.is(await counter(stopped('deadline'), 1), 1);
+  const gone = await request(`${big.url}${path}`, { headers: { 'x-api-key': big.key }, signal: AbortSignal.timeout(300) }).then(
+    () => 'answered',
+    () => 'left',
+  );
+  assert.is(gone, 'left');
+  assert.is(await counter(stopped('client_gone'), 1), 1);
+  // Nothing of either was kept: asked again (and left again), it computes afresh.
+  assert.is(await counter(/^dqs_history_computations_total (\d+)/m, 2), 2);
+  await request(`${big.url}${path}`, { headers: { 'x-api-key': big.key }, signal: AbortSignal.timeout(300) }).catch(() => {});
+  assert.is(await counter(/^dqs_history_computations_total (\d+)/m, 3), 3);
+  assert.is(await counter(stopped('client_gone'), 2), 2);
+});
+
+heavy.run();
