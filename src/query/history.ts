@@ -56,8 +56,8 @@ export interface HistoryRows {
 const SCHEMA = 'history';
 let tables = 0;
 
-/** Bytes a kept value takes, about: what the kept results' bound counts. */
-const BYTES = { text: 16, integer: 4, double: 8 } as const;
+/** Bytes a kept value other than a dimension's code takes: a release's ordinal, a change's code, a value. */
+const BYTES = { release: 4, change: 1, value: 8 } as const;
 
 /** A computed history: `count` rows in a DuckDB table, numbered 0… in page order. */
 export class HistoryTable extends KeptTable {
@@ -119,8 +119,10 @@ export class HistoryTable extends KeptTable {
     );
   }
 
+  /** About the bytes its table holds: each dimension's code (1, 2 or 4 bytes, by its dictionary's size), then its other columns. */
   get bytes(): number {
-    return this.count * this.columns.reduce((sum, c) => sum + BYTES[c.type], 0);
+    const codes = this.dictionaries.reduce((sum, d) => sum + (d.values.length <= 0x100 ? 1 : d.values.length <= 0x10000 ? 2 : 4), 0);
+    return this.count * this.columns.reduce((sum, c) => sum + (c.role === 'dimension' ? 0 : BYTES[c.role]), codes);
   }
 
   /** Rows [start, end) in page order, decoded: a dimension's value from its dictionary, a release's id, a change's name. */
@@ -232,7 +234,7 @@ export function historyQuery(query: HistoryQuery): {
   // (removed, there); it holds until the observation's next version.
   const last = releases.length - 1;
   const differs = def.metrics.map((m) => `${quoteIdent(m)} IS DISTINCT FROM ${quoteIdent(`prev_${m}`)}`).join(' OR ') || 'false';
-  const [ADDED, CHANGED, REMOVED] = [0, 1, 2];
+  const [ADDED, CHANGED, REMOVED] = (['added', 'changed', 'removed'] as const).map((c) => HISTORY_CHANGES.indexOf(c));
   const sql = `
     WITH vintage_rows AS (
       SELECT *, lag(seq) OVER o AS prev_seq, lead(seq) OVER o AS next_seq,
