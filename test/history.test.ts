@@ -214,6 +214,8 @@ published(
       invalid({ from: [`${R3} was published after to (${R1}): from is the earlier release`] }),
     );
     assert.equal(await refused(service, 'output=every', 400), invalid({ output: ['Expected changes, first, all'] }));
+    // No release= or as_of=: `to` says up to which release.
+    for (const query of [`release=${R2}`, 'as_of=2026-02-10']) assert.ok((await refused(service, query, 400)).error, query);
     assert.equal(await refused(service, 'from=2025-12', 404), {
       error: "Unknown release '2025-12'; GET /v1/releases lists the published ones",
     });
