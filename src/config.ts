@@ -172,6 +172,10 @@ export const settings = {
     schema: positiveInt(100_000),
     help: 'Most groups (subtotals included) one /v1/aggregate request may produce; more is a 400 that names the count',
   },
+  HISTORY_MAX_RELEASES: {
+    schema: positiveInt(60),
+    help: 'Most published releases one /v1/history request may span from `from` to `to`; more is a 400 naming `from`',
+  },
   FACET_VALUES: {
     schema: positiveInt(50),
     help: 'Most values /v1/facets lists per dimension, most rows first; meta.values_left_out counts the rest',

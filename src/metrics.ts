@@ -46,6 +46,12 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly historyComputations = new Counter({
+    name: 'dqs_history_computations_total',
+    help: 'Histories computed by DuckDB (window functions over every published release); every page of one walk is sliced from one computation',
+    registers: [this.registry],
+  });
+
   readonly limiterRefusals = new Counter({
     name: 'dqs_limiter_refusals_total',
     help: 'Requests refused with 429, by limiter (key: per API key; bad_key: per address for missing or invalid keys)',
@@ -109,7 +115,7 @@ export class Metrics {
 
   readonly admissionWaitSeconds = new Histogram({
     name: 'dqs_admission_wait_seconds',
-    help: 'Time a heavy job (aggregate, revisions, export, release_load) waited for its turn before it ran',
+    help: 'Time a heavy job (aggregate, revisions, history, export, release_load) waited for its turn before it ran',
     labelNames: ['kind'] as const,
     buckets: [0.001, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     registers: [this.registry],

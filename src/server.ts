@@ -27,6 +27,7 @@ import { RedisBudget } from './limits/redis-budget.ts';
 import { Metrics } from './metrics.ts';
 import { resultBytes } from './query/aggregate.ts';
 import { CursorCodec } from './query/cursor.ts';
+import type { HistoryTable } from './query/history.ts';
 import { KeptResults } from './query/kept-results.ts';
 import type { RevisionDiff } from './query/revisions.ts';
 import { connectRedis } from './redis.ts';
@@ -139,6 +140,15 @@ export async function startService(config: Config, log: Logger, options: StartOp
     // DuckDB spills kept tables past DUCKDB_MEMORY_LIMIT: the bound holds on disk too.
     overBound: async () => (await db.tempBytes()) > config.REVISIONS_KEEP_BYTES,
   });
+  // Beside the diffs, within a bound of the same size: a history is as large as a diff of as many releases' rows.
+  const history = new KeptResults<HistoryTable>({
+    maxBytes: config.REVISIONS_KEEP_BYTES,
+    sizeOf: (table) => table.bytes,
+    counted: () => metrics.historyComputations.inc(),
+    clock,
+    dispose: (table) => table.retire(),
+    overBound: async () => (await db.tempBytes()) > config.REVISIONS_KEEP_BYTES,
+  });
   // Cache keys name the release, and a release's answers never change while it is
   // published: emptied when another release becomes current (the old current's bodies
   // are rarely asked for again), and when one is published, withdrawn or removed.
@@ -146,6 +156,7 @@ export async function startService(config: Config, log: Logger, options: StartOp
     cache.clear();
     aggregates.forgetUnless((id) => releases.isPublished(id));
     revisions.forgetUnless((id) => releases.isPublished(id));
+    history.forgetUnless((id) => releases.isPublished(id));
   });
   const admission = new Admission({
     concurrency: config.ADMISSION_CONCURRENCY,
@@ -166,6 +177,8 @@ export async function startService(config: Config, log: Logger, options: StartOp
     aggregateMaxGroups: config.AGGREGATE_MAX_GROUPS,
     facetValues: config.FACET_VALUES,
     revisions,
+    history,
+    historyMaxReleases: config.HISTORY_MAX_RELEASES,
     cache,
     keys,
     limits,

@@ -11,6 +11,7 @@ import type { Limiter } from './limits/limiter.ts';
 import type { Metrics } from './metrics.ts';
 import type { AggregateResult } from './query/aggregate.ts';
 import type { CursorCodec } from './query/cursor.ts';
+import type { HistoryTable } from './query/history.ts';
 import type { KeptResults } from './query/kept-results.ts';
 import type { RevisionDiff } from './query/revisions.ts';
 import type { Releases } from './releases/releases.ts';
@@ -47,12 +48,16 @@ export interface Services {
   readonly facetValues: number;
   /** Revisions diffs kept whole for paging. */
   readonly revisions: KeptResults<RevisionDiff>;
+  /** Histories kept whole for paging. */
+  readonly history: KeptResults<HistoryTable>;
+  /** HISTORY_MAX_RELEASES: the most releases one /v1/history request spans. */
+  readonly historyMaxReleases: number;
   /** Finished bodies of successful responses, emptied when the releases change. */
   readonly cache: ResponseCache;
   readonly keys: KeyStore;
   readonly limits: Limits;
   readonly invites: InviteStore;
-  /** Turns for heavy work: aggregates computed, revisions diffs, filtered exports, release loads. */
+  /** Turns for heavy work: aggregates computed, revisions diffs, histories, filtered exports, release loads. */
   readonly admission: Admission;
   /** Exports streaming now, per key, and how long one may go unread (EXPORT_IDLE_SECONDS). */
   readonly exports: { readonly open: OpenExports; readonly idleMs: number };

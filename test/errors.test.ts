@@ -18,6 +18,7 @@ import { createLogger } from '../src/log.ts';
 import { Metrics } from '../src/metrics.ts';
 import type { AggregateResult } from '../src/query/aggregate.ts';
 import { CursorCodec } from '../src/query/cursor.ts';
+import type { HistoryTable } from '../src/query/history.ts';
 import { KeptResults } from '../src/query/kept-results.ts';
 import type { RevisionDiff } from '../src/query/revisions.ts';
 import { DATASETS } from '../src/registry.ts';
@@ -350,6 +351,8 @@ loading('data routes answer 503 with Retry-After; catalog and key checks still w
     aggregateMaxGroups: 1000,
     facetValues: 50,
     revisions: new KeptResults<RevisionDiff>({ maxBytes: 1 << 20, sizeOf: () => 1, counted: () => {}, clock: Date.now }),
+    history: new KeptResults<HistoryTable>({ maxBytes: 1 << 20, sizeOf: () => 1, counted: () => {}, clock: Date.now }),
+    historyMaxReleases: 60,
     keys,
     limits,
     clock: Date.now,

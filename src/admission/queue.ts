@@ -1,7 +1,7 @@
 import type { Clock } from '../clock.ts';
 
 /** What a queued job is, for its metrics' label. */
-export type HeavyKind = 'aggregate' | 'revisions' | 'export' | 'facets' | 'release_load';
+export type HeavyKind = 'aggregate' | 'revisions' | 'history' | 'export' | 'facets' | 'release_load';
 
 export interface AdmissionOptions {
   /** Heavy jobs running at once, across every key (ADMISSION_CONCURRENCY). */

@@ -8,6 +8,7 @@ import {
   DataQueryError,
   DataQueryNetworkError,
   type Filters,
+  type HistoryQuery,
   type Metric,
   type Page,
   type RetryEvent,
@@ -15,7 +16,7 @@ import {
   type WalkOptions,
 } from '../client/index.ts';
 import { queryCliEnvironment } from '../config.ts';
-import { AGGREGATE, REVISIONS } from '../query/options/endpoints.ts';
+import { AGGREGATE, HISTORY, REVISIONS } from '../query/options/endpoints.ts';
 import { type DatasetDef, FINANCIAL_DATASETS, RELEASE_ID } from '../registry.ts';
 import { mergeArrowPages } from './arrow-pages.ts';
 import { addOptionFlags, flagOf, optionsQuery } from './option-flags.ts';
@@ -248,6 +249,20 @@ function program(env: NodeJS.ProcessEnv): Command {
       return start(options, (client) => (format, walk) => {
         const query = { ...filtersOf(def, options), ...optionsQuery(REVISIONS.options, options) };
         return client.revisionPages(def.name as Metric, query as RevisionQuery<Metric>, format, walk);
+      });
+    });
+  }
+  const history = cli.command('history').description('Each observation release after release (GET /v1/history)');
+  for (const def of FINANCIAL_DATASETS) {
+    const command = history.command(def.name).description(`The history of ${def.name} rows: changes, first values or every vintage`);
+    addOptionFlags(addQueryOptions(command, def, 'rows'), HISTORY.options, def).action((options: Record<string, unknown>) => {
+      if (options.release !== undefined || options.asOf !== undefined)
+        throw new CliError(
+          `${options.release !== undefined ? '--release' : '--as-of'} has no meaning for history: name the releases with --from and --to`,
+        );
+      return start(options, (client) => (format, walk) => {
+        const query = { ...filtersOf(def, options), ...optionsQuery(HISTORY.options, options) };
+        return client.historyPages(def.name as Metric, query as HistoryQuery<Metric>, format, walk);
       });
     });
   }

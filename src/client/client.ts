@@ -14,6 +14,9 @@ import type {
   Filters,
   FinancialPage,
   FinancialRow,
+  HistoryPage,
+  HistoryQuery,
+  HistoryRow,
   Metric,
   Page,
   RateLimit,
@@ -201,6 +204,29 @@ export class DataQueryClient {
   ): AsyncGenerator<Page<FormatBody<F, RevisionPage<M>>>> {
     // A revisions walk names its releases with from and to; `release` has no meaning there.
     return this.walk('/v1/revisions', { metric, ...query } as Params, format, { ...options, release: undefined, asOf: undefined });
+  }
+
+  /**
+   * Each observation of `metric` release after release (GET /v1/history): e.g.
+   * `history('ggr', { country: 'France', year: ['2023'], output: 'changes' })`.
+   */
+  async *history<M extends Metric>(
+    metric: M,
+    query: HistoryQuery<M> = {} as HistoryQuery<M>,
+    options: WalkOptions<HistoryPage<M>> = {},
+  ): AsyncGenerator<HistoryRow<M>> {
+    for await (const page of this.historyPages(metric, query, 'json', options)) yield* page.body.data;
+  }
+
+  /** The pages behind `history`, in any format: JSON envelopes, CSV text, or Arrow IPC streams. */
+  historyPages<M extends Metric, F extends keyof typeof MEDIA>(
+    metric: M,
+    query: HistoryQuery<M>,
+    format: F,
+    options: WalkOptions<FormatBody<F, HistoryPage<M>>> = {},
+  ): AsyncGenerator<Page<FormatBody<F, HistoryPage<M>>>> {
+    // A history names its releases with from and to; `release` and `asOf` have no meaning there.
+    return this.walk('/v1/history', { metric, ...query } as Params, format, { ...options, release: undefined, asOf: undefined });
   }
 
   /**

@@ -1,7 +1,7 @@
 import type { GenericSchema, InferOutput } from 'valibot';
 import type { AggregateFunction } from '../query/options/aggregate-option.ts';
 import type { HavingOp } from '../query/options/derived.ts';
-import type { AGGREGATE, REVISIONS } from '../query/options/endpoints.ts';
+import type { AGGREGATE, HISTORY, REVISIONS } from '../query/options/endpoints.ts';
 import type { CHANGES } from '../query/revisions.ts';
 import type { Denominators, Registry } from '../registry.ts';
 
@@ -117,6 +117,24 @@ export interface RevisionRow<M extends Metric> {
   readonly before: FinancialRow<M>['values'] | null;
   /** The metrics in `to`; null for a removed row. */
   readonly after: FinancialRow<M>['values'] | null;
+}
+
+/** What /v1/history takes besides the metric: every filter of `metric`, the range of releases, the output and its shape. */
+export type HistoryQuery<M extends Metric> = Filters<M> & OwnOptions<(typeof HISTORY)['options'], M>;
+
+/** A row of /v1/history: which release fields it has depends on `output` (and `values`' keys on `shape`). */
+export interface HistoryRow<M extends Metric> {
+  readonly dimensions: FinancialRow<M>['dimensions'];
+  /** output=changes. */
+  readonly change?: 'added' | 'changed' | 'removed';
+  readonly valid_from?: string;
+  readonly valid_to?: string | null;
+  /** output=first. */
+  readonly first_release?: string;
+  /** output=all, shape=long. */
+  readonly release?: string;
+  /** The metrics (`<metric>_<release>` with shape=wide, null where absent); null on a removed row. */
+  readonly values: Readonly<Record<string, number | null>> | null;
 }
 
 /** One entry of GET /v1/releases. */
@@ -250,6 +268,23 @@ export interface RevisionPage<M extends Metric> {
     row_count: number;
   };
   readonly data: RevisionRow<M>[];
+  readonly pagination: { cursor: string; has_more: boolean };
+}
+
+export interface HistoryPage<M extends Metric> {
+  readonly meta: {
+    dataset: M;
+    metric: M;
+    from: string;
+    to: string;
+    releases: string[];
+    output: 'changes' | 'first' | 'all';
+    shape: 'long' | 'wide';
+    withdrawn: { id: string; withdrawn_at: string }[];
+    filters_applied: Record<string, string[]>;
+    row_count: number;
+  };
+  readonly data: HistoryRow<M>[];
   readonly pagination: { cursor: string; has_more: boolean };
 }
 

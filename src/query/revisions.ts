@@ -1,9 +1,10 @@
-import type { DuckDBListValue } from '@duckdb/node-api';
 import type { Database } from '../duckdb/database.ts';
 import { quoteIdent, quoteLiteral } from '../duckdb/sql-text.ts';
 import type { DatasetDef } from '../registry.ts';
 import { Turns } from '../store/slices.ts';
+import { type Dictionary, dictionary } from './dictionary.ts';
 import { type Filters, fileConditions, type YearRange } from './filters.ts';
+import { KeptTable } from './kept-table.ts';
 
 // What /v1/revisions pages through: the rows of a financial dataset that differ
 // between two releases' normalized Parquet files, computed once per walk by a FULL
@@ -39,15 +40,6 @@ export interface RevisedRows {
   readonly after: readonly Float64Array[];
 }
 
-/** A diff's distinct values of one dimension, sorted: what its rows are coded against. */
-interface Dictionary {
-  readonly name: string;
-  readonly values: readonly (string | number)[];
-  readonly json: readonly string[];
-  /** The SQL of a row's code: its text cast to an ENUM of the values, whose code DuckDB gives (a hash lookup). */
-  readonly code: string;
-}
-
 export interface RevisionQuery {
   readonly def: DatasetDef;
   /** The two releases' Parquet files of `def`'s dataset. */
@@ -63,22 +55,17 @@ export interface RevisionQuery {
 const SCHEMA = 'revisions';
 let tables = 0;
 
-/**
- * A computed diff: `count` rows in a DuckDB table, numbered 0… in page order. Pages
- * read it while it is kept; when it is dropped from the kept results, the table goes
- * once the pages reading it now have been read, never under one.
- */
-export class RevisionDiff {
-  private reading = 0;
-  private retired = false;
-
+/** A computed diff: `count` rows in a DuckDB table, numbered 0… in page order. */
+export class RevisionDiff extends KeptTable {
   private constructor(
-    private readonly db: Database,
+    db: Database,
     private readonly def: DatasetDef,
-    private readonly table: string,
-    readonly count: number,
+    table: string,
+    count: number,
     private readonly dictionaries: readonly Dictionary[],
-  ) {}
+  ) {
+    super(db, table, count);
+  }
 
   /**
    * Runs the FULL JOIN into a table, then sorts that into the diff's own table, whose
@@ -132,26 +119,6 @@ export class RevisionDiff {
   }
 
   /**
-   * Keeps the table for a reader of many pages (a whole diff streamed as CSV or Arrow)
-   * until the returned function is called, however long the client takes: a diff
-   * dropped from the kept results meanwhile is dropped after it.
-   */
-  hold(): () => void {
-    this.reading++;
-    let held = true;
-    return () => {
-      if (!held) return;
-      held = false;
-      this.letGo();
-    };
-  }
-
-  private letGo(): void {
-    this.reading--;
-    if (this.retired && this.reading === 0) void this.drop();
-  }
-
-  /**
    * Rows [start, end) in page order. The table holds codes into the diff's
    * dictionaries, so what crosses into JavaScript is numbers read straight into typed
    * arrays, and no string per value.
@@ -167,8 +134,7 @@ export class RevisionDiff {
       after: def.metrics.map(() => new Float64Array(count)),
     };
     if (count === 0) return rows;
-    this.reading++;
-    try {
+    return this.whileReading(async () => {
       const columns = [...def.dimensions, 'change', ...def.metrics.map((m) => `before_${m}`), ...def.metrics.map((m) => `after_${m}`)].map(
         quoteIdent,
       );
@@ -190,24 +156,7 @@ export class RevisionDiff {
         at += n;
       }
       return rows;
-    } finally {
-      this.letGo();
-    }
-  }
-
-  /** Drops the table now if no page is reading it (settling once it is dropped), else after the last one. */
-  retire(): Promise<void> {
-    this.retired = true;
-    return this.reading === 0 ? this.drop() : Promise.resolve();
-  }
-
-  private dropped = false;
-
-  private async drop(): Promise<void> {
-    if (this.dropped) return;
-    this.dropped = true;
-    // A failure here (the database closing at shutdown) leaves nothing to clean: the catalog is in memory.
-    await this.db.use(({ connection }) => connection.run(`DROP TABLE IF EXISTS ${this.table}`)).catch(() => {});
+    });
   }
 }
 
@@ -236,13 +185,4 @@ export function revisionsQuery({ def, from, to, filters, period, changes }: Revi
       WHERE a.in_a IS NULL OR b.in_b IS NULL OR ${differs}
     ) WHERE change IN (${kinds.join(', ')})`;
   return { sql, params };
-}
-
-/** The dictionary of dimension `name` from DuckDB's sorted list of its distinct values (NULL for an empty diff). */
-function dictionary(name: string, list: unknown): Dictionary {
-  const values = list === null ? [] : ((list as DuckDBListValue).items as (string | number)[]);
-  const texts = values.map((value) => quoteLiteral(String(value)));
-  // An ENUM needs one value at least; an empty diff reads no rows.
-  const code = values.length === 0 ? 'NULL' : `enum_code(CAST(${quoteIdent(name)} AS VARCHAR)::ENUM(${texts.join(', ')}))`;
-  return { name, values, json: values.map((value) => JSON.stringify(value)), code };
 }

@@ -20,7 +20,7 @@ export interface Slice {
 /** A page of a result computed whole and kept for the pages after it (an aggregate's groups, a revisions diff). */
 export interface KeptPageRequest<T> {
   /** The heavy work computing the result is, for its key's turn. */
-  readonly kind: Extract<HeavyKind, 'aggregate' | 'revisions'>;
+  readonly kind: Extract<HeavyKind, 'aggregate' | 'revisions' | 'history'>;
   readonly kept: KeptResults<T>;
   /** What the result depends on; one kept result serves every format. */
   readonly scope: QueryScope;

@@ -30,6 +30,7 @@ const BODY = {
     '/v1/aggregate',
     '/v1/facets',
     '/v1/revisions',
+    '/v1/history',
     '/v1/export',
     '/v1/releases',
     '/v1/catalog',

@@ -9,6 +9,7 @@ import { facets } from './facets.ts';
 import { financials } from './financials.ts';
 import { frontDoor } from './front-door.ts';
 import { healthz } from './healthz.ts';
+import { history } from './history.ts';
 import { reference } from './reference.ts';
 import { releases } from './releases.ts';
 import { revisions } from './revisions.ts';
@@ -22,6 +23,7 @@ export const ROUTES: readonly Route[] = [
   reference,
   aggregate,
   revisions,
+  history,
   facets,
   exporter,
   releases,

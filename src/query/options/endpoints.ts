@@ -1,5 +1,7 @@
 import * as v from 'valibot';
+import { InvalidParametersError } from '../../errors/index.ts';
 import { EXPORT_FORMATS, PAGE_FORMATS } from '../../render/formats.ts';
+import { OUTPUTS, SHAPES } from '../history.ts';
 import { CHANGES } from '../revisions.ts';
 import { AGGREGATE } from './aggregate.ts';
 import type { Endpoint } from './endpoint.ts';
@@ -89,6 +91,66 @@ export const REVISIONS = {
   requestFor: (metric) => `/v1/revisions?metric=${metric}&limit=5`,
 } as const satisfies Endpoint;
 
+/** The refusal of `shape=wide` with another output than `all`. */
+export const wideWithoutAll = new InvalidParametersError({
+  shape: ['shape=wide needs output=all: only every value of every release has a column per release'],
+});
+
+/** The refusal of a range of more releases than HISTORY_MAX_RELEASES. */
+export const tooManyReleases = (max: number, from: string, to: string, count: number) =>
+  new InvalidParametersError({
+    from: [
+      `${count} releases from ${from} to ${to}: at most ${max} (HISTORY_MAX_RELEASES) in one request; ask for a later from, and fetch the rest in another request`,
+    ],
+  });
+
+/** The refusal of a `from` published after `to`. */
+export const fromAfterTo = (from: string, to: string) =>
+  new InvalidParametersError({ from: [`${from} was published after to (${to}): from is the earlier release`] });
+
+export const HISTORY = {
+  path: '/v1/history',
+  options: {
+    metric: metricOption([{ value: 'ggr' }, { value: 'turnover' }]),
+    period,
+    limit: limitOption(
+      100,
+      'Rows per page, given once. Without it, JSON pages by 100 and **CSV and Arrow stream every row of the history**, charged as one export (the daily export budget, EXPORTS_OPEN_PER_KEY); with it, every format pages and no export is charged.',
+      '/v1/history?metric=ggr&from=2026-11&to=2026-12',
+    ),
+    cursor,
+    format: formatOption(PAGE_FORMATS, ['csv', 'arrow']),
+    from: {
+      ...from,
+      description:
+        'The first release `YYYY-MM` of the range; by default the first published one. Validity is never clipped to it: a value published before it and still valid in it shows its own `valid_from`. Given once.',
+      errors: { tooManyReleases: tooManyReleases(60, '2019-01', '2025-12', 84), fromAfterTo: fromAfterTo('2025-12', '2025-11') },
+    },
+    to: { ...to, description: 'The last release `YYYY-MM` of the range; by default the current one. Given once.' },
+    output: {
+      schema: v.optional(single(v.picklist(OUTPUTS, `Expected ${OUTPUTS.join(', ')}`)), 'changes'),
+      description:
+        '`changes` (the default): one row per observation and release in which it was `added`, `changed` or `removed`, with `valid_from` and `valid_to`; `first`: one row per observation, its first published value and `first_release`; `all`: one row per observation per release in the range where it has a row, with `release`. Given once.',
+      examples: [{ value: 'first' }, { value: 'all' }],
+      key: (output) => output,
+    },
+    shape: {
+      schema: v.optional(single(v.picklist(SHAPES, `Expected ${SHAPES.join(' or ')}`)), 'long'),
+      description:
+        'With `output=all`: `long` (the default), a row per observation and release; `wide`, a row per observation with a column `<metric>_<release>` per metric and release in the range, null where it has no row. Given once.',
+      examples: [
+        { value: 'wide', request: '/v1/history?metric=ggr&from=2026-11&to=2026-12&output=all&limit=5' },
+        { value: 'long', request: '/v1/history?metric=ggr&from=2026-11&to=2026-12&output=all&limit=5' },
+      ],
+      errors: { wideWithoutAll },
+      key: (shape) => shape,
+    },
+  },
+  others: 'filters',
+  example: '/v1/history?metric=ggr&from=2026-11&to=2026-12&country=France&limit=5',
+  requestFor: (metric) => `/v1/history?metric=${metric}&limit=5`,
+} as const satisfies Endpoint;
+
 const VIEWS = ['financials', 'aggregate'] as const;
 
 const endpoint = {
@@ -149,4 +211,4 @@ export const CATALOG = {
 
 export { AGGREGATE };
 
-export const ENDPOINTS: readonly Endpoint[] = [FINANCIALS, REFERENCE, AGGREGATE, REVISIONS, FACETS, EXPORT, CATALOG];
+export const ENDPOINTS: readonly Endpoint[] = [FINANCIALS, REFERENCE, AGGREGATE, REVISIONS, HISTORY, FACETS, EXPORT, CATALOG];

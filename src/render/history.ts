@@ -1,0 +1,29 @@
+import type { HistoryRows } from '../query/history.ts';
+import { jsonNumber, type TableColumn, type TablePage } from './table.ts';
+
+/**
+ * Rows of a history as a table: CSV and Arrow columns as the history keeps them (the
+ * dimensions, its release fields, its values), null where there is no value; JSON
+ * `{dimensions, <release fields>, values}` rows, `values` null on a `removed` row.
+ */
+export function historyTable(rows: HistoryRows): TablePage {
+  const columns = rows.columns.map((column, c): TableColumn => ({ ...column, value: (r) => rows.values[c]![r]! }));
+  const key = (name: string) => `${JSON.stringify(name)}:`;
+  const at = (role: string) => rows.columns.flatMap((column, c) => (column.role === role ? [{ key: key(column.name), c }] : []));
+  const dimensions = at('dimension');
+  const fields = [...at('change'), ...at('release')].sort((a, b) => a.c - b.c);
+  const values = at('value');
+  const change = rows.columns.findIndex((column) => column.role === 'change');
+  const text = (value: string | number | null) => (typeof value === 'number' ? (jsonNumber(value) ?? 'null') : JSON.stringify(value));
+  return {
+    columns,
+    start: 0,
+    end: rows.count,
+    json: (r) => {
+      const of = (list: typeof values) => list.map(({ key, c }) => key + text(rows.values[c]![r]!)).join(',');
+      const removed = change >= 0 && rows.values[change]![r] === 'removed';
+      const fieldText = fields.map(({ key, c }) => `,${key}${text(rows.values[c]![r]!)}`).join('');
+      return `{"dimensions":{${of(dimensions)}}${fieldText},"values":${removed ? 'null' : `{${of(values)}}`}}`;
+    },
+  };
+}
