@@ -1,13 +1,15 @@
 // The typed client, for consumers: `import { DataQueryClient } from 'data-query-service/client'`
 // (TypeScript sources: run them with tsx, or any loader that strips types).
+export { DataQueryClient } from './client.ts';
+export { DataQueryError, DataQueryNetworkError } from './errors.ts';
 export {
   type ClientOptions,
-  DataQueryClient,
   EXPORT_MEDIA,
   type ExportOptions,
+  type FormatBody,
   MEDIA,
+  type ReleaseChoice,
   type WalkOptions,
-} from './client.ts';
-export { DataQueryError, DataQueryNetworkError } from './errors.ts';
+} from './options.ts';
 export { DEFAULT_RETRY, type RetryEvent, type RetryPolicy } from './retry.ts';
 export type * from './types.ts';
