@@ -1,6 +1,7 @@
 import type { Database } from '../duckdb/database.ts';
 import { quoteIdent, quoteLiteral } from '../duckdb/sql-text.ts';
 import { type DatasetDef, INTEGER_DIMENSIONS } from '../registry.ts';
+import type { HistoryColumn, HistoryRows } from '../render/history.ts';
 import { Turns } from '../store/slices.ts';
 import { type Dictionary, dictionary } from './dictionary.ts';
 import { type Filters, fileConditions, type YearRange } from './filters.ts';
@@ -32,24 +33,6 @@ export interface HistoryQuery {
   readonly period?: YearRange;
   readonly output: Output;
   readonly shape: Shape;
-}
-
-/**
- * A column of a history's rows: a dimension, a value (a metric, or in the wide shape
- * a metric in one release), or a field: a release (kept as its ordinal) or a change
- * (kept as its code).
- */
-export interface HistoryColumn {
-  readonly name: string;
-  readonly role: 'dimension' | 'value' | 'release' | 'change';
-  readonly type: 'text' | 'integer' | 'double';
-}
-
-/** Rows of a history, column by column in `columns`' order: releases as their ids, changes as their names. */
-export interface HistoryRows {
-  readonly count: number;
-  readonly columns: readonly HistoryColumn[];
-  readonly values: ReadonlyArray<ReadonlyArray<string | number | null>>;
 }
 
 /** Where kept histories live: a schema of their own in DuckDB's default in-memory catalog. */

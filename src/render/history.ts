@@ -1,5 +1,22 @@
-import type { HistoryRows } from '../query/history.ts';
 import { jsonNumber, type TableColumn, type TablePage } from './table.ts';
+
+/**
+ * A column of a history's rows, as src/query/history.ts keeps them: a dimension, a value (a metric, or in the wide shape
+ * a metric in one release), or a field: a release (kept as its ordinal) or a change
+ * (kept as its code).
+ */
+export interface HistoryColumn {
+  readonly name: string;
+  readonly role: 'dimension' | 'value' | 'release' | 'change';
+  readonly type: 'text' | 'integer' | 'double';
+}
+
+/** Rows of a history, column by column in `columns`' order: releases as their ids, changes as their names. */
+export interface HistoryRows {
+  readonly count: number;
+  readonly columns: readonly HistoryColumn[];
+  readonly values: ReadonlyArray<ReadonlyArray<string | number | null>>;
+}
 
 /**
  * Rows of a history as a table: CSV and Arrow columns as the history keeps them (the
