@@ -5,8 +5,8 @@ import * as assert from 'uvu/assert';
 import { CHROMIUM_MISSING } from '../tools/chromium.ts';
 import { parseCsv } from './helpers/csv.ts';
 import { jsonGrid, sameRows, tableOnPage } from './helpers/explore.ts';
-import { type ExploreBrowser, launchExplore, seriousViolations } from './helpers/explore-browser.ts';
-import { startTestService, type TestService } from './helpers/service.ts';
+import { type ExploreSession, exploreSession, seriousViolations } from './helpers/explore-browser.ts';
+import type { TestService } from './helpers/service.ts';
 import { skippedSuite } from './helpers/skip.ts';
 
 // The Explore page's charts as an analyst reads them (issue 57), in headless Chromium
@@ -18,20 +18,14 @@ if (CHROMIUM_MISSING) {
 } else {
   const test = suite('Explore charts in headless Chromium');
   let service: TestService;
-  let chromium: ExploreBrowser;
+  let session: ExploreSession | undefined;
   let page: Page;
   test.before(async () => {
-    service = await startTestService();
-    chromium = await launchExplore(service.url);
-    page = chromium.page;
-    await page.goto(`${service.url}/explore`);
-    await page.getByLabel('API key', { exact: true }).fill(service.key);
-    await page.getByRole('button', { name: 'Use key' }).click();
-    await page.getByRole('heading', { name: 'Catalog' }).waitFor();
+    session = await exploreSession();
+    ({ service, page } = session);
   });
   test.after(async () => {
-    await chromium?.close();
-    await service?.stop();
+    await session?.close();
   });
 
   const open = async (pathAndQuery: string) => {

@@ -5,8 +5,8 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { CHROMIUM_MISSING } from '../tools/chromium.ts';
 import { jsonGrid, sameRows, tableOnPage } from './helpers/explore.ts';
-import { type ExploreBrowser, launchExplore, seriousViolations } from './helpers/explore-browser.ts';
-import { startTestService, type TestService, tempDir } from './helpers/service.ts';
+import { type ExploreSession, exploreSession, seriousViolations } from './helpers/explore-browser.ts';
+import { type TestService, tempDir } from './helpers/service.ts';
 import { skippedSuite } from './helpers/skip.ts';
 
 // Moving through the Explore page (issue 57), in headless Chromium against a real
@@ -22,22 +22,16 @@ if (CHROMIUM_MISSING) {
 } else {
   const test = suite('Explore flow in headless Chromium');
   let service: TestService;
-  let chromium: ExploreBrowser;
+  let session: ExploreSession | undefined;
   let page: Page;
   let images: string;
   test.before(async () => {
     images = UPDATE ? path.resolve(import.meta.dirname, '../docs/img') : await tempDir('dqs-screenshots-');
-    service = await startTestService();
-    chromium = await launchExplore(service.url, { width: 1400, height: 1000 });
-    page = chromium.page;
-    await page.goto(`${service.url}/explore`);
-    await page.getByLabel('API key', { exact: true }).fill(service.key);
-    await page.getByRole('button', { name: 'Use key' }).click();
-    await page.getByRole('heading', { name: 'Catalog' }).waitFor();
+    session = await exploreSession({ width: 1400, height: 1000 });
+    ({ service, page } = session);
   });
   test.after(async () => {
-    await chromium?.close();
-    await service?.stop();
+    await session?.close();
     if (images && !UPDATE) await fs.promises.rm(images, { recursive: true, force: true });
   });
 
@@ -246,7 +240,7 @@ if (CHROMIUM_MISSING) {
 
   test('the claim pages link to Explore and to the API reference, and the links lead there', async () => {
     const invite = (await service.admin('POST', '/invites', { client: 'Flow Analytics' })).json.url as string;
-    const claim = await chromium.browser.newPage();
+    const claim = await session!.browser.newPage();
     try {
       await claim.goto(invite);
       const links = async () =>

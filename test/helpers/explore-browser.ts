@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
 import { CHROMIUM, CHROMIUM_ARGS } from '../../tools/chromium.ts';
-import { tempDir } from './service.ts';
+import { startTestService, type TestService, tempDir } from './service.ts';
 
 // Debian's Chromium, headless, in a fresh profile, for the Explore page's browser tests.
 
@@ -45,4 +45,36 @@ export async function seriousViolations(page: Page) {
     return result.violations.map((v: any) => ({ id: v.id, impact: v.impact, nodes: v.nodes.length, help: v.help }));
   });
   return (found as { impact: string }[]).filter((v) => v.impact === 'serious' || v.impact === 'critical');
+}
+
+/** A test server, and Chromium on its Explore page with the server's key typed in, at the catalog. */
+export interface ExploreSession extends ExploreBrowser {
+  readonly service: TestService;
+}
+
+/** Starts both; `close` ends both. */
+export async function exploreSession(viewport?: { width: number; height: number }): Promise<ExploreSession> {
+  const service = await startTestService();
+  let chromium: ExploreBrowser | undefined;
+  try {
+    chromium = await launchExplore(service.url, viewport);
+    const { page } = chromium;
+    await page.goto(`${service.url}/explore`);
+    await page.getByLabel('API key', { exact: true }).fill(service.key);
+    await page.getByRole('button', { name: 'Use key' }).click();
+    await page.getByRole('heading', { name: 'Catalog' }).waitFor();
+  } catch (err) {
+    await chromium?.close();
+    await service.stop();
+    throw err;
+  }
+  const opened = chromium;
+  return {
+    ...opened,
+    service,
+    close: async () => {
+      await opened.close();
+      await service.stop();
+    },
+  };
 }
