@@ -238,14 +238,16 @@ function program(env: NodeJS.ProcessEnv): Command {
       }),
     );
   }
+  /** Revisions and history name their releases with --from and --to: --release and --as-of mean nothing there. */
+  const refuseReleaseFlags = (options: Record<string, unknown>, command: string) => {
+    const given = options.release !== undefined ? '--release' : options.asOf !== undefined ? '--as-of' : undefined;
+    if (given) throw new CliError(`${given} has no meaning for ${command}: name the releases with --from and --to`);
+  };
   const revisions = cli.command('revisions').description('Rows that differ between two published releases (GET /v1/revisions)');
   for (const def of FINANCIAL_DATASETS) {
     const command = revisions.command(def.name).description(`Revised ${def.name} rows: added, removed or changed`);
     addOptionFlags(addQueryOptions(command, def, 'rows'), REVISIONS.options, def).action((options: Record<string, unknown>) => {
-      if (options.release !== undefined || options.asOf !== undefined)
-        throw new CliError(
-          `${options.release !== undefined ? '--release' : '--as-of'} has no meaning for revisions: name the releases with --from and --to`,
-        );
+      refuseReleaseFlags(options, 'revisions');
       return start(options, (client) => (format, walk) => {
         const query = { ...filtersOf(def, options), ...optionsQuery(REVISIONS.options, options) };
         return client.revisionPages(def.name as Metric, query as RevisionQuery<Metric>, format, walk);
@@ -256,10 +258,7 @@ function program(env: NodeJS.ProcessEnv): Command {
   for (const def of FINANCIAL_DATASETS) {
     const command = history.command(def.name).description(`The history of ${def.name} rows: changes, first values or every vintage`);
     addOptionFlags(addQueryOptions(command, def, 'rows'), HISTORY.options, def).action((options: Record<string, unknown>) => {
-      if (options.release !== undefined || options.asOf !== undefined)
-        throw new CliError(
-          `${options.release !== undefined ? '--release' : '--as-of'} has no meaning for history: name the releases with --from and --to`,
-        );
+      refuseReleaseFlags(options, 'history');
       return start(options, (client) => (format, walk) => {
         const query = { ...filtersOf(def, options), ...optionsQuery(HISTORY.options, options) };
         return client.historyPages(def.name as Metric, query as HistoryQuery<Metric>, format, walk);
