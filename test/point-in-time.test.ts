@@ -143,6 +143,11 @@ test('the typed client (asOf) and the query CLI (--as-of) read the release serve
   const byId = await runQueryCli(['ggr', '--country', country, '--release', R1, '--format', 'csv', '--all'], env);
   assert.ok(cli.stdout.length > 0);
   assert.is(cli.stdout.toString(), byId.stdout.toString());
+  for (const command of ['revisions', 'history']) {
+    const refused = await runQueryCli([command, 'ggr', '--as-of', '2026-01-20'], env);
+    assert.is.not(refused.code, 0, command);
+    assert.match(refused.stderr, `--as-of has no meaning for ${command}: name the releases with --from and --to`);
+  }
 });
 
 test.run();
