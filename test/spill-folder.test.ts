@@ -18,10 +18,20 @@ const host = os.hostname();
 
 const mode = async (dir: string) => (await fs.stat(dir)).mode & 0o777;
 
-/** Bytes the files of `dir` take on disk. */
+/** Bytes the files of `dir` take on disk; a file DuckDB removes between the listing and its stat takes none. */
 async function diskBytes(dir: string): Promise<number> {
   const names = await fs.readdir(dir);
-  const sizes = await Promise.all(names.map(async (name) => (await fs.stat(path.join(dir, name))).blocks * 512));
+  const sizes = await Promise.all(
+    names.map((name) =>
+      fs.stat(path.join(dir, name)).then(
+        (stat) => stat.blocks * 512,
+        (err: NodeJS.ErrnoException) => {
+          if (err.code === 'ENOENT') return 0;
+          throw err;
+        },
+      ),
+    ),
+  );
   return sizes.reduce((sum, n) => sum + n, 0);
 }
 
