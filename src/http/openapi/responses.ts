@@ -2,6 +2,8 @@ import {
   type ApiError,
   BusyError,
   DuplicateKeyHeaderError,
+  ExportLimitError,
+  ExportsOpenError,
   HeavyBudgetError,
   InternalError,
   InvalidKeyError,
@@ -176,6 +178,22 @@ export function keyedErrors(extra400: Record<string, ApiError>): Json {
     ),
   };
 }
+
+/**
+ * The 429 of an operation whose CSV and Arrow without `limit` stream its whole answer,
+ * charged as an export (/v1/revisions, /v1/history): the limits of a page, and an export's.
+ */
+export const wholeAnswerLimits = () =>
+  errorResponse(
+    "A rate limit (spec 8) or the key's heavy-seconds budget is spent; for CSV or Arrow without `limit`, also the key's daily export budget, or the key has EXPORTS_OPEN_PER_KEY exports open. Retry after `Retry-After` seconds.",
+    {
+      limited: new TooManyRequestsError(42),
+      heavyBudget: new HeavyBudgetError(60, 12),
+      exportLimited: new ExportLimitError(50, 3600),
+      exportsOpen: new ExportsOpenError(2, 10),
+    },
+    headerRefs([...LIMIT_HEADERS, 'Retry-After', 'X-Heavy-Remaining']),
+  );
 
 /**
  * For operations that take `release=`: 404 for a release not published, and 504 for

@@ -1,9 +1,8 @@
-import { ExportLimitError, ExportsOpenError, HeavyBudgetError, TooManyRequestsError } from '../../../errors/index.ts';
 import { HISTORY_CHANGES, OUTPUTS, SHAPES } from '../../../query/history.ts';
 import { type Endpoint, optionErrors } from '../../../query/options/endpoint.ts';
 import { FINANCIAL_DATASETS } from '../../../registry.ts';
 import { envelope, releaseId } from '../components.ts';
-import { errorResponse, headerRefs, keyedErrors, LIMIT_HEADERS, pageResponses, ref, releaseResponses } from '../responses.ts';
+import { keyedErrors, pageResponses, ref, releaseResponses, wholeAnswerLimits } from '../responses.ts';
 
 // GET /v1/history in the document.
 
@@ -28,16 +27,7 @@ export const historyOperation = (endpoint: Endpoint) => ({
       },
     ),
     ...keyedErrors(optionErrors(endpoint)),
-    429: errorResponse(
-      "A rate limit (spec 8) or the key's heavy-seconds budget is spent; for CSV or Arrow without `limit`, also the key's daily export budget, or the key has EXPORTS_OPEN_PER_KEY exports open. Retry after `Retry-After` seconds.",
-      {
-        limited: new TooManyRequestsError(42),
-        heavyBudget: new HeavyBudgetError(60, 12),
-        exportLimited: new ExportLimitError(50, 3600),
-        exportsOpen: new ExportsOpenError(2, 10),
-      },
-      headerRefs([...LIMIT_HEADERS, 'Retry-After', 'X-Heavy-Remaining']),
-    ),
+    429: wholeAnswerLimits(),
     ...releaseResponses(),
   },
 });
