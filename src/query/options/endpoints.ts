@@ -133,6 +133,8 @@ export const HISTORY = {
         '`changes` (the default): one row per observation and release in which it was `added`, `changed` or `removed`, with `valid_from` and `valid_to`; `first`: one row per observation, its first published value and `first_release`; `all`: one row per observation per release in the range where it has a row, with `release`. Given once.',
       examples: [{ value: 'first' }, { value: 'all' }],
       key: (output) => output,
+      // What a history view is about, as `change` is a diff's: among the first controls.
+      explore: 'first',
     },
     shape: {
       schema: v.optional(single(v.picklist(SHAPES, `Expected ${SHAPES.join(' or ')}`)), 'long'),
