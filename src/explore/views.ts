@@ -3,5 +3,5 @@
 // the page, and the page's own router reads the same path: both import this list. It
 // is bundled into the page too (esbuild, from web/), so it imports nothing.
 
-export const ENDPOINTS = ['financials', 'reference', 'aggregate', 'revisions'] as const;
+export const ENDPOINTS = ['financials', 'reference', 'aggregate', 'revisions', 'history'] as const;
 export type Endpoint = (typeof ENDPOINTS)[number];

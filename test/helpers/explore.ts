@@ -19,12 +19,14 @@ export interface Grid {
   readonly rows: string[][];
 }
 
-/** The answer table on screen: header texts, and each cell's raw value (a number's `data-raw`) or text. */
+/** The answer table on screen: header texts, and each cell's raw value (a number's `data-raw`) or text; a row's controls (`.action`: its history link) are no value. */
 export function tableOnPage(page: Page): Promise<Grid> {
   return page.locator('table.answer').evaluate((table) => ({
-    columns: [...table.querySelectorAll('thead th')].map((th) => th.textContent ?? ''),
+    columns: [...table.querySelectorAll('thead th:not(.action)')].map((th) => th.textContent ?? ''),
     rows: [...table.querySelectorAll('tbody tr')].map((tr) =>
-      [...tr.children].map((cell) => (cell as HTMLElement).dataset.raw ?? cell.textContent ?? ''),
+      [...tr.children]
+        .filter((cell) => !cell.classList.contains('action'))
+        .map((cell) => (cell as HTMLElement).dataset.raw ?? cell.textContent ?? ''),
     ),
   }));
 }
@@ -35,6 +37,8 @@ export function jsonGrid(data: any[]): Grid {
   const flat = data.map((row) => {
     const out: Record<string, unknown> = {};
     for (const [key, value] of Object.entries(row)) {
+      // A removed row's `values` (an added row's `before`) is null: empty cells, as the page shows them.
+      if (value === null && ['values', 'before', 'after'].includes(key)) continue;
       if (value && typeof value === 'object')
         for (const [k, v] of Object.entries(value)) out[key === 'dimensions' || key === 'values' ? k : `${key}_${k}`] = v;
       else out[key] = value;

@@ -80,10 +80,10 @@ export function keyUnit(key: string, derived: Readonly<Record<string, string>>):
 const suffixPattern = (suffix: string) =>
   new RegExp(`${suffix.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/<[a-z]+>/g, '[a-z0-9_]+')}$`);
 
-/** The chart's title: the measure, what it is drawn by, and its unit: `%` for a fraction, else the one currency filtered on. */
-export function chartTitle(measure: string, kind: ChartData['kind'], unit: KeyUnit, currencies: readonly string[]): string {
+/** The chart's title: the measure, what it is drawn by (year, group, release), and its unit: `%` for a fraction, else the one currency filtered on. */
+export function chartTitle(measure: string, by: string, unit: KeyUnit, currencies: readonly string[]): string {
   const shown = unit === 'fraction' ? '%' : unit === 'measure' && currencies.length === 1 ? currencies[0] : undefined;
-  return `${measure} ${kind === 'line' ? 'by year' : 'by group'}${shown ? ` (${shown})` : ''}`;
+  return `${measure} by ${by}${shown ? ` (${shown})` : ''}`;
 }
 
-const num = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : null);
+export const num = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : null);

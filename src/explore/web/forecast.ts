@@ -10,10 +10,14 @@ import { getJson } from './api.ts';
 /** The `temporal` value of a projected year (the registry's, as the catalog lists it). */
 export const FORECAST = 'Forecast';
 
-export async function forecastYears(dataset: CatalogEntry, release: string | null): Promise<ReadonlySet<number>> {
+/** The forecast years of the release a view reads: its `release`, or the one its `as_of` names. */
+export async function forecastYears(dataset: CatalogEntry, params: URLSearchParams): Promise<ReadonlySet<number>> {
   if (!dataset.dimensions.includes('temporal') || !dataset.dimensions.includes('year')) return new Set();
   const query = new URLSearchParams({ metric: dataset.name, temporal: FORECAST });
-  if (release) query.set('release', release);
+  for (const name of ['release', 'as_of']) {
+    const value = params.get(name);
+    if (value) query.set(name, value);
+  }
   try {
     const answer = await getJson<FacetsAnswer<Metric>>(`/v1/facets?${query}`);
     return new Set((answer.data as Record<string, readonly { value: unknown }[]>).year?.map((v) => Number(v.value)));

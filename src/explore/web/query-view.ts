@@ -3,6 +3,7 @@ import type {
   CatalogAnswer,
   CatalogEntry,
   FinancialPage,
+  HistoryPage,
   Metric,
   ReferenceDataset,
   ReferencePage,
@@ -20,6 +21,8 @@ import { restoreFocus } from './focus-keeper.ts';
 import { FORECAST, forecastYears, yearSpan } from './forecast.ts';
 import { type Operations, operations } from './openapi.ts';
 import { pageYears } from './page-years.ts';
+import { NO_RELEASE_CHART, releaseChart } from './release-chart.ts';
+import { rowHistory } from './row-history.ts';
 import { SNIPPET_KINDS, snippet } from './snippets.ts';
 import { type Flat, flatten, renderTable } from './table.ts';
 import { unitDefault } from './unit-default.ts';
@@ -30,7 +33,7 @@ import { carriedUrl } from './view-links.ts';
 // table and a chart, its pages, and the same request as code and as downloads.
 
 /** A /v1 answer as the typed client types it. */
-type Answer = FinancialPage<Metric> | ReferencePage<ReferenceDataset> | AggregatePage<Metric> | RevisionPage<Metric>;
+type Answer = FinancialPage<Metric> | ReferencePage<ReferenceDataset> | AggregatePage<Metric> | RevisionPage<Metric> | HistoryPage<Metric>;
 
 export async function renderQuery(into: HTMLElement, endpoint: Endpoint, params: URLSearchParams, stale: () => boolean): Promise<void> {
   into.append(h('h2', {}, `/v1/${endpoint}`));
@@ -80,7 +83,7 @@ export async function renderQuery(into: HTMLElement, endpoint: Endpoint, params:
   // The answer is asked for beside the facets, not after them: counting every dimension
   // of a large release takes longer than the answer, and the table and chart need only it.
   const answered = dataset && getJson<Answer>(apiPath(endpoint, params));
-  const forecast = dataset && forecastYears(dataset, params.get('release'));
+  const forecast = dataset && forecastYears(dataset, params);
   // The rule the facets counted with (an aggregate's national totals), said beside the table, as /v1/facets words it.
   const rule = h('p', { class: 'note rule', role: 'note', hidden: true });
   if (dataset && endpoint !== 'reference') {
@@ -131,10 +134,19 @@ function renderAnswer(
   const dims = new Set([...dataset.dimensions, 'change']);
   const rows = answer.data.length;
   const { meta } = answer;
-  const release = 'release' in meta ? `, release ${meta.release}` : '';
+  const release = 'release' in meta ? `, release ${meta.release}` : 'releases' in meta ? `, releases ${meta.from} to ${meta.to}` : '';
   const caption = `${rows} ${endpoint === 'aggregate' ? 'groups' : 'rows'} of ${dataset.name}${release}`;
   const warnings = ('warnings' in meta && meta.warnings) || [];
   if (warnings.length) into.append(h('ul', { class: 'warnings', role: 'note' }, ...warnings.map((w) => h('li', {}, w))));
+  const withdrawn = ('withdrawn' in meta && meta.withdrawn) || [];
+  if (withdrawn.length)
+    into.append(
+      h(
+        'p',
+        { class: 'note withdrawn', role: 'note' },
+        `Left out, withdrawn by a rollback: ${withdrawn.map((w) => `${w.id} (withdrawn ${w.withdrawn_at})`).join(', ')}.`,
+      ),
+    );
 
   // The table is drawn as the answer arrives; the chart, and the note on forecasts, once the
   // forecast years are known too (asked beside the answer, and kept after the first view of
@@ -142,7 +154,8 @@ function renderAnswer(
   // measure switched from the last year to the last actual one, under the reader's eyes.
   // The skip links' targets (main.ts): focusable by them, not by Tab.
   const chartBox = h('section', { id: 'chart', class: 'chart-box', 'aria-label': 'Chart', tabindex: '-1', 'aria-busy': 'true' });
-  const paged = pageYears(flat, params.has('cursor'), Boolean(answer.pagination?.has_more));
+  // A history is charted by release, not by year (release-chart.ts).
+  const paged = endpoint === 'history' ? undefined : pageYears(flat, params.has('cursor'), Boolean(answer.pagination?.has_more));
   if (paged) chartBox.append(pageNote(paged.whole, paged.cut, byYear));
   void forecast.then((projected) => {
     chartBox.removeAttribute('aria-busy');
@@ -159,9 +172,13 @@ function renderAnswer(
   });
   into.append(chartBox);
 
-  const table = renderTable(flat, caption, dims);
+  const table = renderTable(flat, caption, dims, rowHistory(endpoint, dataset, flat));
   table.id = TABLE_ID;
   table.tabIndex = -1;
+  // A table wider than the page scrolls (a history's, with its release columns): then it is a Tab stop, so arrow keys scroll it too.
+  new ResizeObserver(() => {
+    table.tabIndex = table.scrollWidth > table.clientWidth ? 0 : -1;
+  }).observe(table);
   into.append(rule, table);
   const pages = h('nav', { class: 'pages', 'aria-label': 'Pages' });
   if (params.has('cursor')) {
@@ -198,6 +215,12 @@ function drawChartBox(
 ): void {
   const choices = measures(flat, dims);
   if (!flat.rows.length || !choices.length) return;
+  // A history: its value in each release, where it is one observation's (release-chart.ts).
+  const releases = 'releases' in meta ? meta.releases : undefined;
+  if (releases && !releaseChart(flat, dataset.dimensions, releases, choices[0]!)) {
+    chartBox.append(h('p', { class: 'note', role: 'note' }, NO_RELEASE_CHART));
+    return;
+  }
   // Wide: the first key's last actual year (a forecast year only when every year is one). Long: the first
   // measure's last derived key (the question asked: a measure's derived keys follow it), else the measure itself.
   const wideYears = ('years' in meta && meta.years) || [];
@@ -212,10 +235,10 @@ function drawChartBox(
   chartBox.append(drawing);
   const drawChart = (measure: string) => {
     drawing.replaceChildren();
-    const data = chartData(flat, dims, measure, forecast);
+    const data = releases ? releaseChart(flat, dataset.dimensions, releases, measure)! : chartData(flat, dims, measure, forecast);
     const unit = keyUnit(measure, derived);
     const currencies = ('filters_applied' in meta && meta.filters_applied.fx) || [];
-    const title = chartTitle(measure, data.kind, unit, currencies);
+    const title = chartTitle(measure, releases ? 'release' : data.kind === 'line' ? 'year' : 'group', unit, currencies);
     renderChart(drawing, data, { title, fileName: `${dataset.name}-${measure}`, percent: unit === 'fraction' });
   };
   drawChart(picked);
@@ -326,8 +349,8 @@ function downloads(endpoint: Endpoint, params: URLSearchParams, dataset: Catalog
   };
   const file = `${dataset.name}-${endpoint}`;
   const actions = h('div', { class: 'actions' });
-  if (endpoint === 'aggregate' || endpoint === 'revisions') {
-    const export_ = endpoint === 'revisions' ? ', one of your daily exports' : '';
+  if (endpoint === 'aggregate' || endpoint === 'revisions' || endpoint === 'history') {
+    const export_ = endpoint === 'aggregate' ? '' : ', one of your daily exports';
     actions.append(
       get(`CSV — whole view (${whole}${export_})`, asked('csv', ['limit']), `${file}.csv`),
       get(`Arrow — whole view (${whole}${export_})`, asked('arrow', ['limit']), `${file}.arrow`),
@@ -340,7 +363,7 @@ function downloads(endpoint: Endpoint, params: URLSearchParams, dataset: Catalog
   if (endpoint === 'financials') {
     // /v1/export takes the filters of /v1/financials: every matching row, not a page.
     const exp = new URLSearchParams();
-    const dims = new Set([...dataset.dimensions, 'metric', 'period', 'release']);
+    const dims = new Set([...dataset.dimensions, 'metric', 'period', 'release', 'as_of']);
     for (const [k, v] of params) if (dims.has(k)) exp.append(k, v);
     actions.append(get(`Parquet — whole view (${whole}, through /v1/export)`, `/v1/export?${exp}`, `${dataset.name}.parquet`));
   }

@@ -66,7 +66,7 @@ const csvUrl = (s: SnippetInput) => {
 };
 
 const DATASET_PARAMS = new Set(['metric', 'dataset']);
-const WALK = new Set(['limit', 'cursor', 'release']);
+const WALK = new Set(['limit', 'cursor', 'release', 'as_of']);
 
 /** The endpoint's own page size when `limit` is absent (the client and CLI default to another). */
 const defaultLimit = (s: SnippetInput) => Number(s.parameters.find((p) => p.name === 'limit')?.schema?.default ?? 100);
@@ -86,12 +86,15 @@ function typescript(s: SnippetInput): string {
   const walk: Record<string, unknown> = { maxPages: 1, limit: Number(p.get('limit') ?? defaultLimit(s)) };
   if (p.get('cursor')) walk.cursor = p.get('cursor');
   if (p.get('release') && s.endpoint !== 'revisions') walk.release = p.get('release');
+  // The client names the instant of as_of `asOf`, beside `release`, among a call's options.
+  if (p.get('as_of')) walk.asOf = p.get('as_of');
   const q = JSON.stringify(query);
   const w = JSON.stringify(walk);
   const call = {
     financials: `api.financialPages(${quoteStr(name)}, ${q}, ${w})`,
     aggregate: `api.aggregatePages(${quoteStr(name)}, ${q}, 'json', ${w})`,
     revisions: `api.revisionPages(${quoteStr(name)}, ${q}, 'json', ${w})`,
+    history: `api.historyPages(${quoteStr(name)}, ${q}, 'json', ${w})`,
   };
   const print =
     s.endpoint === 'reference'

@@ -10,6 +10,9 @@ export interface Flat {
   readonly rows: readonly (readonly Cell[])[];
 }
 
+/** The groups a row may hold as null (a removed row's `values`, an added row's `before`): their columns are empty there, not a column of their own. */
+const NULLABLE_GROUPS = new Set(['values', 'before', 'after']);
+
 /** Rows of `{dimensions, values}` (or `before`/`after`) flattened to named columns. */
 export function flatten(data: readonly Record<string, unknown>[]): Flat {
   const columns: string[] = [];
@@ -17,6 +20,7 @@ export function flatten(data: readonly Record<string, unknown>[]): Flat {
   const records = data.map((row) => {
     const out: Record<string, Cell> = {};
     for (const [key, value] of Object.entries(row)) {
+      if (value === null && NULLABLE_GROUPS.has(key)) continue;
       if (value && typeof value === 'object') {
         const prefix = key === 'dimensions' || key === 'values' ? '' : `${key}_`;
         for (const [inner, v] of Object.entries(value)) out[prefix + inner] = v as Cell;
@@ -53,14 +57,29 @@ export function columnDecimals(values: readonly Cell[]): number {
   return Math.min(MAX_DECIMALS, Math.max(2, 3 - Math.floor(Math.log10(largest))));
 }
 
-export function renderTable(flat: Flat, caption: string, dimensions: ReadonlySet<string>): HTMLTableElement {
-  const head = h('tr', {}, ...flat.columns.map((c) => h('th', { scope: 'col' }, c)));
+/**
+ * A control on each row (a link to its history), in a last column of its own: it holds
+ * no value, so a copy from the table leaves it out, and the chart never reads it.
+ */
+export interface RowAction {
+  readonly header: string;
+  /** The control of the row at this index of the table's rows, or null where the row has none. */
+  readonly cell: (row: number) => Node | null;
+}
+
+export function renderTable(flat: Flat, caption: string, dimensions: ReadonlySet<string>, action?: RowAction): HTMLTableElement {
+  const head = h(
+    'tr',
+    {},
+    ...flat.columns.map((c) => h('th', { scope: 'col' }, c)),
+    action && h('th', { scope: 'col', class: 'action' }, action.header),
+  );
   const body = h('tbody');
   const formats = flat.columns.map((_, i) => {
     const decimals = columnDecimals(flat.rows.map((r) => r[i]!));
     return new Intl.NumberFormat('en', { minimumFractionDigits: decimals, maximumFractionDigits: decimals });
   });
-  for (const row of flat.rows) {
+  for (const [r, row] of flat.rows.entries()) {
     const tr = h('tr');
     row.forEach((value, i) => {
       const name = flat.columns[i]!;
@@ -74,6 +93,7 @@ export function renderTable(flat: Flat, caption: string, dimensions: ReadonlySet
       } else cell.textContent = value === null ? '—' : text;
       tr.append(cell);
     });
+    if (action) tr.append(h('td', { class: 'action' }, action.cell(r)));
     body.append(tr);
   }
   const table = h('table', { class: 'answer' }, h('caption', {}, caption), h('thead', {}, head), body);
@@ -87,7 +107,7 @@ function copyRaw(event: ClipboardEvent, table: HTMLTableElement): void {
   if (!selection || selection.isCollapsed || !event.clipboardData) return;
   const lines: string[] = [];
   for (const tr of table.querySelectorAll('tr')) {
-    const cells = [...tr.children].filter((cell) => selection.containsNode(cell, true));
+    const cells = [...tr.children].filter((cell) => !cell.classList.contains('action') && selection.containsNode(cell, true));
     if (cells.length) lines.push(cells.map((cell) => (cell as HTMLElement).dataset.raw ?? cell.textContent ?? '').join('\t'));
   }
   event.clipboardData.setData('text/plain', lines.join('\n'));
