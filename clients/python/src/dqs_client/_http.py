@@ -94,7 +94,8 @@ class Transport:
 
     def get(self, path, params, accept):
         """(headers with lower-case names, body bytes) of a 200, after the retries the policy allows."""
-        url = f"{self.base_url}{path}?{query_string(params)}"
+        query = query_string(params)
+        url = f"{self.base_url}{path}?{query}" if query else f"{self.base_url}{path}"
         waited = 0.0
         attempt = 1
         while True:
@@ -109,7 +110,7 @@ class Transport:
             if attempt > self.max_retries or waited + wait > self.max_wait:
                 raise failure
             if self.on_retry is not None:
-                self.on_retry({"reason": reason, "attempt": attempt, "wait": wait, "status": failure.code or None})
+                self.on_retry({"reason": reason, "attempt": attempt, "wait": wait, "status": failure.code or None, "error": failure})
             time.sleep(wait)
             waited += wait
             attempt += 1

@@ -33,7 +33,8 @@ class Client:
     /openapi.json describes it (a list repeats the parameter; ``from_`` sends ``from``).
     429s are retried after their Retry-After; 5xx and network failures after a
     jittered back-off; at most ``max_retries`` times and ``max_wait`` seconds in all.
-    ``on_retry`` is called with each wait's reason, attempt, wait (seconds) and status.
+    ``on_retry`` is called before each wait with a dict of its reason, attempt, wait
+    (seconds), status and the error that caused it.
     """
 
     def __init__(
