@@ -39,7 +39,8 @@ answer_error <- function(response) {
 
 # The 200 answer to GET path?params, after the retries `policy` allows.
 http_get <- function(policy, path, params, accept) {
-  url <- paste0(policy$base_url, path, "?", query_string(params))
+  query <- query_string(params)
+  url <- paste0(policy$base_url, path, if (nzchar(query)) paste0("?", query) else "")
   waited <- 0
   attempt <- 1
   repeat {
