@@ -70,14 +70,15 @@ class Client:
                 return
 
     def _table(self, path, dataset, params, as_frame, decimal):
+        # Without pandas, a frame fails before any request is spent.
+        pandas = _pandas() if as_frame else None
         release = {name: params.get(name) for name in ("release", "as_of")}
         key = tuple(release.values())
         if key not in self._catalogs:
             self._catalogs[key] = self.catalog(**release)
         columns = _table.Columns(self._catalogs[key], dataset)
-        if not as_frame:
+        if pandas is None:
             return _table.rows(self._pages(path, params), columns, decimal)
-        pandas = _pandas()
         return _table.frame(pandas, _table.join_pages(self._pages(path, params)), columns, decimal)
 
     def financials(self, metric, *, as_frame=True, decimal=False, **filters):
