@@ -1,0 +1,103 @@
+import { execFile } from 'node:child_process';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { buildRClient } from '../tools/clients/r.ts';
+import { startTestService, type TestService, tempDir } from './helpers/service.ts';
+import { skippedSuite } from './helpers/skip.ts';
+
+// The R client as a user gets it: the source package built for the server's
+// info.version, installed into an empty library with install.packages(repos = NULL),
+// run against a live server and compared with the JSON answer; then R CMD check.
+
+const run = promisify(execFile);
+
+const missing = await run('Rscript', ['-e', 'library(httr); library(jsonlite)']).then(
+  () => undefined,
+  () => 'Rscript with httr and jsonlite (apt-get install r-base-core r-cran-httr r-cran-jsonlite; .ci/run installs them)',
+);
+
+let service: TestService;
+let work: string;
+let library: string;
+let version: string;
+let tarball: string;
+
+/** What `code` prints to stdout as JSON, with the installed package's library first and DQS_URL and DQS_API_KEY set. */
+async function rscript(code: string): Promise<any> {
+  const { stdout } = await run('Rscript', ['-e', code], {
+    cwd: work,
+    env: { ...process.env, R_LIBS: library, DQS_URL: service.url, DQS_API_KEY: service.key },
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  return JSON.parse(stdout);
+}
+
+const flat = (row: { dimensions: Record<string, unknown>; values: Record<string, unknown> }) => ({ ...row.dimensions, ...row.values });
+
+const r = suite('R client installed from its source package');
+r.before(async () => {
+  service = await startTestService();
+  version = (await service.get('/openapi.json')).json.info.version;
+  work = await tempDir('dqs-r-client-');
+  library = path.join(work, 'library');
+  await fs.mkdir(library);
+  tarball = await buildRClient(version, path.join(work, 'dist'));
+  await run('Rscript', [
+    '-e',
+    `install.packages(${JSON.stringify(tarball)}, lib = ${JSON.stringify(library)}, repos = NULL, type = "source")`,
+  ]);
+});
+r.after(async () => {
+  await service.stop();
+  await fs.rm(work, { recursive: true, force: true });
+});
+
+r("the tarball and the installed package carry the OpenAPI document's info.version", async () => {
+  assert.is(path.basename(tarball), `dqs_${version}.tar.gz`);
+  assert.is(await rscript(`cat(jsonlite::toJSON(as.character(packageVersion("dqs")), auto_unbox = TRUE))`), version);
+});
+
+r(
+  'aggregate() equals the JSON answer, typed from the catalog: year integer, dimensions character ("" kept, rolled up NA), sums double',
+  async () => {
+    const query = '/v1/aggregate?metric=ggr&group_by=year&group_by=state&fx=USD&country=United%20States&rollup=true&year=2020&year=2021';
+    const answer = (await service.get(query)).json;
+    assert.ok(answer.data.some((row: any) => row.dimensions.state === '') && answer.data.some((row: any) => row.dimensions.state === null));
+    const got = await rscript(`
+frame <- dqs::client()$aggregate("ggr", group_by = c("year", "state"), fx = "USD", country = "United States", rollup = TRUE, year = c(2020, 2021))
+# NA as null; doubles with 17 significant digits, which read back as the same double.
+cat(jsonlite::toJSON(list(classes = lapply(frame, class), rows = frame), dataframe = "rows", auto_unbox = TRUE, na = "null", digits = I(17)))`);
+    assert.equal(got.rows, answer.data.map(flat));
+    assert.equal(got.classes, { year: 'integer', state: 'character', ggr_sum: 'numeric', rows: 'integer' });
+  },
+);
+
+r('aggregate(decimal = TRUE) gives each sum as the exact decimal the service printed', async () => {
+  const sums = await service.get('/v1/aggregate?metric=country&group_by=year');
+  const printed = [...sums.text.matchAll(/"gdp_usd_sum":([-\d.eE+]+)/g)].map((match) => match[1]);
+  assert.is(printed.length, sums.json.data.length);
+  const got = await rscript(`cat(jsonlite::toJSON(dqs::client()$aggregate("country", group_by = "year", decimal = TRUE)$gdp_usd_sum))`);
+  assert.equal(got, printed);
+});
+
+r('an error is a dqs_error condition with the status as code, the message, the hint and the request id', async () => {
+  const answer = await service.get('/v1/financials?metric=ggr&group_by=year');
+  assert.ok(answer.status === 400 && answer.json.hint);
+  const got = await rscript(`
+e <- tryCatch(dqs::client()$financials("ggr", group_by = "year"), dqs_error = function(e) e)
+cat(jsonlite::toJSON(list(code = e$code, error = e$error, hint = e$hint, request_id = e$request_id), auto_unbox = TRUE))`);
+  assert.equal([got.code, got.error, got.hint], [400, answer.json.error, answer.json.hint]);
+  assert.match(got.request_id, /^[0-9a-f-]{36}$/);
+});
+
+r('R CMD check passes (--no-manual: no LaTeX needed, the one help page is checked as Rd)', async () => {
+  const check = await run('R', ['CMD', 'check', '--no-manual', tarball], { cwd: work, maxBuffer: 16 * 1024 * 1024 }).catch((err) => err);
+  assert.ok(!(check instanceof Error), `R CMD check failed: ${check.stdout ?? ''}${check.stderr ?? check}`);
+  assert.match(check.stdout, /Status: OK/);
+});
+
+if (missing === undefined) r.run();
+else skippedSuite('R client', missing);
