@@ -4,7 +4,7 @@ import path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { historyAlone, historyCeilingSql } from '../bench/ceilings/duckdb-history.ts';
+import { CSV_COPY_OPTIONS, historyAlone, historyCeilingSql } from '../bench/ceilings/duckdb-history.ts';
 import type { Stats } from '../bench/runner/load.ts';
 import { figure } from '../bench/runner/measure.ts';
 import { evaluateTargets } from '../bench/runner/result.ts';
@@ -28,7 +28,7 @@ async function ceilingCsv(files: readonly { id: string; file: string }[]): Promi
   const instance = await DuckDBInstance.create(':memory:', { threads: '1' });
   const connection = await instance.connect();
   try {
-    await connection.run(`COPY (${historyCeilingSql(files, GGR)}) TO ${quoteLiteral(out)} (FORMAT csv, HEADER)`);
+    await connection.run(`COPY (${historyCeilingSql(files, GGR)}) TO ${quoteLiteral(out)} (${CSV_COPY_OPTIONS})`);
     return await fs.readFile(out, 'utf8');
   } finally {
     connection.closeSync();
@@ -56,7 +56,7 @@ published('the ceiling over the drops DuckDB wrote is the whole CSV history /v1/
   const theirs = await ceilingCsv([R1, R2, R3].map((id) => ({ id, file: data.files[id]! })));
   assert.fixture(theirs, ours.text);
   // Not an empty agreement: every kind of change, the removal with no value, a last version open.
-  const rows = theirs.trim().split('\n').slice(1);
+  const rows = theirs.trim().split('\r\n').slice(1);
   const changes = rows.map((r) => r.split(',').at(-4));
   for (const change of ['added', 'changed', 'removed']) assert.ok(changes.includes(change), change);
   assert.ok(

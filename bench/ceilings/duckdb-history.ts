@@ -54,6 +54,9 @@ SELECT ${dims.join(', ')}, change, ${ids}[n + 1] AS valid_from, ${ids}[lead(n) O
 FROM versions ORDER BY ${dims.join(', ')}, n`;
 }
 
+/** COPY's options for the service's CSV: a header line, and CRLF ends of lines (RFC 4180). */
+export const CSV_COPY_OPTIONS = "FORMAT csv, HEADER, NEW_LINE '\\r\\n'";
+
 export interface HistoryAlone {
   readonly rows: number;
   /** CPU seconds of this process while DuckDB ran it (its threads' included). */
@@ -78,7 +81,7 @@ export async function historyAlone(sql: string, work: string): Promise<HistoryAl
   try {
     const cpuBefore = process.cpuUsage();
     const started = performance.now();
-    const result = await db.exclusive((connection) => connection.run(`COPY (${sql}) TO ${quoteLiteral(out)} (FORMAT csv, HEADER)`));
+    const result = await db.exclusive((connection) => connection.run(`COPY (${sql}) TO ${quoteLiteral(out)} (${CSV_COPY_OPTIONS})`));
     const seconds = (performance.now() - started) / 1000;
     const used = process.cpuUsage(cpuBefore);
     const hash = createHash('sha256');
