@@ -152,6 +152,13 @@ export async function asOfFigures(
     requests: withKey([{ path: p, headers: {}, status: 200 }], server.headers),
     pid: server.pid,
   });
+  // A release not served answers 503 while it loads for its first request: asked until it is loaded (a 1x release: seconds).
+  for (let tries = 0; ; tries++) {
+    const res = await request(`${server.url}/v1/financials?metric=ggr&limit=1&release=${log[at]!.release}`, { headers: server.headers });
+    await res.body.dump();
+    if (res.statusCode !== 503 || tries === 300) break;
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+  }
   const figures: Figure[] = [];
   for (const { id, title, query } of AS_OF_PAIRS) {
     const [byRelease, byAsOf] = [`${query}&release=${log[at]!.release}`, `${query}&as_of=${encodeURIComponent(instant)}`];
