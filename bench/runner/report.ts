@@ -1,5 +1,6 @@
 import { CANCEL_HEADER, cancelRow } from '../scenarios/cancel.ts';
 import { exploreRow } from '../scenarios/explore-page.ts';
+import { HISTORY_HEADER, historyRows } from '../scenarios/history.ts';
 import { WHOLE_DIFF_HEADER, wholeDiffRow } from '../scenarios/whole-diff.ts';
 import type { Figure } from './measure.ts';
 import type { Result, Target } from './result.ts';
@@ -79,6 +80,7 @@ export function summary(result: Result, file: string): string {
     ...(entries.length ? ['', 'Scale sweep (cache off, 1 client):', ...entries.map((e) => sweepRow(e, entries[0]))] : []),
     ...(result.cancel ? ['', CANCEL_HEADER, ...result.cancel.map(cancelRow)] : []),
     ...(result.wholeDiff ? ['', WHOLE_DIFF_HEADER, ...result.wholeDiff.map((f) => wholeDiffRow(f, result.wholeDiff!))] : []),
+    ...(result.history ? ['', HISTORY_HEADER, ...historyRows(result.history)] : []),
     ...(result.explore?.x1 ? ['', exploreRow('Explore page, 1× release', result.explore.x1)] : []),
     ...(result.explore?.x16 ? [exploreRow('Explore page, 16× release', result.explore.x16)] : []),
     '',

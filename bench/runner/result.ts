@@ -3,6 +3,7 @@ import os from 'node:os';
 import type { CancelFigure } from '../scenarios/cancel.ts';
 import { derivedTargets } from '../scenarios/derived.ts';
 import type { ExploreFigures } from '../scenarios/explore-page.ts';
+import { type HistoryFigures, historyVsDuckdb } from '../scenarios/history.ts';
 import { seriesTargets } from '../scenarios/series.ts';
 import { cpuPerByteVsExport, type WholeDiffFigure } from '../scenarios/whole-diff.ts';
 import type { Figure, Timing } from './measure.ts';
@@ -59,6 +60,8 @@ export interface Result {
   readonly cancel?: CancelFigure[];
   /** Whole revisions diffs streamed as CSV and Arrow beside an export (absent from results before it was measured). */
   readonly wholeDiff?: WholeDiffFigure[];
+  /** A whole ggr history over three releases beside DuckDB alone (absent from results before it was measured). */
+  readonly history?: HistoryFigures;
   /** The Explore page in Chromium: first chart at 1× and (full runs) 16×, and its JavaScript's size; absent from results before it was measured. */
   readonly explore?: { readonly x1?: ExploreFigures; readonly x16?: ExploreFigures; readonly skipped?: string };
   readonly targets: Target[];
@@ -120,6 +123,7 @@ export function evaluateTargets(
   peerSkipped?: string,
   explore?: Result['explore'],
   wholeDiff?: readonly WholeDiffFigure[],
+  history?: HistoryFigures,
 ): Target[] {
   const get = (id: string) => figures.find((f) => f.id === id);
   const targets: Target[] = [];
@@ -270,6 +274,27 @@ export function evaluateTargets(
       `whole diff as ${name}: no event-loop step over 50 ms while it streams`,
       wholeDiff?.find((f) => f.stream === stream)?.stepsOver50ms,
       0,
+    );
+  }
+  atMost(
+    'history-cpu-vs-duckdb',
+    'whole ggr history (output=changes, 3 releases) as CSV: server CPU ≤ 2× DuckDB alone writing the same rows (docs/performance.md "History")',
+    history && historyVsDuckdb(history),
+    2,
+  );
+  // The same release named by as_of= and by release=, alternated in the same rounds: parity
+  // within the noise of their ratio between the rounds' two halves (never under the floor).
+  for (const [id, what] of [
+    ['as-of-page', 'page'],
+    ['as-of-aggregate', 'aggregate'],
+  ] as const) {
+    const f = get(`${id}@16`);
+    atMost(
+      `${id}-cpu-vs-release`,
+      `uncached ${what}, 16 connections: server CPU a request with as_of= ≤ with release= of the same release (within noise)`,
+      cpuRatio(f, 'release'),
+      1,
+      f && Math.max(NOISE_FLOOR, f.ratioNoise),
     );
   }
   return targets;

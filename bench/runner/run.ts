@@ -14,6 +14,15 @@ import { openQueryCeilings } from '../ceilings/duckdb-pages.ts';
 import { CANCEL_HEADER, cancelFigures, cancelRow } from '../scenarios/cancel.ts';
 import { derivedAtScale, derivedHits, derivedScenarios } from '../scenarios/derived.ts';
 import { EXPLORE_SKIP_REASON, type ExploreFigures, exploreFigures, exploreRow } from '../scenarios/explore-page.ts';
+import {
+  asOfFigures,
+  HISTORY_HEADER,
+  HISTORY_SERVER,
+  type HistoryFigures,
+  historyFigures,
+  historyReleases,
+  historyRows,
+} from '../scenarios/history.ts';
 import { mixedWorkload } from '../scenarios/mixed.ts';
 import { seriesAtScale, seriesScenarios } from '../scenarios/series.ts';
 import {
@@ -493,6 +502,20 @@ async function main(): Promise<void> {
   const wholeDiff = await wholeDiffFigures(WORK, progress);
   for (const f of wholeDiff) line(wholeDiffRow(f, wholeDiff));
 
+  // A whole history over three releases beside DuckDB alone, then as_of= beside release= on the same server.
+  const historyData = await historyReleases(WORK, progress);
+  const historyServer = await serve('history', HISTORY_SERVER, historyData);
+  let history: HistoryFigures;
+  try {
+    history = await historyFigures(historyServer, historyData, WORK, progress);
+    line(`\n${HISTORY_HEADER}`);
+    for (const row of historyRows(history)) line(row);
+    line('');
+    for (const f of await asOfFigures(historyServer, historyData, settings.timing, (text) => progress(text, false))) record(f);
+  } finally {
+    await historyServer.stop();
+  }
+
   let swept: Result['sweep'] = { skipped: 'quick run: loading the 16x release alone takes a minute or more' };
   if (scaled.length) {
     line('');
@@ -548,6 +571,7 @@ async function main(): Promise<void> {
     sweep: swept,
     cancel,
     wholeDiff,
+    history,
     explore,
     targets: evaluateTargets(
       figures,
@@ -556,6 +580,7 @@ async function main(): Promise<void> {
       'skipped' in peer.clickhouse ? peer.clickhouse.skipped : undefined,
       explore,
       wholeDiff,
+      history,
     ),
     durationSeconds: (performance.now() - started) / 1000,
   };

@@ -35,13 +35,21 @@ export interface CancelFigure {
   readonly cpuAfter: number;
 }
 
-/** The two releases in `work`/cancel, generated and published once (later runs reuse them); their DATA_DIR. */
-export async function cancelReleases(work: string, progress: (text: string) => void): Promise<string> {
-  const dataDir = path.join(work, 'cancel');
-  for (const [release, seed] of RELEASES) {
+/**
+ * 1x releases generated each from its own seed (so every row differs from the release
+ * before) and published in order by `etl load` into `dataDir`, once: later runs reuse
+ * them. `purpose` names the scenarios they serve in progress lines.
+ */
+export async function seededReleases(
+  dataDir: string,
+  releases: ReadonlyArray<readonly [string, number]>,
+  purpose: string,
+  progress: (text: string) => void,
+): Promise<string> {
+  for (const [release, seed] of releases) {
     if (fs.existsSync(path.join(dataDir, release, 'manifest.json'))) continue;
-    const drop = path.join(work, `cancel-drop-${release}`);
-    progress(`generating ${release} (seed ${seed}, scale 1) for the cancellation scenarios (once; later runs reuse it)`);
+    const drop = path.join(path.dirname(dataDir), `${path.basename(dataDir)}-drop-${release}`);
+    progress(`generating ${release} (seed ${seed}, scale 1) for ${purpose} (once; later runs reuse it)`);
     fs.rmSync(drop, { recursive: true, force: true });
     await generateRelease({ out: drop, seed, scale: 1, release });
     await loadDrop({ drop, dataDir, release, force: true, minYear: 1990, maxYear: 2100, maxRowChange: 1 });
@@ -49,6 +57,10 @@ export async function cancelReleases(work: string, progress: (text: string) => v
   }
   return dataDir;
 }
+
+/** The two releases in `work`/cancel; their DATA_DIR. */
+export const cancelReleases = (work: string, progress: (text: string) => void): Promise<string> =>
+  seededReleases(path.join(work, 'cancel'), RELEASES, 'the cancellation scenarios', progress);
 
 async function measure(way: CancelWay, dataDir: string, work: string): Promise<CancelFigure> {
   const stateDir = fs.mkdtempSync(path.join(work, 'state-cancel-'));
