@@ -102,6 +102,9 @@ published('output=changes: A, B, C and D exactly, each valid_to the next valid_f
     for (let i = 0; i + 1 < rows.length; i++)
       assert.is(rows[i].valid_to, rows[i + 1].valid_from, `${letter}: a version ends where the next starts`);
   }
+  // year is written as the integer it is, as every other endpoint writes it (it once read 2000.0).
+  const text = (await service.get(`/v1/history?metric=ggr&${only(data.observations.B)}`)).text;
+  assert.match(text, new RegExp(`"year":${data.observations.B.year}[,}]`));
   // The fixture's own: A's value did change in R2, and D's R3 value is its R1 value.
   assert.is.not(await ggr(R2, 'A'), await ggr(R1, 'A'));
   assert.is(await ggr(R3, 'D'), await ggr(R1, 'D'));

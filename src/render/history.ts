@@ -26,20 +26,23 @@ export interface HistoryRows {
 export function historyTable(rows: HistoryRows): TablePage {
   const columns = rows.columns.map((column, c): TableColumn => ({ ...column, value: (r) => rows.values[c]![r]! }));
   const key = (name: string) => `${JSON.stringify(name)}:`;
-  const at = (role: string) => rows.columns.flatMap((column, c) => (column.role === role ? [{ key: key(column.name), c }] : []));
+  // An integer column (year) is written as an integer, a double as the other endpoints write doubles.
+  const text = (value: string | number | null, type: HistoryColumn['type']) =>
+    typeof value !== 'number' ? JSON.stringify(value) : type === 'integer' ? String(value) : (jsonNumber(value) ?? 'null');
+  const at = (role: string) =>
+    rows.columns.flatMap((column, c) => (column.role === role ? [{ key: key(column.name), c, type: column.type }] : []));
   const dimensions = at('dimension');
   const fields = [...at('change'), ...at('release')].sort((a, b) => a.c - b.c);
   const values = at('value');
   const change = rows.columns.findIndex((column) => column.role === 'change');
-  const text = (value: string | number | null) => (typeof value === 'number' ? (jsonNumber(value) ?? 'null') : JSON.stringify(value));
   return {
     columns,
     start: 0,
     end: rows.count,
     json: (r) => {
-      const of = (list: typeof values) => list.map(({ key, c }) => key + text(rows.values[c]![r]!)).join(',');
+      const of = (list: typeof values) => list.map(({ key, c, type }) => key + text(rows.values[c]![r]!, type)).join(',');
       const removed = change >= 0 && rows.values[change]![r] === 'removed';
-      const fieldText = fields.map(({ key, c }) => `,${key}${text(rows.values[c]![r]!)}`).join('');
+      const fieldText = fields.map(({ key, c, type }) => `,${key}${text(rows.values[c]![r]!, type)}`).join('');
       return `{"dimensions":{${of(dimensions)}}${fieldText},"values":${removed ? 'null' : `{${of(values)}}`}}`;
     },
   };

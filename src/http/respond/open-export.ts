@@ -22,8 +22,10 @@ export function openExport(ctx: RequestContext, services: Pick<Services, 'export
     throw new ExportsOpenError(open.perKey, OPEN_RETRY_SECONDS);
   }
   const res = ctx.res;
-  let written = -1;
-  let since = services.clock();
+  // Idle is counted from the answer's first byte: computing before it (a whole history or
+  // diff can take longer than EXPORT_IDLE_SECONDS) is the deadline's to bound, not this.
+  let written = res.socket?.bytesWritten ?? 0;
+  let since: number | undefined;
   const watch = setInterval(
     () => {
       const now = services.clock();
@@ -31,7 +33,7 @@ export function openExport(ctx: RequestContext, services: Pick<Services, 'export
       if (bytes !== written) {
         written = bytes;
         since = now;
-      } else if (now - since >= idleMs) {
+      } else if (since !== undefined && now - since >= idleMs) {
         services.metrics.heavyRefusals.inc({ reason: 'export_idle' });
         res.destroy();
       }
