@@ -173,6 +173,11 @@ export async function startService(config: Config, log: Logger, options: StartOp
     db,
     releases,
     releaseEvents,
+    notifications: {
+      feedsPublic: config.FEED_PUBLIC,
+      publicUrl: config.PUBLIC_URL,
+      calendar: config.RELEASE_DAY === undefined ? undefined : { day: config.RELEASE_DAY, toleranceDays: config.RELEASE_TOLERANCE_DAYS },
+    },
     releaseLoadWaitMs: config.RELEASE_LOAD_WAIT_MS,
     queryTimeoutMs: config.QUERY_TIMEOUT_MS,
     cursors,

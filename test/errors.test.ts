@@ -344,6 +344,7 @@ loading('data routes answer 503 with Retry-After; catalog and key checks still w
     db,
     releases,
     releaseEvents: new ReleaseEvents({ dataDir: stateDir, db, publications: () => releases.publications() }),
+    notifications: { feedsPublic: true },
     releaseLoadWaitMs: 1000,
     queryTimeoutMs: 15_000,
     scratchDir: os.tmpdir(),
