@@ -129,7 +129,7 @@ export const settings = {
         v.transform((url) => url.replace(/\/+$/, '')),
       ),
     ),
-    help: "Address clients reach the public API at, used in invite links (empty: the public listener's own address)",
+    help: "Address clients reach the public API at, used in invite links and the feeds' links (empty: the public listener's own address, or for the feeds the request's)",
   },
   CLAIM_GUARD_PER_MINUTE: {
     schema: positiveInt(10),
@@ -235,6 +235,22 @@ export const settings = {
     // Longer than a month would outlive the monthly release it describes.
     schema: count(86_400, 'seconds', 31 * 86_400),
     help: 'max-age of Cache-Control on successful responses: how long a client may reuse one without asking (docs/api.md)',
+  },
+  FEED_PUBLIC: {
+    schema: flag(true),
+    help: 'Serve /v1/releases.atom and /v1/releases.json without a key (they hold release ids, dates and counts, never values); false makes them need one',
+  },
+  RELEASE_DAY: {
+    // 28 at most: every month has the day.
+    schema: v.optional(
+      v.pipe(v.string(), v.regex(/^\d{1,2}$/, 'Expected a day of the month, 1 to 28'), v.transform(Number), v.minValue(1), v.maxValue(28)),
+    ),
+    help: 'Day of the month (1-28, UTC) a release is expected: /v1/releases then carries `calendar` with the next expected date and whether it is late (empty: no calendar)',
+  },
+  RELEASE_TOLERANCE_DAYS: {
+    // Below half a month, so each publication counts for one expected day only.
+    schema: count(7, 'days', 14),
+    help: 'Days after RELEASE_DAY (and before it) a release still counts as on time; past them without one, `calendar.late` is true',
   },
 } as const;
 

@@ -9,11 +9,13 @@ import type { KeyStore } from './keys/store.ts';
 import type { HeavyBudget } from './limits/budget.ts';
 import type { Limiter } from './limits/limiter.ts';
 import type { Metrics } from './metrics.ts';
+import type { ReleaseEvents } from './notify/release-event.ts';
 import type { AggregateResult } from './query/aggregate.ts';
 import type { CursorCodec } from './query/cursor.ts';
 import type { HistoryTable } from './query/history.ts';
 import type { KeptResults } from './query/kept-results.ts';
 import type { RevisionDiff } from './query/revisions.ts';
+import type { CalendarSettings } from './releases/release-calendar.ts';
 import type { Releases } from './releases/releases.ts';
 
 /** The limiters requests are counted against (docs/api.md "Rate limits"). */
@@ -35,6 +37,17 @@ export interface Services {
   readonly db: Database;
   /** Every release: the current one, the published ones a request may name, loading and pinning them. */
   readonly releases: Releases;
+  /** What subscribers are told of each line of the publication log, its counts computed once (webhooks, feeds). */
+  readonly releaseEvents: ReleaseEvents;
+  /** The feeds of the publication log and the release calendar (docs/api.md "Notifications"). */
+  readonly notifications: {
+    /** FEED_PUBLIC: the feeds need no key. */
+    readonly feedsPublic: boolean;
+    /** PUBLIC_URL: the base of the feeds' links; the request's own origin when unset. */
+    readonly publicUrl?: string;
+    /** RELEASE_DAY and RELEASE_TOLERANCE_DAYS; none when RELEASE_DAY is unset. */
+    readonly calendar?: CalendarSettings;
+  };
   /** Longest a request waits for a release it names to load (RELEASE_LOAD_WAIT_MS). */
   readonly releaseLoadWaitMs: number;
   /** Longest heavy work runs from its turn to its answer's first byte (QUERY_TIMEOUT_MS). */

@@ -13,10 +13,13 @@ import type { RequestContext } from '../request-state.ts';
 import { setRequestKey } from '../respond/request-key.ts';
 import { setLimitHeaders } from './limit-headers.ts';
 
-type KeyServices = Pick<Services, 'keys' | 'limits' | 'clock' | 'metrics'>;
+type KeyServices = Pick<Services, 'keys' | 'limits' | 'clock' | 'metrics' | 'notifications'>;
 
 /** As case-insensitive as the router, so /V1/catalog cannot slip past the key check. */
 const isV1 = (path: string) => /^\/v1(\/|$)/i.test(path);
+
+/** The feeds of the publication log, as the router matches them (any case, a trailing slash or not). */
+const isFeed = (path: string) => /^\/v1\/releases\.(atom|json)\/?$/i.test(path);
 
 /**
  * The key's record, or the 401 to answer; a key store that cannot answer is a 503
@@ -45,10 +48,11 @@ async function identifyKey(services: KeyServices, key: string, ip: string): Prom
  * invalid one to the client address's bad-key guard, which never touches a valid
  * key's requests. Outside /v1 nothing needs a key and nothing is counted, but a
  * request carrying a valid key still gets its limit headers (spec 8.2: every
- * response), read without counting.
+ * response), read without counting. The feeds hold no values and need no key either,
+ * unless FEED_PUBLIC=false.
  */
 export async function admitKey(ctx: RequestContext, services: KeyServices): Promise<void> {
-  if (!isV1(ctx.path)) {
+  if (!isV1(ctx.path) || (services.notifications.feedsPublic && isFeed(ctx.path))) {
     // Only keys this replica knows: a keyless path must not cost a shared-store lookup per request.
     const key = ctx.get('x-api-key');
     const found = key && looksLikeKey(key) ? await services.keys.known(key) : undefined;

@@ -11,6 +11,7 @@ import { frontDoor } from './front-door.ts';
 import { healthz } from './healthz.ts';
 import { history } from './history.ts';
 import { reference } from './reference.ts';
+import { releasesAtom, releasesJsonFeed } from './release-feeds.ts';
 import { releases } from './releases.ts';
 import { revisions } from './revisions.ts';
 import type { Route } from './route.ts';
@@ -27,6 +28,8 @@ export const ROUTES: readonly Route[] = [
   facets,
   exporter,
   releases,
+  releasesAtom,
+  releasesJsonFeed,
   catalog,
   healthz,
   frontDoor,

@@ -3,6 +3,7 @@ import { InvalidParametersError, NotReadyError } from '../../errors/index.ts';
 import { unknownKeys } from '../../query/options/params.ts';
 import { DATASETS } from '../../registry.ts';
 import { firstPublished, withdrawnReleases } from '../../releases/publication-log.ts';
+import { type ReleaseCalendar, releaseCalendar } from '../../releases/release-calendar.ts';
 import type { Releases } from '../../releases/releases.ts';
 import { releaseId } from '../openapi/components.ts';
 import { exampleRequest } from '../openapi/examples.ts';
@@ -16,7 +17,7 @@ import type { Route } from './route.ts';
 
 const UNKNOWN_PARAMETER = 'Unknown parameter: /v1/releases takes none';
 
-function render(releases: Releases, current: string): { body: Buffer; key: string } {
+function render(releases: Releases, current: string, calendar: ReleaseCalendar | undefined): { body: Buffer; key: string } {
   const log = releases.publications();
   const published = firstPublished(log);
   const list = releases.list().map((id) => {
@@ -49,7 +50,7 @@ function render(releases: Releases, current: string): { body: Buffer; key: strin
   const withdrawn = [...withdrawnReleases(log)]
     .sort(([a], [b]) => (a < b ? 1 : -1))
     .map(([id, at]) => ({ id, published_at: published.get(id)!, withdrawn_at: at }));
-  const body = Buffer.from(JSON.stringify({ releases: list, withdrawn }));
+  const body = Buffer.from(JSON.stringify({ releases: list, withdrawn, ...(calendar && { calendar }) }));
   return { body, key: `releases ${createHash('sha256').update(body).digest('base64url')}` };
 }
 
@@ -63,14 +64,19 @@ export const releases: Route = {
     if (unknown.length) throw new InvalidParametersError(Object.fromEntries(unknown.map((key) => [key, [UNKNOWN_PARAMETER]])));
     const current = services.releases.current()?.id;
     if (!current) throw new NotReadyError();
-    const of = `${current} ${services.releases.list().join()} ${services.releases.publications().length}`;
+    const { calendar: settings } = services.notifications;
+    // Read at every request: `late` turns true with time, not with a publication.
+    const calendar = settings && releaseCalendar(services.releases.publications(), settings, services.clock());
+    const of = `${current} ${services.releases.list().join()} ${services.releases.publications().length} ${JSON.stringify(calendar)}`;
     let last = rendered.get(services.releases);
     if (last?.of !== of) {
-      last = { of, answer: render(services.releases, current) };
+      last = { of, answer: render(services.releases, current, calendar) };
       rendered.set(services.releases, last);
     }
     const { body, key } = last.answer;
     await respondCacheable(ctx, services, { key, contentType: 'application/json; charset=utf-8', render: async () => ({ body }) });
+    // An answer with a calendar changes with the clock, not only with the releases: never replayed without this handler.
+    if (calendar) ctx.state.cacheable = undefined;
   },
   operation: {
     operationId: 'getReleases',
@@ -78,7 +84,7 @@ export const releases: Route = {
     summary: 'The published releases, newest first',
     'x-codeSamples': exampleRequest('/v1/releases'),
     description:
-      "Each release a request may name with `release=`: when it was first published (the publication log's time), whether it is current, each dataset's row count and years, and, against the release that was current when it was published (`changes_against`), the rows added, removed and changed per dataset (computed once by `etl load`). `withdrawn` lists, newest first, the releases a rollback withdrew and no switch has served since, with when: no request may name them.",
+      "Each release a request may name with `release=`: when it was first published (the publication log's time), whether it is current, each dataset's row count and years, and, against the release that was current when it was published (`changes_against`), the rows added, removed and changed per dataset (computed once by `etl load`). `withdrawn` lists, newest first, the releases a rollback withdrew and no switch has served since, with when: no request may name them. With RELEASE_DAY set, `calendar` says when the next release is expected and whether it is late.",
     responses: {
       200: {
         description: 'The releases (JSON only).',
@@ -95,6 +101,23 @@ export const releases: Route = {
       additionalProperties: false,
       required: ['releases', 'withdrawn'],
       properties: {
+        calendar: {
+          type: 'object',
+          description:
+            "When a release is expected, after SDMX's release calendar; present only when the server sets RELEASE_DAY. A release published within `tolerance` before or after an expected day counts for that day.",
+          additionalProperties: false,
+          required: ['periodicity', 'next_expected', 'tolerance', 'late'],
+          properties: {
+            periodicity: { const: 'P1M', description: 'Monthly (ISO 8601 duration).' },
+            next_expected: { type: 'string', format: 'date', description: 'The day (UTC) the next release is expected.' },
+            tolerance: {
+              type: 'string',
+              pattern: '^P\\d+D$',
+              description: 'How many days either side of it still count as on time (ISO 8601 duration), e.g. P7D.',
+            },
+            late: { type: 'boolean', description: 'True once `next_expected` plus the tolerance has passed without a release.' },
+          },
+        },
         withdrawn: {
           type: 'array',
           description: 'Releases `etl rollback` withdrew and no switch has served since, newest first.',
