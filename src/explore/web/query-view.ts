@@ -7,7 +7,7 @@ import type {
   ReferenceDataset,
   ReferencePage,
   RevisionPage,
-} from '../../client/types.ts';
+} from 'data-query-client';
 import type { Endpoint } from '../views.ts';
 import { download, getJson, type OperationParameter } from './api.ts';
 import { renderChart, TABLE_ID } from './chart.ts';
