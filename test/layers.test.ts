@@ -15,6 +15,7 @@ const LAYERS: Readonly<Record<string, number>> = {
   'config.ts': 0,
   'registry.ts': 0,
   'version.ts': 0,
+  'clients.ts': 0,
   errors: 0,
   duckdb: 0,
   state: 0,

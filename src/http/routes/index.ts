@@ -3,6 +3,7 @@ import { openApiDocument } from '../openapi/document.ts';
 import { DOCUMENTED_RELEASES, type ReleaseExamples } from '../openapi/prefill.ts';
 import { aggregate } from './aggregate.ts';
 import { catalog } from './catalog.ts';
+import { clients } from './clients.ts';
 import { docRoutes } from './docs.ts';
 import { exporter } from './export.ts';
 import { facets } from './facets.ts';
@@ -30,6 +31,7 @@ export const ROUTES: readonly Route[] = [
   catalog,
   healthz,
   frontDoor,
+  clients,
   ...docRoutes((releases) => openApiTextFor(releases)),
 ];
 
