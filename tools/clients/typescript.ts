@@ -47,6 +47,7 @@ export async function stageTypeScriptClient(version: string, dir: string): Promi
 
 /** Builds the package and packs it into `outDir` as data-query-client-<version>.tgz; returns the tarball's path. */
 export async function buildTypeScriptClient(version: string, outDir: string): Promise<string> {
+  await fs.mkdir(outDir, { recursive: true });
   const stage = await fs.mkdtemp(path.join(os.tmpdir(), 'data-query-client-'));
   try {
     await stageTypeScriptClient(version, stage);

@@ -43,8 +43,8 @@ export const frontDoor: Route = {
   path: '/',
   handle(ctx) {
     ctx.set('Cache-Control', 'public, max-age=300');
-    // The install lines name this server as the request reached it (its Host, and X-Forwarded-Proto behind TRUST_PROXY).
-    ctx.body = { ...BODY, clients: clientInstalls(ctx.origin, SERVICE_VERSION) };
+    // The install lines name this server as the request reached it: its Host, and behind TRUST_PROXY X-Forwarded-Proto and -Host.
+    ctx.body = { ...BODY, clients: clientInstalls(`${ctx.protocol}://${ctx.host}`, SERVICE_VERSION) };
   },
   operation: {
     operationId: 'getIndex',
