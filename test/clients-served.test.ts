@@ -4,8 +4,11 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { CLIENT_LANGUAGES, CLIENT_PACKAGES, clientPath } from '../src/clients.ts';
 import { SERVICE_VERSION } from '../src/version.ts';
+import { CHROMIUM_MISSING } from '../tools/chromium.ts';
 import { builtClients } from './helpers/clients.ts';
+import { type ExploreSession, exploreSession, seriousViolations } from './helpers/explore-browser.ts';
 import { send, startTestService, type TestService } from './helpers/service.ts';
+import { skippedSuite } from './helpers/skip.ts';
 
 // GET /clients/<language>/<file>: the packages `npm run build` writes, served from
 // CLIENTS_DIR with no key, cached for good by version, `latest` redirecting to the
@@ -107,3 +110,37 @@ test("the packages' version is the OpenAPI document's info.version", async ({ se
 });
 
 test.run();
+
+if (CHROMIUM_MISSING) {
+  skippedSuite('install lines in the browser', CHROMIUM_MISSING);
+} else {
+  const browser = suite<{ session: ExploreSession; installs: string[] }>('install lines in the browser');
+
+  browser.before(async (context) => {
+    context.session = await exploreSession();
+    const { json } = await context.session.service.get('/', { key: null });
+    context.installs = Object.values<{ install: string }>(json.clients).map(({ install }) => install);
+  });
+
+  browser.after(async ({ session }) => {
+    await session?.close();
+  });
+
+  browser('the Explore page\'s "Copy as" panel shows the front door\'s install lines', async ({ session, installs }) => {
+    const { page, service } = session;
+    await page.goto(`${service.url}/explore/aggregate?metric=ggr&fx=USD&group_by=region`);
+    const lines = page.locator('#client-installs');
+    await page.waitForFunction(() => document.querySelector('#client-installs')?.textContent !== '', undefined, { timeout: 30_000 });
+    assert.is(await lines.textContent(), installs.join('\n'));
+    assert.equal(await seriousViolations(page), [], 'axe on the view with its copy panel');
+  });
+
+  browser('/docs lists the same install lines above the reference', async ({ session, installs }) => {
+    const { page, service } = session;
+    await page.goto(`${service.url}/docs`);
+    await page.locator('#client-installs li').nth(2).waitFor({ timeout: 30_000 });
+    assert.equal(await page.locator('#client-installs code').allTextContents(), installs);
+  });
+
+  browser.run();
+}
