@@ -53,6 +53,10 @@ export const settings = {
   ADMIN_PORT: { schema: port(3001), help: 'Port of the admin listener, always bound to 127.0.0.1 (0 picks a free one)' },
   DATA_DIR: { schema: dir(DEFAULT_DATA_DIR), help: 'Folder holding one sub-folder per monthly release (Parquet files + manifest.json)' },
   STATE_DIR: { schema: dir('./var'), help: 'Folder for API key hashes, the admin token and the cursor secret (kept across restarts)' },
+  CLIENTS_DIR: {
+    schema: dir('./dist/clients'),
+    help: 'Folder of the client packages served at /clients/<language>/, one sub-folder per language, as `npm run build` writes them',
+  },
   LOG_LEVEL: {
     schema: v.optional(v.picklist(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']), 'info'),
     help: 'Minimum level of the JSON log lines written to stdout',

@@ -194,6 +194,7 @@ export async function startService(config: Config, log: Logger, options: StartOp
     admission,
     exports,
     scratchDir,
+    clientsDir: config.CLIENTS_DIR,
     clock,
     log,
     metrics,

@@ -76,6 +76,8 @@ export interface Services {
   readonly exports: { readonly open: OpenExports; readonly idleMs: number };
   /** Where requests write files they remove when they end (a filtered Parquet export): STATE_DIR/scratch, emptied at start. */
   readonly scratchDir: string;
+  /** The built client packages, one folder per language (CLIENTS_DIR), served at /clients/<language>/. */
+  readonly clientsDir: string;
   readonly clock: Clock;
   readonly log: Logger;
   readonly metrics: Metrics;

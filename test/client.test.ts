@@ -2,10 +2,10 @@ import { once } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tableFromArrays, tableFromIPC, tableToIPC } from 'apache-arrow';
+import { type ClientOptions, DataQueryClient, DataQueryError, DataQueryNetworkError, type RetryEvent } from 'data-query-client';
 import * as byPackageName from 'data-query-service/client';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { type ClientOptions, DataQueryClient, DataQueryError, DataQueryNetworkError, type RetryEvent } from '../src/client/index.ts';
 import { startTestService, type TestService, walkPages } from './helpers/service.ts';
 
 // The client over a real server; failures it must survive are injected by a proxy

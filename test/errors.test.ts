@@ -348,6 +348,7 @@ loading('data routes answer 503 with Retry-After; catalog and key checks still w
     releaseLoadWaitMs: 1000,
     queryTimeoutMs: 15_000,
     scratchDir: os.tmpdir(),
+    clientsDir: os.tmpdir(),
     cursors,
     cache: new NoopResponseCache(),
     aggregates: new KeptResults<AggregateResult>({ maxBytes: 1 << 20, sizeOf: () => 1, counted: () => {}, clock: Date.now }),

@@ -1,11 +1,11 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
+import { DataQueryClient } from 'data-query-client';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { generateRelease } from '../etl/generate.ts';
 import { loadDrop } from '../etl/load.ts';
-import { DataQueryClient } from '../src/client/index.ts';
 import { quoteIdent, quoteLiteral } from '../src/duckdb/sql-text.ts';
 import { findDataset, INTEGER_DIMENSIONS } from '../src/registry.ts';
 import { runQueryCli } from './helpers/query-cli.ts';

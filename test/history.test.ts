@@ -1,10 +1,10 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
+import { DataQueryClient } from 'data-query-client';
 import { request } from 'undici';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { DataQueryClient } from '../src/client/index.ts';
 import { quoteLiteral } from '../src/duckdb/sql-text.ts';
 import { runQueryCli } from './helpers/query-cli.ts';
 import { fixtureDataDir, send, startTestService, type TestService, tempDir, walkPages } from './helpers/service.ts';

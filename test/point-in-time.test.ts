@@ -1,6 +1,6 @@
+import { DataQueryClient } from 'data-query-client';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { DataQueryClient } from '../src/client/client.ts';
 import { runQueryCli } from './helpers/query-cli.ts';
 import { startTestService, type TestService } from './helpers/service.ts';
 import { ggrIn, PUBLISHED, R1, R2, R3, ROLLED_BACK, type Vintages, vintages } from './helpers/vintages.ts';

@@ -1,7 +1,7 @@
 import { tableFromIPC } from 'apache-arrow';
+import { DataQueryClient } from 'data-query-client';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { DataQueryClient } from '../src/client/index.ts';
 import { runQueryCli } from './helpers/query-cli.ts';
 import { send, startTestService, type TestService } from './helpers/service.ts';
 

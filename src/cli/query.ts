@@ -14,7 +14,7 @@ import {
   type RetryEvent,
   type RevisionQuery,
   type WalkOptions,
-} from '../client/index.ts';
+} from 'data-query-client';
 import { queryCliEnvironment } from '../config.ts';
 import { AGGREGATE, HISTORY, REVISIONS } from '../query/options/endpoints.ts';
 import { type DatasetDef, FINANCIAL_DATASETS, RELEASE_ID } from '../registry.ts';

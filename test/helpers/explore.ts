@@ -98,7 +98,7 @@ export async function runSnippet(kind: string, code: string, key: string): Promi
         (await exec(RSCRIPT!, ['-e', `${code}\ncat("${MARK}\\n")\nwrite.csv(df, stdout(), row.names = FALSE)`], opts)).stdout,
       );
     case 'TypeScript': {
-      // Inside the repository, where `data-query-service/client` resolves to src/client.
+      // Inside the repository, where `data-query-client` resolves to its source (tsconfig.json "paths").
       const file = path.join(ROOT, 'tmp', `explore-snippet-${process.pid}.ts`);
       await fs.mkdir(path.dirname(file), { recursive: true });
       await fs.writeFile(file, code);

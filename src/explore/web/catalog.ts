@@ -1,4 +1,4 @@
-import type { CatalogAnswer, ReleaseInfo } from '../../client/types.ts';
+import type { CatalogAnswer, ReleaseInfo } from 'data-query-client';
 import { getJson } from './api.ts';
 import { h } from './dom.ts';
 import { showError } from './errors.ts';

@@ -1,4 +1,4 @@
-import type { CatalogEntry } from '../../client/types.ts';
+import type { CatalogEntry } from 'data-query-client';
 import type { Endpoint } from '../views.ts';
 import { type OperationParameter, shapeOf } from './api.ts';
 import { h } from './dom.ts';

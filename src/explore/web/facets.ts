@@ -1,4 +1,4 @@
-import type { CatalogEntry, FacetsAnswer, Metric } from '../../client/types.ts';
+import type { CatalogEntry, FacetsAnswer, Metric } from 'data-query-client';
 import type { Endpoint } from '../views.ts';
 import { ApiFailure, getJson, type OperationParameter } from './api.ts';
 import { control, setParam } from './controls.ts';

@@ -1,4 +1,4 @@
-import type { CatalogEntry, FacetsAnswer, Metric } from '../../client/types.ts';
+import type { CatalogEntry, FacetsAnswer, Metric } from 'data-query-client';
 import { getJson } from './api.ts';
 
 // Which years of a dataset are projections: /v1/facets with `temporal=Forecast` lists

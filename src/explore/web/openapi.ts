@@ -9,10 +9,15 @@ export interface Operations {
   readonly paths: Record<string, { get: { parameters: OperationParameter[] } }>;
 }
 
-let asked: Promise<Operations> | undefined;
+/** The document as asked: its operations, and the service's version, the clients' too (the "copy as" panel's install lines). */
+interface OpenApiDocument extends Operations {
+  readonly info: { readonly version: string };
+}
 
-export function operations(): Promise<Operations> {
-  asked ??= getJson<Operations>('/openapi.json').catch((err) => {
+let asked: Promise<OpenApiDocument> | undefined;
+
+export function operations(): Promise<OpenApiDocument> {
+  asked ??= getJson<OpenApiDocument>('/openapi.json').catch((err) => {
     asked = undefined;
     throw err;
   });

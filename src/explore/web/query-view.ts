@@ -8,7 +8,7 @@ import type {
   ReferenceDataset,
   ReferencePage,
   RevisionPage,
-} from '../../client/types.ts';
+} from 'data-query-client';
 import type { Endpoint } from '../views.ts';
 import { download, getJson, type OperationParameter } from './api.ts';
 import { renderChart, TABLE_ID } from './chart.ts';
@@ -23,7 +23,7 @@ import { type Operations, operations } from './openapi.ts';
 import { pageYears } from './page-years.ts';
 import { NO_RELEASE_CHART, releaseChart } from './release-chart.ts';
 import { rowHistory } from './row-history.ts';
-import { SNIPPET_KINDS, snippet } from './snippets.ts';
+import { installLines, SNIPPET_KINDS, snippet } from './snippets.ts';
 import { type Flat, flatten, renderTable } from './table.ts';
 import { unitDefault } from './unit-default.ts';
 import { apiPath, datasetParam, navigate, pageUrl } from './url-state.ts';
@@ -311,7 +311,18 @@ function copyPanel(endpoint: Endpoint, params: URLSearchParams, columns: readonl
     });
     buttons.append(button);
   }
-  panel.append(buttons, status, shown);
+  const installs = h('pre', { id: 'client-installs', tabindex: '0', 'aria-labelledby': 'client-installs-title' });
+  // The document is the one the view was drawn from, already asked: its version is the clients'.
+  void operations().then(({ info }) => {
+    installs.textContent = installLines(location.origin, info.version);
+  });
+  panel.append(
+    buttons,
+    status,
+    shown,
+    h('p', { id: 'client-installs-title', class: 'muted' }, 'Install a client from this server:'),
+    installs,
+  );
   return panel;
 }
 

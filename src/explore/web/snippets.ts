@@ -1,3 +1,4 @@
+import { clientInstalls } from '../../clients.ts';
 import type { Endpoint } from '../views.ts';
 import { type OperationParameter, shapeOf } from './api.ts';
 
@@ -57,6 +58,12 @@ export function snippet(kind: SnippetKind, s: SnippetInput): string {
   }
 }
 
+/** The lines installing each client package from the server at `origin` (src/clients.ts), one a line. */
+export const installLines = (origin: string, version: string): string =>
+  Object.values(clientInstalls(origin, version))
+    .map(({ install }) => install)
+    .join('\n');
+
 /** A cursor pages only the format it came with, so the CSV snippets ask the first page of the view's query. */
 const csvUrl = (s: SnippetInput) => {
   const query = new URLSearchParams(s.params);
@@ -101,7 +108,7 @@ function typescript(s: SnippetInput): string {
       ? `const rows = [];\nfor await (const row of api.reference(${quoteStr(name)}, ${w})) rows.push(row);\nconsole.log(JSON.stringify(rows));`
       : `for await (const page of ${call[s.endpoint as keyof typeof call]}) console.log(JSON.stringify(page.body.data));`;
   return [
-    "import { DataQueryClient } from 'data-query-service/client';",
+    "import { DataQueryClient } from 'data-query-client';",
     '',
     `const api = new DataQueryClient({ baseUrl: ${quoteStr(s.origin)}, apiKey: process.env.DQS_API_KEY! });`,
     print,

@@ -1,4 +1,4 @@
-import type { CatalogAnswer, CatalogEntry } from '../../client/types.ts';
+import type { CatalogAnswer, CatalogEntry } from 'data-query-client';
 
 // An aggregate adds a metric's values within one unit (ggr within one currency, `fx`):
 // a view of a dataset whose every metric is in mixed units, with neither a filter nor a

@@ -31,6 +31,10 @@ const PAGE = `<!doctype html>
 <link rel="stylesheet" href="/docs/swagger-ui.css">
 </head>
 <body>
+<div class="swagger-ui"><section id="clients" class="wrapper" aria-labelledby="clients-title">
+<h2 id="clients-title">Install a client from this server</h2>
+<ul id="client-installs"></ul>
+</section></div>
 <div id="swagger-ui"></div>
 <script src="/docs/swagger-ui-bundle.js"></script>
 <script src="/docs/init.js"></script>
@@ -38,7 +42,18 @@ const PAGE = `<!doctype html>
 </html>
 `;
 
-const INIT = `window.ui = SwaggerUIBundle({ url: '/openapi.json', dom_id: '#swagger-ui', deepLinking: true, validatorUrl: null, defaultModelsExpandDepth: 0 });\n`;
+// The install lines come from the front door, which names this server as the request reached it.
+const INIT = `window.ui = SwaggerUIBundle({ url: '/openapi.json', dom_id: '#swagger-ui', deepLinking: true, validatorUrl: null, defaultModelsExpandDepth: 0 });
+fetch('/').then((res) => res.json()).then(({ clients }) => {
+  for (const [language, { install }] of Object.entries(clients)) {
+    const item = document.createElement('li');
+    const code = document.createElement('code');
+    code.textContent = install;
+    item.append(language + ': ', code);
+    document.getElementById('client-installs').append(item);
+  }
+});
+`;
 
 const documentation = (
   path: string,

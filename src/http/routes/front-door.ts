@@ -1,3 +1,5 @@
+import { CLIENT_LANGUAGES, clientInstalls } from '../../clients.ts';
+import { SERVICE_VERSION } from '../../version.ts';
 import { exampleRequest } from '../openapi/examples.ts';
 import { edgeErrors } from '../openapi/responses.ts';
 import type { Route } from './route.ts';
@@ -41,14 +43,15 @@ export const frontDoor: Route = {
   path: '/',
   handle(ctx) {
     ctx.set('Cache-Control', 'public, max-age=300');
-    ctx.body = BODY;
+    // The install lines name this server as the request reached it: its Host, and behind TRUST_PROXY X-Forwarded-Proto and -Host.
+    ctx.body = { ...BODY, clients: clientInstalls(`${ctx.protocol}://${ctx.host}`, SERVICE_VERSION) };
   },
   operation: {
     operationId: 'getIndex',
     tags: ['operations'],
     summary: 'The entry points (no key)',
     description:
-      'What the service is, how to send a key, links that answer as they are (the catalog, releases, a request of the main endpoints, the reference page, this document, the Explore page, health), and every /v1 endpoint.',
+      'What the service is, how to send a key, links that answer as they are (the catalog, releases, a request of the main endpoints, the reference page, this document, the Explore page, health), every /v1 endpoint, and the client packages this server serves, each with the line that installs it from here.',
     security: [],
     'x-codeSamples': exampleRequest('/', false),
     responses: {
@@ -59,7 +62,7 @@ export const frontDoor: Route = {
             schema: {
               type: 'object',
               additionalProperties: false,
-              required: ['service', 'description', 'key', 'links', 'endpoints'],
+              required: ['service', 'description', 'key', 'links', 'endpoints', 'clients'],
               properties: {
                 service: { const: 'data-query-service' },
                 description: { type: 'string' },
@@ -71,6 +74,23 @@ export const frontDoor: Route = {
                   properties: Object.fromEntries(Object.keys(ENTRY_POINTS).map((name) => [name, { type: 'string' }])),
                 },
                 endpoints: { type: 'array', items: { type: 'string' }, description: 'Every /v1 endpoint (each needs the key).' },
+                clients: {
+                  type: 'object',
+                  additionalProperties: false,
+                  required: CLIENT_LANGUAGES,
+                  description: "The client packages at this server's version (no key): each one's URL, and the line that installs it.",
+                  properties: Object.fromEntries(
+                    CLIENT_LANGUAGES.map((language) => [
+                      language,
+                      {
+                        type: 'object',
+                        additionalProperties: false,
+                        required: ['url', 'install'],
+                        properties: { url: { type: 'string', format: 'uri' }, install: { type: 'string' } },
+                      },
+                    ]),
+                  ),
+                },
               },
             },
           },

@@ -1,8 +1,9 @@
-import { createRequire } from 'node:module';
+import { SERVICE_VERSION } from '../../version.ts';
 import { openApiDocument } from '../openapi/document.ts';
 import { DOCUMENTED_RELEASES, type ReleaseExamples } from '../openapi/prefill.ts';
 import { aggregate } from './aggregate.ts';
 import { catalog } from './catalog.ts';
+import { clients } from './clients.ts';
 import { docRoutes } from './docs.ts';
 import { exporter } from './export.ts';
 import { facets } from './facets.ts';
@@ -33,14 +34,13 @@ export const ROUTES: readonly Route[] = [
   catalog,
   healthz,
   frontDoor,
+  clients,
   ...docRoutes((releases) => openApiTextFor(releases)),
 ];
 
-const { version } = createRequire(import.meta.url)('../../../package.json') as { version: string };
-
 /** The document as served at /openapi.json by a server whose newest releases are `releases` (two-space indent, final newline). */
 export const openApiTextFor = (releases: ReleaseExamples): string =>
-  `${JSON.stringify(openApiDocument(ROUTES, version, releases), null, 2)}\n`;
+  `${JSON.stringify(openApiDocument(ROUTES, SERVICE_VERSION, releases), null, 2)}\n`;
 
 /** The document as committed in docs/openapi.json: served as it is by a server whose newest releases are DOCUMENTED_RELEASES. */
 export const openApiText = openApiTextFor(DOCUMENTED_RELEASES);

@@ -1,5 +1,5 @@
-import type { Readable } from 'node:stream';
-import { request } from 'undici';
+import { Readable } from 'node:stream';
+import type { ReadableStream as WebStream } from 'node:stream/web';
 import { DataQueryError, DataQueryNetworkError } from './errors.ts';
 import {
   type ClientOptions,
@@ -42,7 +42,7 @@ import type {
 type Params = Record<string, string | number | boolean | readonly (string | number)[] | undefined>;
 
 interface Answer {
-  readonly headers: Record<string, string | string[] | undefined>;
+  readonly headers: Headers;
   readonly body: Buffer;
 }
 
@@ -52,10 +52,7 @@ interface Streamed {
   readonly stream: Readable;
 }
 
-const header = (headers: Answer['headers'], name: string): string | undefined => {
-  const value = headers[name];
-  return Array.isArray(value) ? value[0] : value;
-};
+const header = (headers: Headers, name: string): string | undefined => headers.get(name) ?? undefined;
 
 const intHeader = (headers: Answer['headers'], name: string): number | undefined => {
   const value = header(headers, name);
@@ -287,17 +284,19 @@ export class DataQueryClient {
     let headers: Answer['headers'];
     let body: Buffer;
     try {
-      const res = await request(url, {
-        method: 'GET',
+      // Node's own fetch: the package has no runtime dependencies. `dispatcher` is its undici option.
+      const res = await fetch(url, {
         headers: { 'x-api-key': this.options.apiKey, accept: mediaType },
-        dispatcher: this.options.dispatcher,
-      });
-      statusCode = res.statusCode;
+        ...(this.options.dispatcher && { dispatcher: this.options.dispatcher }),
+      } as RequestInit);
+      statusCode = res.status;
       headers = res.headers;
-      if (stream && statusCode === 200) return { headers, stream: res.body };
-      body = Buffer.from(await res.body.arrayBuffer());
+      if (stream && statusCode === 200) return { headers, stream: Readable.fromWeb(res.body as WebStream<Uint8Array>) };
+      body = Buffer.from(await res.arrayBuffer());
     } catch (cause) {
-      const failure = new DataQueryNetworkError(`Cannot reach ${new URL(url).origin}: ${(cause as Error).message}`, { cause });
+      // fetch names only "fetch failed"; its cause says why (ECONNREFUSED, a reset).
+      const reason = ((cause as Error).cause as Error | undefined)?.message ?? (cause as Error).message;
+      const failure = new DataQueryNetworkError(`Cannot reach ${new URL(url).origin}: ${reason}`, { cause });
       return { retry: { failure, reason: 'network-error' } };
     }
     if (statusCode === 200) {

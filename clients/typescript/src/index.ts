@@ -1,5 +1,5 @@
-// The typed client, for consumers: `import { DataQueryClient } from 'data-query-service/client'`
-// (TypeScript sources: run them with tsx, or any loader that strips types).
+// The typed client, for consumers: `import { DataQueryClient } from 'data-query-client'`, the npm
+// package each server serves at /clients/typescript/ (tools/clients/typescript.ts builds it).
 export { DataQueryClient } from './client.ts';
 export { DataQueryError, DataQueryNetworkError } from './errors.ts';
 export {

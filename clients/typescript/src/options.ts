@@ -1,4 +1,3 @@
-import type { Dispatcher } from 'undici';
 import type { RetryEvent, RetryPolicy } from './retry.ts';
 import type { Page } from './types.ts';
 
@@ -16,8 +15,11 @@ export interface ClientOptions {
   readonly sleep?: (ms: number) => Promise<void>;
   /** Jitter source in [0, 1); injected by tests. */
   readonly random?: () => number;
-  /** An undici dispatcher (agent, proxy); the global one by default. */
-  readonly dispatcher?: Dispatcher;
+  /**
+   * An undici Dispatcher (agent, proxy) for Node's fetch; the global one by default.
+   * Typed as `object` so the package needs neither undici nor its types.
+   */
+  readonly dispatcher?: object;
 }
 
 export interface WalkOptions<Body = unknown> extends ReleaseChoice {

@@ -1,9 +1,9 @@
 import type { GenericSchema, InferOutput } from 'valibot';
-import type { AggregateFunction } from '../query/options/aggregate-option.ts';
-import type { HavingOp } from '../query/options/derived.ts';
-import type { AGGREGATE, HISTORY, REVISIONS } from '../query/options/endpoints.ts';
-import type { CHANGES } from '../query/revisions.ts';
-import type { Denominators, Registry } from '../registry.ts';
+import type { AggregateFunction } from '../../../src/query/options/aggregate-option.ts';
+import type { HavingOp } from '../../../src/query/options/derived.ts';
+import type { AGGREGATE, HISTORY, REVISIONS } from '../../../src/query/options/endpoints.ts';
+import type { CHANGES } from '../../../src/query/revisions.ts';
+import type { Denominators, Registry } from '../../../src/registry.ts';
 
 // Request and row types derived from the dataset registry and the endpoints' option
 // lists (src/query/options/), so a filter the server would refuse as an invalid
