@@ -26,7 +26,7 @@ const CLIENTS: Readonly<Record<string, Client>> = {
   python: {
     build: buildPythonClient,
     needs: {
-      command: [PYTHON, '-c', 'import pip, setuptools, wheel'],
+      command: [PYTHON, '-c', 'import setuptools, wheel, pip'],
       install: 'apt-get install python3-pip python3-setuptools python3-wheel',
     },
   },
