@@ -25,6 +25,7 @@ import { NoopBudget } from './limits/noop-budget.ts';
 import { RedisLimiter } from './limits/redis.ts';
 import { RedisBudget } from './limits/redis-budget.ts';
 import { Metrics } from './metrics.ts';
+import { ReleaseEvents } from './notify/release-event.ts';
 import { resultBytes } from './query/aggregate.ts';
 import { CursorCodec } from './query/cursor.ts';
 import type { HistoryTable } from './query/history.ts';
@@ -124,6 +125,7 @@ export async function startService(config: Config, log: Logger, options: StartOp
     pollMs: config.RELEASE_POLL_MS,
     currentCacheControl: `private, max-age=${config.CACHE_MAX_AGE_SECONDS}`,
   });
+  const releaseEvents = new ReleaseEvents({ dataDir: config.DATA_DIR, db, publications: () => releases.publications() });
   const cache = config.CACHE_MAX_BYTES > 0 ? new LruResponseCache(config.CACHE_MAX_BYTES) : new NoopResponseCache();
   const aggregates = new KeptResults({
     maxBytes: config.AGGREGATE_KEEP_BYTES,
@@ -170,6 +172,7 @@ export async function startService(config: Config, log: Logger, options: StartOp
   const services: Services = {
     db,
     releases,
+    releaseEvents,
     releaseLoadWaitMs: config.RELEASE_LOAD_WAIT_MS,
     queryTimeoutMs: config.QUERY_TIMEOUT_MS,
     cursors,

@@ -9,6 +9,7 @@ import type { KeyStore } from './keys/store.ts';
 import type { HeavyBudget } from './limits/budget.ts';
 import type { Limiter } from './limits/limiter.ts';
 import type { Metrics } from './metrics.ts';
+import type { ReleaseEvents } from './notify/release-event.ts';
 import type { AggregateResult } from './query/aggregate.ts';
 import type { CursorCodec } from './query/cursor.ts';
 import type { HistoryTable } from './query/history.ts';
@@ -35,6 +36,8 @@ export interface Services {
   readonly db: Database;
   /** Every release: the current one, the published ones a request may name, loading and pinning them. */
   readonly releases: Releases;
+  /** What subscribers are told of each line of the publication log, its counts computed once (webhooks, feeds). */
+  readonly releaseEvents: ReleaseEvents;
   /** Longest a request waits for a release it names to load (RELEASE_LOAD_WAIT_MS). */
   readonly releaseLoadWaitMs: number;
   /** Longest heavy work runs from its turn to its answer's first byte (QUERY_TIMEOUT_MS). */

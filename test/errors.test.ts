@@ -16,6 +16,7 @@ import { MemoryLimiter } from '../src/limits/memory.ts';
 import { MemoryBudget } from '../src/limits/memory-budget.ts';
 import { createLogger } from '../src/log.ts';
 import { Metrics } from '../src/metrics.ts';
+import { ReleaseEvents } from '../src/notify/release-event.ts';
 import type { AggregateResult } from '../src/query/aggregate.ts';
 import { CursorCodec } from '../src/query/cursor.ts';
 import type { HistoryTable } from '../src/query/history.ts';
@@ -342,6 +343,7 @@ loading('data routes answer 503 with Retry-After; catalog and key checks still w
   const services = {
     db,
     releases,
+    releaseEvents: new ReleaseEvents({ dataDir: stateDir, db, publications: () => releases.publications() }),
     releaseLoadWaitMs: 1000,
     queryTimeoutMs: 15_000,
     scratchDir: os.tmpdir(),

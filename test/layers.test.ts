@@ -30,6 +30,8 @@ const LAYERS: Readonly<Record<string, number>> = {
   render: 2,
   query: 3,
   releases: 3,
+  // Above releases and query, whose files and diffs it reads; below the services that hold it.
+  notify: 3.5,
   'services.ts': 4,
   http: 5,
   claim: 5,
