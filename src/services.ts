@@ -16,6 +16,7 @@ import type { HistoryTable } from './query/history.ts';
 import type { KeptResults } from './query/kept-results.ts';
 import type { RevisionDiff } from './query/revisions.ts';
 import type { Releases } from './releases/releases.ts';
+import type { Webhooks } from './webhooks/manage.ts';
 
 /** The limiters requests are counted against (docs/api.md "Rate limits"). */
 export interface Limits {
@@ -66,6 +67,8 @@ export interface Services {
   readonly exports: { readonly open: OpenExports; readonly idleMs: number };
   /** Where requests write files they remove when they end (a filtered Parquet export): STATE_DIR/scratch, emptied at start. */
   readonly scratchDir: string;
+  /** Each API key's webhook endpoints and their delivery (docs/api.md "Webhooks"). */
+  readonly webhooks: Webhooks;
   readonly clock: Clock;
   readonly log: Logger;
   readonly metrics: Metrics;
