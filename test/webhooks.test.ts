@@ -106,8 +106,10 @@ test('a publication is delivered signed, msg_<seq>, and a flipped byte does not 
   receiver.script([]);
   const made = (await call('POST', '/v1/webhooks', { url: `${receiver.url}/deliver` })).json;
   const published = await publish();
+  const loaded = Date.now();
   assert.ok(await until(() => receiver.received.some((r) => r.path === '/deliver' && r.body.includes(`"release":"${published}"`)), 60_000));
   const delivery = receiver.received.find((r) => r.path === '/deliver' && r.body.includes(`"release":"${published}"`))!;
+  console.log(`webhooks: etl load ended → first delivery, one replica: ${delivery.at - loaded} ms`);
   assert.match(delivery.headers['webhook-id']!, /^msg_\d+$/);
   const event = verified(made.secret, delivery) as any;
   assert.is(event.type, 'release.published');

@@ -1,3 +1,4 @@
+import os from 'node:os';
 import type { Redis } from 'ioredis';
 import { answered } from '../state/redis-unavailable.ts';
 import { DELIVERY_LOG_MS, type Delivery, type Endpoint, type Pending, type WebhookStore } from './store.ts';
@@ -21,7 +22,11 @@ return 1`;
  * Redis (a few small hashes, read once a tick), so no replica works from a stale copy.
  */
 export class RedisWebhookStore implements WebhookStore {
-  constructor(private readonly redis: Redis) {}
+  constructor(
+    private readonly redis: Redis,
+    /** What a lease this replica holds says: which process sends the attempt (host:pid). */
+    private readonly holder = `${os.hostname()}:${process.pid}`,
+  ) {}
 
   async list(keyId?: string): Promise<Endpoint[]> {
     const all = Object.values(await answered(this.redis.hgetall(ENDPOINTS))).map((text) => JSON.parse(text) as Endpoint);
@@ -82,7 +87,7 @@ export class RedisWebhookStore implements WebhookStore {
   }
 
   async lease(name: string, ms: number): Promise<boolean> {
-    return (await answered(this.redis.set(leaseKey(name), '1', 'PX', ms, 'NX'))) === 'OK';
+    return (await answered(this.redis.set(leaseKey(name), this.holder, 'PX', ms, 'NX'))) === 'OK';
   }
 
   async close(): Promise<void> {}

@@ -29,14 +29,17 @@ export interface Receiver {
   close(): Promise<void>;
 }
 
-export async function startReceiver(): Promise<Receiver> {
+/** `before`, when given, runs on each request before it is answered (what a subscriber does on arrival). */
+export async function startReceiver(before?: (request: Received) => Promise<void>): Promise<Receiver> {
   const received: Received[] = [];
   const answers = new Map<string, Answer[]>();
   const server = http.createServer(async (req, res) => {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const headers = Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, String(v)]));
-    received.push({ path: req.url ?? '/', headers, body: Buffer.concat(chunks).toString('utf8'), at: Date.now() });
+    const request = { path: req.url ?? '/', headers, body: Buffer.concat(chunks).toString('utf8'), at: Date.now() };
+    received.push(request);
+    await before?.(request);
     const answer = answers.get(req.url ?? '/')?.shift() ?? answers.get('')?.shift() ?? { status: 200 };
     res.writeHead(answer.status, answer.headers).end();
   });
