@@ -99,6 +99,8 @@ if (CHROMIUM_MISSING) {
         const executed: Executed[] = [];
         for (const [path, item] of Object.entries<any>(document.paths)) {
           const operation = item.get;
+          // /v1/webhooks is tested in test/webhooks.test.ts: making one needs a receiver that answers.
+          if (operation?.tags[0] !== 'data' && operation?.tags[0] !== 'operations' && operation?.tags[0] !== 'documentation') continue;
           const done = await execute(page, path, operation.operationId, operation.tags[0]);
           executed.push(done);
           assert.equal(sentAsDocumented(new URL(done.url), operation), [], `${path}: what Swagger UI sent`);
