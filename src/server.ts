@@ -223,6 +223,7 @@ export async function startService(config: Config, log: Logger, options: StartOp
   const adminApp = createAdminApp({
     keys,
     invites,
+    webhooks: webhooks.store,
     releases: { reload: () => releases.reload('admin request'), retained: () => releases.retained() },
     publicUrl: config.PUBLIC_URL ?? url,
     clock,

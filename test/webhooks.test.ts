@@ -5,6 +5,7 @@ import { promisify } from 'node:util';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { loadDrop } from '../etl/load.ts';
+import { adminCli } from './helpers/admin-cli.ts';
 import { until } from './helpers/redis.ts';
 import { FIXTURE_RELEASE, fixtureDataDir, nextMonth, send, startTestService, type TestService, tempDir } from './helpers/service.ts';
 import { type Receiver, startReceiver, verified } from './helpers/webhook-receiver.ts';
@@ -177,6 +178,12 @@ test("a 410 disables the endpoint, which says why, and the next publication send
   await new Promise((resolve) => setTimeout(resolve, 500)); // a tick or two of the watcher after the healthy one
   assert.not.ok(got('/gone', second), 'the disabled endpoint was sent the next publication');
   assert.not.ok(got('/revoked', second), "the revoked key's endpoint was sent the next publication");
+  const listed = await adminCli(service, 'webhook', 'list');
+  assert.is(listed.code, 0, listed.stderr);
+  const row = (where: string) => listed.stdout.split('\n').find((line) => line.includes(`${receiver.url}${where} `)) ?? '';
+  assert.match(row('/gone'), /disabled: msg_\d+ was answered 410 Gone/);
+  assert.match(row('/revoked'), /stopped: key revoked/);
+  assert.match(row('/kept'), / ok /);
 });
 
 test('a rotated secret signs beside the old one; each verifies', async () => {
