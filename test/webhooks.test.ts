@@ -5,6 +5,7 @@ import { promisify } from 'node:util';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { loadDrop } from '../etl/load.ts';
+import { DataQueryClient, DataQueryError } from '../src/client/index.ts';
 import { adminCli } from './helpers/admin-cli.ts';
 import { until } from './helpers/redis.ts';
 import { FIXTURE_RELEASE, fixtureDataDir, nextMonth, send, startTestService, type TestService, tempDir } from './helpers/service.ts';
@@ -224,6 +225,32 @@ test('without the allow settings: http:, 127.0.0.1, [::ffff:127.0.0.1] and a nam
   } finally {
     await strict.stop();
   }
+});
+
+test('the typed client makes, lists, tests, rotates, pages and deletes webhooks; a refusal is a DataQueryError with the text', async () => {
+  receiver.script([]);
+  const client = new DataQueryClient({ baseUrl: service.url, apiKey: await newKey() });
+  const made = await client.webhooks.create(`${receiver.url}/client`, ['release.published']);
+  assert.match(made.secret, /^whsec_/);
+  assert.equal(
+    (await client.webhooks.list()).map((w) => [w.id, w.events]),
+    [[made.id, ['release.published']]],
+  );
+  const sent = await client.webhooks.test(made.id);
+  assert.is(sent.status_code, 200);
+  const rotated = await client.webhooks.rotateSecret(made.id);
+  verified(rotated.secret, receiver.of((await client.webhooks.test(made.id)).msg_id)[0]!);
+  const log = [];
+  for await (const delivery of client.webhooks.deliveries(made.id)) log.push(delivery.msg_id);
+  assert.is(log.length, 2);
+  assert.is((await client.webhooks.update(made.id, { enabled: false })).disabled_reason, 'disabled by PATCH');
+  await client.webhooks.delete(made.id);
+  const missing = await client.webhooks.get(made.id).catch((err: DataQueryError) => err);
+  assert.instance(missing, DataQueryError);
+  assert.is((missing as DataQueryError).status, 404);
+  receiver.script([{ status: 503 }]);
+  const refused = await client.webhooks.create(`${receiver.url}/down`).catch((err: DataQueryError) => err);
+  assert.match((refused as DataQueryError).error, /^endpoint_unreachable: .*answered 503/);
 });
 
 test('WEBHOOK_ALLOW_CIDRS=0.0.0.0/0 stops the start, saying why', async () => {
