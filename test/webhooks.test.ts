@@ -7,6 +7,7 @@ import * as assert from 'uvu/assert';
 import { loadDrop } from '../etl/load.ts';
 import { DataQueryClient, DataQueryError } from '../src/client/index.ts';
 import { adminCli } from './helpers/admin-cli.ts';
+import { runQueryCli } from './helpers/query-cli.ts';
 import { until } from './helpers/redis.ts';
 import { FIXTURE_RELEASE, fixtureDataDir, nextMonth, send, startTestService, type TestService, tempDir } from './helpers/service.ts';
 import { type Receiver, startReceiver, verified } from './helpers/webhook-receiver.ts';
@@ -251,6 +252,24 @@ test('the typed client makes, lists, tests, rotates, pages and deletes webhooks;
   receiver.script([{ status: 503 }]);
   const refused = await client.webhooks.create(`${receiver.url}/down`).catch((err: DataQueryError) => err);
   assert.match((refused as DataQueryError).error, /^endpoint_unreachable: .*answered 503/);
+});
+
+test('the query CLI makes, lists and deletes a webhook, and says why one is refused', async () => {
+  receiver.script([]);
+  const env = { DQS_API_KEY: await newKey(), DQS_URL: service.url };
+  const made = await runQueryCli(['webhooks', 'create', `${receiver.url}/cli`], env);
+  assert.is(made.code, 0, made.stderr);
+  const { id, secret } = JSON.parse(made.stdout.toString());
+  assert.match(secret, /^whsec_/);
+  const listed = await runQueryCli(['webhooks', 'list'], env);
+  assert.equal(
+    JSON.parse(listed.stdout.toString()).map((w: { id: string }) => w.id),
+    [id],
+  );
+  assert.is((await runQueryCli(['webhooks', 'delete', id], env)).code, 0);
+  const refused = await runQueryCli(['webhooks', 'create', 'https://127.0.0.1:1/'], { ...env, DQS_URL: service.url });
+  assert.is(refused.code, 1);
+  assert.match(refused.stderr, /error 422: endpoint_unreachable: .*ECONNREFUSED/);
 });
 
 test('WEBHOOK_ALLOW_CIDRS=0.0.0.0/0 stops the start, saying why', async () => {
