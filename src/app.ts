@@ -11,6 +11,7 @@ import { ReplayTable } from './http/middleware/replay-table.ts';
 import { unmatched } from './http/middleware/unmatched.ts';
 import type { RequestContext, RequestState } from './http/request-state.ts';
 import { ROUTES } from './http/routes/index.ts';
+import { registerWebhooks } from './http/routes/webhooks.ts';
 import type { Services } from './services.ts';
 
 export interface AppOptions {
@@ -43,6 +44,7 @@ export function createApp(services: Services, options: AppOptions = {}): Koa<Req
       return route.handle(ctx, services);
     });
   }
+  registerWebhooks(router, services);
   registerClaim(router, services);
   registerExplore(router, services);
 

@@ -1,3 +1,4 @@
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import * as v from 'valibot';
@@ -39,6 +40,30 @@ const dir = (fallback: string) =>
   );
 
 /** DATA_DIR when none is configured: the one folder `npm start` may fill with the synthetic sample. */
+const UNITS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 } as const;
+
+/** `5s`, `30m`, `2h`, `250ms` in milliseconds. */
+const durationMs = (text: string) => {
+  const [, n, unit] = /^(\d+)(ms|s|m|h)$/.exec(text)!;
+  return Number(n) * UNITS[unit as keyof typeof UNITS];
+};
+
+/**
+ * Why a WEBHOOK_ALLOW_CIDRS entry is refused, or undefined. A range broader than /8
+ * would let webhooks reach most of a private network (10.0.0.0/8 is the widest a
+ * test or a lab needs): refused so the server does not start on a typo such as /0.
+ */
+export function cidrProblem(entry: string): string | undefined {
+  const [address, bits, extra] = entry.split('/');
+  const family = net.isIPv4(address ?? '') ? 4 : net.isIPv6(address ?? '') ? 6 : 0;
+  if (!family || extra !== undefined || !/^\d{1,3}$/.test(bits ?? '')) return `${entry}: expected an address range such as 127.0.0.0/8`;
+  const prefix = Number(bits);
+  if (prefix > (family === 4 ? 32 : 128)) return `${entry}: /${prefix} is longer than an IPv${family} address`;
+  if (prefix < 8)
+    return `${entry}: /${prefix} is broader than /8, which would let webhooks reach whole networks; name the ranges needed, each /8 or narrower`;
+  return undefined;
+}
+
 export const DEFAULT_DATA_DIR = './datasets';
 
 /**
@@ -255,6 +280,35 @@ export const settings = {
     // Below half a month, so each publication counts for one expected day only.
     schema: count(7, 'days', 14),
     help: 'Days after RELEASE_DAY (and before it) a release still counts as on time; past them without one, `calendar.late` is true',
+  },
+  WEBHOOK_RETRY_SCHEDULE: {
+    schema: v.pipe(
+      v.optional(v.string(), '5s,5m,30m,2h,5h,10h,10h'),
+      v.regex(/^\d{1,6}(ms|s|m|h)(,\d{1,6}(ms|s|m|h))*$/, 'Expected delays such as 5s,5m,30m,2h'),
+      v.transform((text) => text.split(',').map(durationMs)),
+    ),
+    help: "Delays before each retry of a webhook delivery that failed (each ±10%, or the receiver's Retry-After when longer); past the last, the message is given up",
+  },
+  WEBHOOK_ALLOW_CIDRS: {
+    schema: v.pipe(
+      v.optional(v.string(), ''),
+      v.transform((text) =>
+        text
+          .split(',')
+          .map((entry) => entry.trim())
+          .filter(Boolean),
+      ),
+      v.check(
+        (entries) => entries.every((entry) => cidrProblem(entry) === undefined),
+        (issue) => cidrProblem((issue.input as string[]).find((e) => cidrProblem(e) !== undefined)!)!,
+      ),
+    ),
+    help: 'Comma-separated address ranges (such as 127.0.0.0/8) webhooks may be delivered to although private, loopback or link-local; none broader than /8',
+  },
+  WEBHOOK_ALLOW_HTTP: { schema: flag(false), help: 'Let webhook URLs be http: (unencrypted) as well as https:' },
+  WEBHOOK_SETTLE_MAX_MS: {
+    schema: count(120_000, 'milliseconds'),
+    help: 'Longest a webhook for a new release waits for every live replica to serve it; past it the webhook is sent anyway and the delay logged',
   },
 } as const;
 

@@ -38,6 +38,7 @@ import { Releases, type SwitchResult } from './releases/releases.ts';
 import type { Services } from './services.ts';
 import { openProcessFolder, openScratch } from './state/scratch.ts';
 import { ensureStateDir, readOrCreateSecret, SECRET_FILES } from './state/secrets.ts';
+import { openWebhooks } from './webhooks/open.ts';
 
 export interface RunningService {
   readonly url: string;
@@ -126,6 +127,17 @@ export async function startService(config: Config, log: Logger, options: StartOp
     currentCacheControl: `private, max-age=${config.CACHE_MAX_AGE_SECONDS}`,
   });
   const releaseEvents = new ReleaseEvents({ dataDir: config.DATA_DIR, db, publications: () => releases.publications() });
+  let listening = '';
+  const webhooks = await openWebhooks({
+    config,
+    redis,
+    keys,
+    releases,
+    releaseEvents,
+    baseUrl: () => config.PUBLIC_URL ?? listening,
+    clock,
+    log,
+  });
   const cache = config.CACHE_MAX_BYTES > 0 ? new LruResponseCache(config.CACHE_MAX_BYTES) : new NoopResponseCache();
   const aggregates = new KeptResults({
     maxBytes: config.AGGREGATE_KEEP_BYTES,
@@ -178,6 +190,7 @@ export async function startService(config: Config, log: Logger, options: StartOp
       publicUrl: config.PUBLIC_URL,
       calendar: config.RELEASE_DAY === undefined ? undefined : { day: config.RELEASE_DAY, toleranceDays: config.RELEASE_TOLERANCE_DAYS },
     },
+    webhooks,
     releaseLoadWaitMs: config.RELEASE_LOAD_WAIT_MS,
     queryTimeoutMs: config.QUERY_TIMEOUT_MS,
     cursors,
@@ -212,9 +225,11 @@ export async function startService(config: Config, log: Logger, options: StartOp
   );
   await listen(server, config.PORT, config.HOST);
   const url = `http://${hostForUrl(config.HOST)}:${(server.address() as AddressInfo).port}`;
+  listening = url;
   const adminApp = createAdminApp({
     keys,
     invites,
+    webhooks: webhooks.store,
     releases: { reload: () => releases.reload('admin request'), retained: () => releases.retained() },
     publicUrl: config.PUBLIC_URL ?? url,
     clock,
@@ -232,6 +247,8 @@ export async function startService(config: Config, log: Logger, options: StartOp
     const { id } = releases.current()!;
     log.info({ release: id }, 'ready');
     releases.start();
+    // After the first load: a replica reports the release it serves before it sends anything.
+    webhooks.delivery.start();
     if ((await keys.list()).every((k) => k.revoked_at !== null)) {
       log.warn('No active API key exists yet. Create one with: npm run --silent admin -- key create --client NAME');
     }
@@ -248,9 +265,15 @@ export async function startService(config: Config, log: Logger, options: StartOp
     async close() {
       await Promise.all([stop(server), stop(admin)]);
       await ready.catch(() => {});
+      await webhooks.delivery.close();
       await releases.close();
       db.close();
-      await Promise.all([keys.close(), invites.close(), ...Object.values(limits).map((limiter) => limiter.close())]);
+      await Promise.all([
+        keys.close(),
+        invites.close(),
+        webhooks.store.close(),
+        ...Object.values(limits).map((limiter) => limiter.close()),
+      ]);
       redis?.disconnect();
     },
   };

@@ -17,6 +17,7 @@ import type { KeptResults } from './query/kept-results.ts';
 import type { RevisionDiff } from './query/revisions.ts';
 import type { CalendarSettings } from './releases/release-calendar.ts';
 import type { Releases } from './releases/releases.ts';
+import type { Webhooks } from './webhooks/manage.ts';
 
 /** The limiters requests are counted against (docs/api.md "Rate limits"). */
 export interface Limits {
@@ -78,6 +79,8 @@ export interface Services {
   readonly scratchDir: string;
   /** The built client packages, one folder per language (CLIENTS_DIR), served at /clients/<language>/. */
   readonly clientsDir: string;
+  /** Each API key's webhook endpoints and their delivery (docs/api.md "Webhooks"). */
+  readonly webhooks: Webhooks;
   readonly clock: Clock;
   readonly log: Logger;
   readonly metrics: Metrics;

@@ -24,6 +24,7 @@ import { KeptResults } from '../src/query/kept-results.ts';
 import type { RevisionDiff } from '../src/query/revisions.ts';
 import { DATASETS } from '../src/registry.ts';
 import { Releases } from '../src/releases/releases.ts';
+import type { Services } from '../src/services.ts';
 import { type Response, send, startTestService, type TestService, tempDir } from './helpers/service.ts';
 
 // Every error scenario of spec section 7.2 (rate limiting aside), plus the body
@@ -365,6 +366,8 @@ loading('data routes answer 503 with Retry-After; catalog and key checks still w
     invites: await FileInviteStore.open(stateDir),
     admission: new Admission({ concurrency: 2, perKey: 2, maxWaitMs: 1000, clock: Date.now }),
     exports: { open: new OpenExports(2), idleMs: 60_000 },
+    // This app is asked only for data routes; its webhooks are never reached.
+    webhooks: {} as Services['webhooks'],
   };
   const server = http.createServer(createApp(services).callback()).listen(0, '127.0.0.1');
   await once(server, 'listening');

@@ -33,6 +33,8 @@ const LAYERS: Readonly<Record<string, number>> = {
   releases: 3,
   // Above releases and query, whose files and diffs it reads; below the services that hold it.
   notify: 3.5,
+  // Above notify, whose events it sends; below the services that hold it.
+  webhooks: 3.6,
   'services.ts': 4,
   http: 5,
   claim: 5,

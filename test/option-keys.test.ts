@@ -88,7 +88,7 @@ async function cursorValues(pages: string): Promise<{ request: string; values: s
 }
 
 test('every parameter of every data endpoint: one answer per value, on a server that keeps answers as on one that keeps none', async () => {
-  const data = Object.entries<any>(document.paths).filter(([, item]) => item.get.tags.includes('data'));
+  const data = Object.entries<any>(document.paths).filter(([, item]) => item.get?.tags.includes('data'));
   assert.ok(data.length >= 7, `${data.length} data endpoints`);
   const unexercised: string[] = [];
   let sent = 0;

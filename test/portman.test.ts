@@ -59,10 +59,16 @@ function contractSuite(releases: 1 | 2): void {
     'Portman generates the collection from /openapi.json; Newman runs it with only baseUrl and apiKey set, and every assertion passes',
     async () => {
       const document = (await send(`${service.url}/openapi.json`)).json;
-      const operations = Object.values<Record<string, unknown>>(document.paths).length;
+      // /v1/webhooks is left out (test/webhooks.test.ts): making one needs a receiver that answers its test event.
+      const operations = Object.keys(document.paths).filter((route) => !route.startsWith('/v1/webhooks')).length;
+      const filter = path.join(work, 'filter.json');
+      await fs.writeFile(filter, JSON.stringify({ tags: ['webhooks'] }));
       const collection = path.join(work, 'collection.json');
       // Portman's defaults (no config of ours): contract tests on, optional parameters sent disabled.
-      await run(bin('portman'), ['--url', `${service.url}/openapi.json`, '--output', collection], { cwd: work, timeout: 120_000 });
+      await run(bin('portman'), ['--url', `${service.url}/openapi.json`, '--output', collection, '--filterFile', filter], {
+        cwd: work,
+        timeout: 120_000,
+      });
       const report = path.join(work, 'newman.json');
       await run(
         bin('newman'),
@@ -111,7 +117,7 @@ function contractSuite(releases: 1 | 2): void {
     assert.is(example('to'), latest);
     assert.match(examplePath(revisions)!, `from=${previous}&to=${latest}&`);
     for (const [route, item] of Object.entries<Record<string, any>>(document.paths)) {
-      const release = (item.get.parameters ?? []).find((p: any) => p.name === 'release');
+      const release = (item.get?.parameters ?? []).find((p: any) => p.name === 'release');
       if (release) assert.equal(exampleValues(release), [...new Set([latest, previous])], `${route} release`);
     }
     // A release compared with itself: nothing differs, so an empty page, not a 400;
@@ -135,6 +141,7 @@ function contractSuite(releases: 1 | 2): void {
     const document = (await send(`${service.url}/openapi.json`)).json;
     for (const [route, item] of Object.entries<Record<string, any>>(document.paths)) {
       const operation = item.get;
+      if (route.startsWith('/v1/webhooks')) continue; // managed with bodies, not example requests
       const example = examplePath(operation);
       assert.ok(example, `${route} has x-codeSamples`);
       assert.ok(example!.startsWith(route), `${route}: ${example}`);
@@ -154,7 +161,7 @@ function contractSuite(releases: 1 | 2): void {
   contract("every parameter has an example; each of a dimension's is a value the sample holds", async () => {
     const document = (await send(`${service.url}/openapi.json`)).json;
     for (const [route, item] of Object.entries<Record<string, any>>(document.paths)) {
-      for (const parameter of item.get.parameters ?? []) {
+      for (const parameter of item.get?.parameters ?? []) {
         assert.ok(exampleValues(parameter).length > 0, `${route} ${parameter.name} has an example`);
         const values = parameter.schema.items?.enum ?? parameter.schema.enum;
         if (values)

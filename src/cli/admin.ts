@@ -153,6 +153,48 @@ invite
     console.log(`Revoked ${record.id} (${record.client}); status: ${record.status}`);
   });
 
+interface AdminWebhook {
+  id: string;
+  client: string | null;
+  url: string;
+  enabled: boolean;
+  disabled_reason: string | null;
+  key_revoked: boolean;
+  pending_attempts: number;
+  last_attempt: { at: string; msg_id: string; status_code: number | null; error: string | null } | null;
+}
+
+program
+  .command('webhook')
+  .description('Webhooks (docs/api.md "Webhooks")')
+  .command('list')
+  .description("List every key's webhook endpoints and their health: enabled or why not, the last attempt, attempts still to make")
+  .option('--json', 'print JSON instead of a table')
+  .action(async ({ json }: { json?: boolean }) => {
+    const { webhooks } = await call<{ webhooks: AdminWebhook[] }>('GET', '/webhooks');
+    if (json) return console.log(JSON.stringify(webhooks, null, 2));
+    if (webhooks.length === 0) return console.log('No webhooks yet: clients make them with POST /v1/webhooks');
+    const health = (w: AdminWebhook) =>
+      w.key_revoked
+        ? 'stopped: key revoked'
+        : !w.enabled
+          ? `disabled: ${w.disabled_reason}`
+          : w.last_attempt?.error
+            ? `failing: ${w.last_attempt.error}`
+            : 'ok';
+    printTable(
+      ['ID', 'CLIENT', 'URL', 'HEALTH', 'LAST ATTEMPT', 'PENDING'],
+      webhooks.map((w) => [
+        w.id,
+        w.client ?? '-',
+        w.url,
+        health(w),
+        w.last_attempt ? `${w.last_attempt.at} ${w.last_attempt.msg_id} ${w.last_attempt.status_code ?? 'no answer'}` : 'never',
+        String(w.pending_attempts),
+      ]),
+    );
+  });
+
 await program.parseAsync().catch((err: Error) => {
   console.error(`admin: ${err instanceof CliError || err instanceof ConfigError ? err.message : err.stack}`);
   process.exit(1);

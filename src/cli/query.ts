@@ -20,6 +20,7 @@ import { AGGREGATE, HISTORY, REVISIONS } from '../query/options/endpoints.ts';
 import { type DatasetDef, FINANCIAL_DATASETS, RELEASE_ID } from '../registry.ts';
 import { mergeArrowPages } from './arrow-pages.ts';
 import { addOptionFlags, flagOf, optionsQuery } from './option-flags.ts';
+import { addWebhookCommands } from './webhook-commands.ts';
 
 // The consumers' CLI, on top of the typed client. It is a program of its own, not
 // the server, with settings of its own (DQS_API_KEY, DQS_URL), which src/config.ts,
@@ -322,6 +323,7 @@ function program(env: NodeJS.ProcessEnv): Command {
     .action(async () => {
       await write(`${JSON.stringify(await connect().releases(), null, 2)}\n`);
     });
+  addWebhookCommands(cli, () => connect(), write);
   return cli;
 }
 

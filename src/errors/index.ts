@@ -6,3 +6,4 @@ export * from './api-error.ts';
 export * from './keys.ts';
 export * from './load.ts';
 export * from './request.ts';
+export * from './webhooks.ts';

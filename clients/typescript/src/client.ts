@@ -38,6 +38,7 @@ import type {
   RevisionQuery,
   RevisionRow,
 } from './types.ts';
+import { Webhooks } from './webhooks.ts';
 
 type Params = Record<string, string | number | boolean | readonly (string | number)[] | undefined>;
 
@@ -70,8 +71,11 @@ export class DataQueryClient {
   private readonly retry: RetryPolicy;
   private readonly sleep: (ms: number) => Promise<void>;
   private readonly random: () => number;
+  /** This key's webhooks (docs/api.md "Webhooks"): create, list, get, update, delete, test, rotateSecret, deliveries, redeliver. */
+  readonly webhooks: Webhooks;
 
   constructor(private readonly options: ClientOptions) {
+    this.webhooks = new Webhooks(options);
     this.base = options.baseUrl.replace(/\/+$/, '');
     this.retry = { ...DEFAULT_RETRY, ...options.retry };
     this.sleep = options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));

@@ -13,3 +13,4 @@ export {
 } from './options.ts';
 export { DEFAULT_RETRY, type RetryEvent, type RetryPolicy } from './retry.ts';
 export type * from './types.ts';
+export type { Webhook, WebhookAttempt, WebhookDelivery, WebhookEvent, Webhooks } from './webhooks.ts';

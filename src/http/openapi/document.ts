@@ -1,6 +1,7 @@
 import { SHARED_SCHEMAS } from './components.ts';
 import { examplePath, exampleRequest } from './examples.ts';
 import type { Documented, Json } from './json.ts';
+import { WEBHOOK_EVENTS, WEBHOOK_PATHS, WEBHOOK_SCHEMAS } from './operations/webhooks.ts';
 import { parametersOf } from './parameters.ts';
 import { DOCUMENTED_RELEASES, prefill, type ReleaseExamples } from './prefill.ts';
 import { HEADERS } from './responses.ts';
@@ -39,13 +40,19 @@ export function openApiDocument(routes: readonly Documented[], version: string, 
         name: 'data',
         description: 'The datasets: rows, totals and the catalog. Every request needs `x-api-key` and counts against the limits.',
       },
+      { name: 'webhooks', description: 'Signed notifications of new releases, per key (Standard Webhooks).' },
       { name: 'operations', description: 'For orchestrators; no key.' },
       { name: 'documentation', description: 'This document, its page and the changelog; no key.' },
     ],
     security: [{ apiKey: [] }],
-    paths: Object.fromEntries(
-      routes.flatMap((route) => (route.operation ? [[route.path, { get: withExample(prefill(operationOf(route), releases)) }]] : [])),
-    ),
+    paths: {
+      ...Object.fromEntries(
+        routes.flatMap((route) => (route.operation ? [[route.path, { get: withExample(prefill(operationOf(route), releases)) }]] : [])),
+      ),
+      // Not GET routes of the list: registered by src/http/routes/webhooks.ts.
+      ...WEBHOOK_PATHS,
+    },
+    webhooks: WEBHOOK_EVENTS,
     components: {
       securitySchemes: {
         apiKey: {
@@ -56,7 +63,7 @@ export function openApiDocument(routes: readonly Documented[], version: string, 
         },
       },
       headers: HEADERS,
-      schemas: Object.assign({}, SHARED_SCHEMAS, ...routes.map((route) => route.schemas ?? {})),
+      schemas: Object.assign({}, SHARED_SCHEMAS, WEBHOOK_SCHEMAS, ...routes.map((route) => route.schemas ?? {})),
     },
   };
 }
