@@ -221,6 +221,14 @@ export const settings = {
     schema: positiveInt(50),
     help: 'Bulk exports (/v1/export answers of a whole file or stream) one API key may take per UTC day, besides the request limits',
   },
+  USAGE_LIMIT_PER_MINUTE: {
+    schema: positiveInt(30),
+    help: 'Calls to /v1/usage and /v1/usage/daily one API key may make in any rolling 60 seconds; they count against no other limit',
+  },
+  USAGE_FLUSH_MS: {
+    schema: positiveInt(10_000),
+    help: "How often each process adds the usage it counted to the store (STATE_DIR/usage.json, or Redis with REDIS_URL) that /v1/usage/daily and `admin usage` read; a process's own answers show at once",
+  },
   REVISIONS_KEEP_BYTES: {
     // Kept diffs are DuckDB tables, in memory within DUCKDB_MEMORY_LIMIT and spilled to
     // DUCKDB_TEMP_DIR past it: this bounds their disk, so it can hold a full-size diff.

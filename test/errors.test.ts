@@ -23,6 +23,8 @@ import { KeptResults } from '../src/query/kept-results.ts';
 import type { RevisionDiff } from '../src/query/revisions.ts';
 import { DATASETS } from '../src/registry.ts';
 import { Releases } from '../src/releases/releases.ts';
+import { MemoryUsageStore } from '../src/usage/memory-store.ts';
+import { UsageLog } from '../src/usage/usage-log.ts';
 import { type Response, send, startTestService, type TestService, tempDir } from './helpers/service.ts';
 
 // Every error scenario of spec section 7.2 (rate limiting aside), plus the body
@@ -361,6 +363,11 @@ loading('data routes answer 503 with Retry-After; catalog and key checks still w
     invites: await FileInviteStore.open(stateDir),
     admission: new Admission({ concurrency: 2, perKey: 2, maxWaitMs: 1000, clock: Date.now }),
     exports: { open: new OpenExports(2), idleMs: 60_000 },
+    usage: {
+      log: new UsageLog(new MemoryUsageStore(Date.now), Date.now, 60_000),
+      guard: new MemoryLimiter({ perMinute: 30 }, Date.now),
+      backend: 'memory' as const,
+    },
   };
   const server = http.createServer(createApp(services).callback()).listen(0, '127.0.0.1');
   await once(server, 'listening');

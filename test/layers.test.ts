@@ -24,6 +24,7 @@ const LAYERS: Readonly<Record<string, number>> = {
   limits: 1,
   admission: 1,
   keys: 1,
+  usage: 3,
   invites: 1,
   store: 1,
   client: 4,

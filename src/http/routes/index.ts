@@ -14,6 +14,7 @@ import { reference } from './reference.ts';
 import { releases } from './releases.ts';
 import { revisions } from './revisions.ts';
 import type { Route } from './route.ts';
+import { usage, usageDaily } from './usage.ts';
 
 // Every endpoint of the public listener, one line each: the app registers them, and
 // the OpenAPI document describes them in this order.
@@ -28,6 +29,8 @@ export const ROUTES: readonly Route[] = [
   exporter,
   releases,
   catalog,
+  usage,
+  usageDaily,
   healthz,
   frontDoor,
   ...docRoutes((releases) => openApiTextFor(releases)),
