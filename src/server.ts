@@ -230,6 +230,7 @@ export async function startService(config: Config, log: Logger, options: StartOp
     token: adminToken,
     log,
     metrics,
+    usage: usageLog,
   });
   const admin = createHttpServer(adminApp.callback(), timeouts, log.child({ listener: 'admin' }));
   await listen(admin, config.ADMIN_PORT, '127.0.0.1');

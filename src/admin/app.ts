@@ -14,7 +14,9 @@ import type { KeyRecord, KeyStore } from '../keys/store.ts';
 import type { Metrics } from '../metrics.ts';
 import { invalidParameters } from '../query/options/params.ts';
 import { RedisUnavailableError } from '../state/redis-unavailable.ts';
+import type { UsageLog } from '../usage/usage-log.ts';
 import * as invites from './invites.ts';
+import * as usage from './usage.ts';
 
 // The operators' surface: bound to 127.0.0.1 only and authenticated by the token in
 // STATE_DIR/admin-token, which only the account running the service can read.
@@ -54,6 +56,7 @@ export function createAdminApp(options: {
   token: string;
   log: Logger;
   metrics: Metrics;
+  usage: UsageLog;
 }): Koa<RequestState> {
   const expected = Buffer.from(`Bearer ${options.token}`);
   const app = new Koa<RequestState>();
@@ -111,6 +114,7 @@ export function createAdminApp(options: {
     ctx.body = { record: publicRecord(await revoke(options.keys, ctx.params.id!)) };
   });
   invites.register(router, options);
+  usage.register(router, options);
   // Loads what DATA_DIR's pointer names now; a release that cannot be loaded leaves
   // the served one serving and says why.
   router.post('/releases/reload', async (ctx) => {

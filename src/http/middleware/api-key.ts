@@ -82,12 +82,12 @@ export async function admitKey(ctx: RequestContext, services: KeyServices): Prom
 
 /**
  * A usage request counts against the key's usage guard alone, so a key its other
- * limits refuse can still ask where it stands; its limit headers are the route's (the
- * key's request limits, read without counting), or the guard's on its own 429.
+ * limits refuse can still ask where it stands; its limit headers are the key's request
+ * limits, read without counting, or the guard's on its own 429.
  */
 async function admitUsage(ctx: RequestContext, services: KeyServices, id: string): Promise<void> {
   const guard = await services.usage.guard.consume(id);
-  if (guard.allowed) return;
+  if (guard.allowed) return setLimitHeaders(ctx, await services.limits.requests.peek(id));
   setLimitHeaders(ctx, guard, 'usage-');
   services.metrics.limiterRefusals.inc({ limiter: 'usage' });
   throw new UsageLimitError(guard.windows[0]!.limit, guard.retryAfterSeconds);

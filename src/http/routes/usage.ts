@@ -26,6 +26,7 @@ export const usage: Route = {
   async handle(ctx, services) {
     refuseUnknown(ctx, []);
     const { body, requests } = await usageNow(services, requestKey(ctx));
+    // The same reading as `binding`, not the key step's a moment before.
     setLimitHeaders(ctx, requests);
     ctx.set('Cache-Control', 'no-store');
     ctx.body = body;
@@ -47,7 +48,6 @@ export const usageDaily: Route = {
     if (Object.keys(errors).length > 0 || 'errors' in range) throw new InvalidParametersError(errors);
     const { id } = requestKey(ctx);
     const days = dailyUsage(await services.usage.log.days(id, range.start, range.end), range.start, range.end);
-    setLimitHeaders(ctx, await services.limits.requests.peek(id));
     ctx.set('Cache-Control', 'no-store');
     if (format === 'csv') {
       ctx.type = 'text/csv; charset=utf-8';
