@@ -52,6 +52,19 @@ export class UsageLimitError extends ApiError {
   }
 }
 
+/** GET /v1/usage/daily while Redis (REDIS_URL), where the days are kept, does not answer. */
+export class UsageUnavailableError extends ApiError {
+  override readonly code = 'usage_unavailable';
+
+  constructor() {
+    super(
+      503,
+      { error: 'Cannot read usage history right now: its store (Redis) is not answering; try again shortly' },
+      { 'Retry-After': '5' },
+    );
+  }
+}
+
 /** The shared key store cannot be reached and this replica has never seen the key. */
 export class KeysUnavailableError extends ApiError {
   override readonly code = 'keys_unavailable';

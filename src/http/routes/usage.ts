@@ -1,4 +1,4 @@
-import { InvalidParametersError } from '../../errors/index.ts';
+import { InvalidParametersError, UsageUnavailableError } from '../../errors/index.ts';
 import { unknownKeys } from '../../query/options/params.ts';
 import { dailyCsv, dailyRange, dailyUsage } from '../../usage/daily.ts';
 import { setLimitHeaders } from '../middleware/limit-headers.ts';
@@ -47,7 +47,10 @@ export const usageDaily: Route = {
     if (format !== 'json' && format !== 'csv') errors.format = [`Expected json or csv, received '${format.slice(0, 40)}'`];
     if (Object.keys(errors).length > 0 || 'errors' in range) throw new InvalidParametersError(errors);
     const { id } = requestKey(ctx);
-    const days = dailyUsage(await services.usage.log.days(id, range.start, range.end), range.start, range.end);
+    const stored = await services.usage.log.days(id, range.start, range.end).catch(() => {
+      throw new UsageUnavailableError();
+    });
+    const days = dailyUsage(stored, range.start, range.end);
     ctx.set('Cache-Control', 'no-store');
     if (format === 'csv') {
       ctx.type = 'text/csv; charset=utf-8';

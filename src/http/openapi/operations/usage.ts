@@ -7,6 +7,7 @@ import {
   MissingKeyError,
   QueryTooLongError,
   UsageLimitError,
+  UsageUnavailableError,
 } from '../../../errors/index.ts';
 import { QUERY_LIMITS } from '../../middleware/query-guard.ts';
 import { exampleRequest } from '../examples.ts';
@@ -20,7 +21,7 @@ const noStore = {
 };
 
 /** What both usage operations can answer besides their 200. */
-function usageErrors(extra400: Json): Json {
+function usageErrors(extra400: Json, extra503: Json = {}): Json {
   const limits = headerRefs(LIMIT_HEADERS);
   return {
     400: errorResponse('Invalid request (spec 7.2).', extra400 as never, limits),
@@ -36,7 +37,11 @@ function usageErrors(extra400: Json): Json {
       headerRefs([...LIMIT_HEADERS, 'Retry-After']),
     ),
     500: errorResponse('Unexpected failure.', { internal: new InternalError() }),
-    503: errorResponse('The key cannot be verified right now.', { keys: new KeysUnavailableError() }, headerRefs(['Retry-After'])),
+    503: errorResponse(
+      'The key cannot be verified right now.',
+      { keys: new KeysUnavailableError(), ...extra503 } as never,
+      headerRefs(['Retry-After']),
+    ),
   };
 }
 
@@ -176,9 +181,12 @@ export const usageDailyOperation: Json = {
         },
       },
     },
-    ...usageErrors({
-      range: new InvalidParametersError({ start: ['2026-01-01 to 2026-12-01 is 335 days; at most 92 are kept and asked at once'] }),
-    }),
+    ...usageErrors(
+      {
+        range: new InvalidParametersError({ start: ['2026-01-01 to 2026-12-01 is 335 days; at most 92 are kept and asked at once'] }),
+      },
+      { store: new UsageUnavailableError() },
+    ),
   },
 };
 
