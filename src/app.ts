@@ -61,7 +61,7 @@ export function createApp(services: Services, options: AppOptions = {}): Koa<Req
       listener: 'public',
       router,
       log: services.log,
-      record: usageRecorder(services.usage.log, router),
+      record: services.usage.counting ? usageRecorder(services.usage.log, router) : undefined,
     }),
   );
   app.use(async (ctx, next) => {

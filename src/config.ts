@@ -148,6 +148,10 @@ export const settings = {
   },
   REDIS_TIMEOUT_MS: { schema: positiveInt(100), help: 'Longest a request waits for Redis before the documented fallback applies' },
   BENCH_DISABLE_LIMITS: { schema: flag(false), help: 'Bench-only: count no request against any limit (never set it in production)' },
+  BENCH_DISABLE_USAGE: {
+    schema: flag(false),
+    help: "Bench-only: count no answer in its key's usage (/v1/usage/daily), to time what counting costs (never set it in production)",
+  },
   RELEASE_GRACE_SECONDS: {
     schema: count(3600, 'seconds'),
     help: 'How long a release other than the current one (the one a switch replaced, or one asked for by release=) stays loaded after its last request; a later request loads it again',

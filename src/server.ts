@@ -106,6 +106,7 @@ export async function startService(config: Config, log: Logger, options: StartOp
     log: usageLog,
     guard: limiter({ perMinute: config.USAGE_LIMIT_PER_MINUTE }, 'dqs:limit:usage:'),
     backend: config.BENCH_DISABLE_LIMITS ? ('disabled' as const) : redis ? ('redis' as const) : ('memory' as const),
+    counting: !config.BENCH_DISABLE_USAGE,
   };
   const limits = {
     requests: limiter({ perMinute: config.RATE_LIMIT_PER_MINUTE, perDay: config.RATE_LIMIT_PER_DAY }, 'dqs:limit:key:'),

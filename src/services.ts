@@ -39,6 +39,8 @@ export interface UsageService {
   readonly guard: Limiter;
   /** Where the limiters count: Redis shared by the replicas, this process's memory, or nowhere (BENCH_DISABLE_LIMITS). */
   readonly backend: 'redis' | 'memory' | 'disabled';
+  /** False with BENCH_DISABLE_USAGE: no answer is counted (the bench times what counting costs). */
+  readonly counting: boolean;
 }
 
 /** What request handlers depend on, built once at start and passed down. */

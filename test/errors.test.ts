@@ -367,6 +367,7 @@ loading('data routes answer 503 with Retry-After; catalog and key checks still w
       log: new UsageLog(new MemoryUsageStore(Date.now), Date.now, 60_000),
       guard: new MemoryLimiter({ perMinute: 30 }, Date.now),
       backend: 'memory' as const,
+      counting: true,
     },
   };
   const server = http.createServer(createApp(services).callback()).listen(0, '127.0.0.1');
