@@ -1,5 +1,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { DataQueryClient } from '../src/client/index.ts';
+import { runQueryCli } from './helpers/query-cli.ts';
 import { until } from './helpers/redis.ts';
 import { send, startTestService, type TestService } from './helpers/service.ts';
 
@@ -74,6 +76,29 @@ counting("after heavy requests, heavy_seconds_minute.used matches the server's h
   assert.is(heavy.limit, 60);
   assert.ok(heavy.reset >= 1 && heavy.reset <= 60);
   assert.is(running.used, 0);
+});
+
+counting('the typed client and the query CLI read both endpoints', async () => {
+  const client = new DataQueryClient({ baseUrl: service.url, apiKey: service.key });
+  const now = await client.usage();
+  assert.is(now.key.client, 'test-suite');
+  assert.is(now.limits.minute.limit, 1_000_000);
+  const days = await client.usageDaily();
+  assert.is(days.length, 7);
+  assert.is(days.at(-1)!.date, now.as_of.slice(0, 10));
+  const env = { DQS_URL: service.url, DQS_API_KEY: service.key };
+  const printed = await runQueryCli(['usage'], env);
+  assert.is(printed.code, 0, printed.stderr);
+  assert.is(JSON.parse(printed.stdout.toString()).key.id, now.key.id);
+  const daily = await runQueryCli(['usage', '--daily', '--start', days.at(-2)!.date], env);
+  assert.is(daily.code, 0, daily.stderr);
+  assert.equal(
+    JSON.parse(daily.stdout.toString()).map((d: { date: string }) => d.date),
+    days.slice(-2).map((d) => d.date),
+  );
+  const misplaced = await runQueryCli(['usage', '--start', days[0]!.date], env);
+  assert.is(misplaced.code, 2);
+  assert.match(misplaced.stderr, /--start and --end go with --daily/);
 });
 
 counting.run();
