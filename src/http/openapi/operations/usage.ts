@@ -150,14 +150,14 @@ export const usageDailyOperation: Json = {
       in: 'query',
       description: 'First UTC day, YYYY-MM-DD (default: 6 days before `end`).',
       schema: { type: 'string', format: 'date' },
-      examples: {},
+      examples: { week: { value: '2026-12-01' } },
     },
     {
       name: 'end',
       in: 'query',
       description: 'Last UTC day, YYYY-MM-DD, not after today (default: today).',
       schema: { type: 'string', format: 'date' },
-      examples: {},
+      examples: { week: { value: '2026-12-07' } },
     },
     {
       name: 'format',
