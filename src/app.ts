@@ -9,6 +9,7 @@ import { checkQuery } from './http/middleware/query-guard.ts';
 import { replayOrRecord } from './http/middleware/replay.ts';
 import { ReplayTable } from './http/middleware/replay-table.ts';
 import { unmatched } from './http/middleware/unmatched.ts';
+import { usageRecorder } from './http/middleware/usage-record.ts';
 import type { RequestContext, RequestState } from './http/request-state.ts';
 import { ROUTES } from './http/routes/index.ts';
 import { registerWebhooks } from './http/routes/webhooks.ts';
@@ -56,7 +57,15 @@ export function createApp(services: Services, options: AppOptions = {}): Koa<Req
     services.log[routine ? 'debug' : 'error']({ err, reqId: ctx?.state.requestId }, 'response stream ended early');
   });
   const table = new ReplayTable(services.releases, options.replayMaxBytes ?? REPLAY_MAX_BYTES);
-  app.use(observeRequests({ metrics: services.metrics, listener: 'public', router, log: services.log }));
+  app.use(
+    observeRequests({
+      metrics: services.metrics,
+      listener: 'public',
+      router,
+      log: services.log,
+      record: services.usage.counting ? usageRecorder(services.usage.log, router) : undefined,
+    }),
+  );
   app.use(async (ctx, next) => {
     await admitKey(ctx, services);
     checkQuery(ctx.querystring);

@@ -177,6 +177,10 @@ export const settings = {
   },
   REDIS_TIMEOUT_MS: { schema: positiveInt(100), help: 'Longest a request waits for Redis before the documented fallback applies' },
   BENCH_DISABLE_LIMITS: { schema: flag(false), help: 'Bench-only: count no request against any limit (never set it in production)' },
+  BENCH_DISABLE_USAGE: {
+    schema: flag(false),
+    help: "Bench-only: count no answer in its key's usage (/v1/usage/daily), to time what counting costs (never set it in production)",
+  },
   RELEASE_GRACE_SECONDS: {
     schema: count(3600, 'seconds'),
     help: 'How long a release other than the current one (the one a switch replaced, or one asked for by release=) stays loaded after its last request; a later request loads it again',
@@ -249,6 +253,14 @@ export const settings = {
   EXPORT_LIMIT_PER_DAY: {
     schema: positiveInt(50),
     help: 'Bulk exports (/v1/export answers of a whole file or stream) one API key may take per UTC day, besides the request limits',
+  },
+  USAGE_LIMIT_PER_MINUTE: {
+    schema: positiveInt(30),
+    help: 'Calls to /v1/usage and /v1/usage/daily one API key may make in any rolling 60 seconds; they count against no other limit',
+  },
+  USAGE_FLUSH_MS: {
+    schema: positiveInt(10_000),
+    help: "How often each process adds the usage it counted to the store (STATE_DIR/usage.json, or Redis with REDIS_URL) that /v1/usage/daily and `admin usage` read; a process's own answers show at once",
   },
   REVISIONS_KEEP_BYTES: {
     // Kept diffs are DuckDB tables, in memory within DUCKDB_MEMORY_LIMIT and spilled to

@@ -54,7 +54,7 @@ export class Metrics {
 
   readonly limiterRefusals = new Counter({
     name: 'dqs_limiter_refusals_total',
-    help: 'Requests refused with 429, by limiter (key: per API key; bad_key: per address for missing or invalid keys)',
+    help: 'Requests refused with 429, by limiter (key: per API key; bad_key: per address for missing or invalid keys; usage: per API key, calls to /v1/usage)',
     labelNames: ['limiter'] as const,
     registers: [this.registry],
   });

@@ -38,6 +38,10 @@ import { Releases, type SwitchResult } from './releases/releases.ts';
 import type { Services } from './services.ts';
 import { openProcessFolder, openScratch } from './state/scratch.ts';
 import { ensureStateDir, readOrCreateSecret, SECRET_FILES } from './state/secrets.ts';
+import { countedBudget, countedExports } from './usage/counted.ts';
+import { FileUsageStore } from './usage/file-store.ts';
+import { RedisUsageStore } from './usage/redis-store.ts';
+import { UsageLog } from './usage/usage-log.ts';
 import { openWebhooks } from './webhooks/open.ts';
 
 export interface RunningService {
@@ -95,13 +99,27 @@ export async function startService(config: Config, log: Logger, options: StartOp
       ? new RedisBudget(perMinuteMs, { redis, prefix: 'dqs:heavy:key:', log, clock: options.clock, onError: redisError })
       : new MemoryBudget(perMinuteMs, clock);
   };
+  const usageLog = new UsageLog(
+    redis ? new RedisUsageStore(redis) : await FileUsageStore.open(config.STATE_DIR, clock),
+    clock,
+    config.USAGE_FLUSH_MS,
+  );
+  const usage = {
+    log: usageLog,
+    guard: limiter({ perMinute: config.USAGE_LIMIT_PER_MINUTE }, 'dqs:limit:usage:'),
+    backend: config.BENCH_DISABLE_LIMITS ? ('disabled' as const) : redis ? ('redis' as const) : ('memory' as const),
+    counting: !config.BENCH_DISABLE_USAGE,
+  };
   const limits = {
     requests: limiter({ perMinute: config.RATE_LIMIT_PER_MINUTE, perDay: config.RATE_LIMIT_PER_DAY }, 'dqs:limit:key:'),
     badKeys: limiter({ perMinute: config.BAD_KEY_LIMIT_PER_MINUTE }, 'dqs:limit:address:'),
     // A day budget: its minute window is as large, so it never binds first.
-    exports: limiter({ perMinute: config.EXPORT_LIMIT_PER_DAY, perDay: config.EXPORT_LIMIT_PER_DAY }, 'dqs:limit:export:'),
+    exports: countedExports(
+      limiter({ perMinute: config.EXPORT_LIMIT_PER_DAY, perDay: config.EXPORT_LIMIT_PER_DAY }, 'dqs:limit:export:'),
+      usageLog,
+    ),
     claims: limiter({ perMinute: config.CLAIM_GUARD_PER_MINUTE }, 'dqs:limit:claim:'),
-    heavy: heavyBudget(),
+    heavy: countedBudget(heavyBudget(), usageLog),
   };
   const invites = redis
     ? await RedisInviteStore.open(redis, log, { onDataLost: dataLost('invites') })
@@ -203,6 +221,7 @@ export async function startService(config: Config, log: Logger, options: StartOp
     cache,
     keys,
     limits,
+    usage,
     invites,
     admission,
     exports,
@@ -236,6 +255,7 @@ export async function startService(config: Config, log: Logger, options: StartOp
     token: adminToken,
     log,
     metrics,
+    usage: usageLog,
   });
   const admin = createHttpServer(adminApp.callback(), timeouts, log.child({ listener: 'admin' }));
   await listen(admin, config.ADMIN_PORT, '127.0.0.1');
@@ -272,8 +292,11 @@ export async function startService(config: Config, log: Logger, options: StartOp
         keys.close(),
         invites.close(),
         webhooks.store.close(),
+        usage.guard.close(),
         ...Object.values(limits).map((limiter) => limiter.close()),
       ]);
+      // After the listeners: the last answers are counted; before Redis goes.
+      await usageLog.close();
       redis?.disconnect();
     },
   };

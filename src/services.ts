@@ -17,6 +17,7 @@ import type { KeptResults } from './query/kept-results.ts';
 import type { RevisionDiff } from './query/revisions.ts';
 import type { CalendarSettings } from './releases/release-calendar.ts';
 import type { Releases } from './releases/releases.ts';
+import type { UsageLog } from './usage/usage-log.ts';
 import type { Webhooks } from './webhooks/manage.ts';
 
 /** The limiters requests are counted against (docs/api.md "Rate limits"). */
@@ -31,6 +32,18 @@ export interface Limits {
   readonly claims: Limiter;
   /** Per API key: seconds of heavy work a minute (KEY_HEAVY_SECONDS_PER_MINUTE). */
   readonly heavy: HeavyBudget;
+}
+
+/** Each key's usage (GET /v1/usage, /v1/usage/daily, `npm run admin -- usage`). */
+export interface UsageService {
+  /** Counts each answered request, and reads a key's days from the store with what is not written yet. */
+  readonly log: UsageLog;
+  /** Per API key: calls to the usage endpoints (USAGE_LIMIT_PER_MINUTE), which no other limit counts. */
+  readonly guard: Limiter;
+  /** Where the limiters count: Redis shared by the replicas, this process's memory, or nowhere (BENCH_DISABLE_LIMITS). */
+  readonly backend: 'redis' | 'memory' | 'disabled';
+  /** False with BENCH_DISABLE_USAGE: no answer is counted (the bench times what counting costs). */
+  readonly counting: boolean;
 }
 
 /** What request handlers depend on, built once at start and passed down. */
@@ -70,6 +83,7 @@ export interface Services {
   readonly cache: ResponseCache;
   readonly keys: KeyStore;
   readonly limits: Limits;
+  readonly usage: UsageService;
   readonly invites: InviteStore;
   /** Turns for heavy work: aggregates computed, revisions diffs, histories, filtered exports, release loads. */
   readonly admission: Admission;

@@ -31,7 +31,7 @@ function budgetContract(name: string, make: () => MakeBudget, hooks: { before?: 
 
   test('charges add up per key; reading charges nothing', async () => {
     const b = budget();
-    assert.equal(await b.read('a'), { remainingMs: 60_000, retryAfterSeconds: 0 });
+    assert.equal(await b.read('a'), { remainingMs: 60_000, retryAfterSeconds: 0, usedMs: 0, resetSeconds: 0 });
     assert.is((await b.charge('a', 25_000)).remainingMs, 35_000);
     now += 1000;
     assert.is((await b.charge('a', 30_000)).remainingMs, 5_000);
@@ -47,11 +47,15 @@ function budgetContract(name: string, make: () => MakeBudget, hooks: { before?: 
     now += 10_000;
     // Overshoots: a job is charged whole when it ends.
     const spent = await b.charge('a', 30_000);
-    assert.equal(spent, { remainingMs: 0, retryAfterSeconds: 40 }, 'the first charge leaves at +60 s, leaving 50 s spent: under 60');
+    assert.equal(
+      spent,
+      { remainingMs: 0, retryAfterSeconds: 40, usedMs: 70_000, resetSeconds: 40 },
+      'the overshoot is used; the first charge leaves at +60 s, leaving 50 s spent: under 60',
+    );
     now += 39_000;
     assert.is((await b.read('a')).remainingMs, 0);
     now += 1_000;
-    assert.equal(await b.read('a'), { remainingMs: 10_000, retryAfterSeconds: 0 });
+    assert.equal(await b.read('a'), { remainingMs: 10_000, retryAfterSeconds: 0, usedMs: 50_000, resetSeconds: 10 });
     now += 15_000;
     assert.is((await b.read('a')).remainingMs, 30_000);
     now += 5_000;
@@ -98,11 +102,13 @@ if (REDIS_BINARY) {
     await a!.charge('k', 6_000);
     await b!.charge('k', 3_000);
     assert.is((await a!.read('k')).remainingMs, 1_000, 'A sees what B charged');
-    assert.is((await b!.read('k')).remainingMs, 1_000);
+    assert.is((await b!.read('k')).unavailable, undefined);
     fixture.server.pause();
     try {
-      // Timed out: each replica falls back to its own charges.
-      assert.is((await a!.read('k')).remainingMs, 4_000);
+      // Timed out: each replica falls back to its own charges, and says so (GET /v1/usage's "limiter").
+      const fallback = await a!.read('k');
+      assert.is(fallback.remainingMs, 4_000);
+      assert.is(fallback.unavailable, true);
       assert.is((await b!.charge('k', 2_000)).remainingMs, 5_000);
     } finally {
       fixture.server.resume();
@@ -117,6 +123,6 @@ const noop = suite('noop heavy budget (BENCH_DISABLE_LIMITS)');
 noop('charges nothing', async () => {
   const b = new NoopBudget(1000);
   await b.charge('a', 5000);
-  assert.equal(await b.read('a'), { remainingMs: 1000, retryAfterSeconds: 0 });
+  assert.equal(await b.read('a'), { remainingMs: 1000, retryAfterSeconds: 0, usedMs: 0, resetSeconds: 0 });
 });
 noop.run();

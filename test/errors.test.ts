@@ -25,6 +25,8 @@ import type { RevisionDiff } from '../src/query/revisions.ts';
 import { DATASETS } from '../src/registry.ts';
 import { Releases } from '../src/releases/releases.ts';
 import type { Services } from '../src/services.ts';
+import { MemoryUsageStore } from '../src/usage/memory-store.ts';
+import { UsageLog } from '../src/usage/usage-log.ts';
 import { type Response, send, startTestService, type TestService, tempDir } from './helpers/service.ts';
 
 // Every error scenario of spec section 7.2 (rate limiting aside), plus the body
@@ -368,6 +370,12 @@ loading('data routes answer 503 with Retry-After; catalog and key checks still w
     exports: { open: new OpenExports(2), idleMs: 60_000 },
     // This app is asked only for data routes; its webhooks are never reached.
     webhooks: {} as Services['webhooks'],
+    usage: {
+      log: new UsageLog(new MemoryUsageStore(Date.now), Date.now, 60_000),
+      guard: new MemoryLimiter({ perMinute: 30 }, Date.now),
+      backend: 'memory' as const,
+      counting: true,
+    },
   };
   const server = http.createServer(createApp(services).callback()).listen(0, '127.0.0.1');
   await once(server, 'listening');

@@ -26,6 +26,7 @@ const LAYERS: Readonly<Record<string, number>> = {
   limits: 1,
   admission: 1,
   keys: 1,
+  usage: 3,
   invites: 1,
   store: 1,
   render: 2,

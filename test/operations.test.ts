@@ -266,6 +266,8 @@ codes('every error in the catalog has its own stable snake_case code', () => {
     new errors.ClientGoneError(),
     new errors.HeavyBudgetError(60, 1),
     new errors.StoreUnavailableError(),
+    new errors.UsageLimitError(30, 1),
+    new errors.UsageUnavailableError(),
   ];
   const catalog = Object.values(errors).filter((e) => typeof e === 'function' && e.prototype instanceof errors.ApiError);
   assert.is(instances.length, catalog.length, 'every class of the catalog is listed here');

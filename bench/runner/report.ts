@@ -48,6 +48,23 @@ export function figureRow(f: Figure): string {
   return `${f.title.slice(0, 44).padEnd(44)} ${String(f.connections).padStart(4)} ${ms(s.p50).padStart(7)} ${ms(s.p99).padStart(7)} ${s.rps.toFixed(0).padStart(6)} ${Math.round(s.bytes).toLocaleString('en').padStart(8)} │ ${ceilings.padEnd(58)} │ ${(f.noise[f.by] * 100).toFixed(0).padStart(3)}%  │ ${s.clientCpu === undefined ? '' : `${(s.clientCpu * 100).toFixed(0).padStart(3)}%`}`;
 }
 
+/** Server CPU time a request (seconds), from a run's CPU share and rate; undefined where the CPU was not read. */
+const cpuPerRequest = (s: { serverCpu?: number; rps: number }) => (s.serverCpu === undefined ? undefined : s.serverCpu / s.rps);
+
+/**
+ * What counting each answer in its key's usage adds to a request's server CPU: the
+ * counting server's CPU a request over the one started with BENCH_DISABLE_USAGE
+ * (docs/performance.md "Usage counting"; the target is at most 5%).
+ */
+export function usageCost(f: Figure): string {
+  const counted = cpuPerRequest(f.service);
+  const uncounted = cpuPerRequest(f.ceilings.uncounted!);
+  if (counted === undefined || uncounted === undefined) return `${f.title} @${f.connections}: server CPU not read`;
+  const us = (seconds: number) => `${(seconds * 1e6).toFixed(1)} µs`;
+  const added = (counted / uncounted - 1) * 100;
+  return `usage counting, ${f.title.replace(/, usage counted vs not$/, '')} @${f.connections}: server CPU a request ${us(counted)} counted, ${us(uncounted)} not: ${added >= 0 ? '+' : ''}${added.toFixed(1)}% (target ≤ 5%)`;
+}
+
 export function sweepRow(e: SweepEntry, reference: SweepEntry | undefined): string {
   const vs = reference ? ` (${(e.page.p50 / reference.page.p50).toFixed(2)}× 1x)` : '';
   return `${`${e.scale}x`.padStart(4)} ${e.rows.toLocaleString('en').padStart(11)} ggr rows  page p50 ${ms(e.page.p50)} ms${vs}, p99 ${ms(e.page.p99)} ms  load ${e.loadSeconds.toFixed(1)} s  peak while loading ${e.loadPeakMB} MB  steady RSS ${e.steadyRssMB} MB`;

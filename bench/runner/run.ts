@@ -42,7 +42,7 @@ import { compareResults, formatComparison } from './compare.ts';
 import type { Stats } from './load.ts';
 import { type Figure, figure, rounds, type ServerSide, type Timing } from './measure.ts';
 import { PROFILE_SCENARIOS, profileScenario } from './profile.ts';
-import { figureRow, line, progress, summary, sweepRow, TABLE_HEADER } from './report.ts';
+import { figureRow, line, progress, summary, sweepRow, TABLE_HEADER, usageCost } from './report.ts';
 import { commit, evaluateTargets, machine, machineKind, NOISE_FLOOR, type Result, resultName, SCHEMA, type SelfCheck } from './result.ts';
 import { type Sweep, sweep } from './sweep.ts';
 import { plainWrk, WRK_BINARY, WRK_SKIP_REASON, wrk } from './wrk.ts';
@@ -459,6 +459,38 @@ async function main(): Promise<void> {
     }
   } finally {
     await cached.stop();
+  }
+  // Usage counting (issue 54): the same hits from a server counting each answer in its
+  // key's usage and one started with BENCH_DISABLE_USAGE, alternated in the same rounds.
+  {
+    const uncounted = await serve('uncounted-baseline', { BENCH_DISABLE_USAGE: 'true' });
+    const counted = await serve('counted', {}).catch(async (err) => {
+      await uncounted.stop();
+      throw err;
+    });
+    try {
+      const side = (server: ServiceProcess, headers: Record<string, string>): ServerSide => ({
+        url: server.url,
+        requests: withKey([{ path: PAGE, headers, status: 200 }], server.headers),
+        pid: server.pid,
+      });
+      for (const [id, coding] of [
+        ['usage-counted-br', 'br'],
+        ['usage-counted-json', 'identity'],
+      ] as const) {
+        const headers = { 'accept-encoding': coding };
+        await against(
+          id,
+          `cached hit, JSON ${coding}, usage counted vs not`,
+          'uncounted',
+          side(uncounted, headers),
+          side(counted, headers),
+        );
+        for (const f of figures.filter((f) => f.scenario === id)) line(usageCost(f));
+      }
+    } finally {
+      await Promise.all([uncounted.stop(), counted.stop()]);
+    }
   }
   if (options.baseline) {
     // Cache on, as served by default: code or node flags that change a hit judged in one run.

@@ -17,7 +17,9 @@ import { capture, PAGE } from '../scenarios/suite.ts';
 // callgrind, are warmed at one client, then count --requests sequential hits. Reported
 // per hit: the main thread (the request's own work) and every thread (V8's compiler and
 // GC helpers, libuv's pool). Needs valgrind and wrk (Debian: apt-get install valgrind wrk).
-//   npx tsx bench/scripts/instructions.ts [--root CHECKOUT] [--data DATA_DIR] [--requests N] [--warmup SECONDS]
+// --env NAME=VALUE (repeatable) starts the service with that setting: BENCH_DISABLE_USAGE=true
+// against none gives what counting usage costs a hit (docs/performance.md "Usage counting").
+//   npx tsx bench/scripts/instructions.ts [--root CHECKOUT] [--data DATA_DIR] [--requests N] [--warmup SECONDS] [--env NAME=VALUE]
 
 const ROOT = path.resolve(import.meta.dirname, '..', '..');
 const { values: args } = parseArgs({
@@ -26,6 +28,7 @@ const { values: args } = parseArgs({
     data: { type: 'string', default: path.join(ROOT, 'tmp', 'bench', 'small') },
     requests: { type: 'string', default: '2000' },
     warmup: { type: 'string', default: '60' },
+    env: { type: 'string', multiple: true, default: [] },
   },
 });
 const DATA_DIR = path.resolve(args.data);
@@ -70,7 +73,7 @@ const format = (n: number) => Math.round(n).toLocaleString('en');
 try {
   console.log(`starting ${args.root}'s server under callgrind (slow: a minute or more)`);
   const service = await startServer(
-    { DATA_DIR, STATE_DIR: path.join(work, 'state') },
+    { DATA_DIR, STATE_DIR: path.join(work, 'state'), ...Object.fromEntries(args.env.map((pair) => pair.split(/=(.*)/s).slice(0, 2))) },
     path.join(work, 'service.log'),
     path.resolve(args.root),
     [],

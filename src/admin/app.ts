@@ -14,8 +14,10 @@ import type { KeyRecord, KeyStore } from '../keys/store.ts';
 import type { Metrics } from '../metrics.ts';
 import { invalidParameters } from '../query/options/params.ts';
 import { RedisUnavailableError } from '../state/redis-unavailable.ts';
+import type { UsageLog } from '../usage/usage-log.ts';
 import type { WebhookStore } from '../webhooks/store.ts';
 import * as invites from './invites.ts';
+import * as usage from './usage.ts';
 import * as webhooks from './webhooks.ts';
 
 // The operators' surface: bound to 127.0.0.1 only and authenticated by the token in
@@ -57,6 +59,7 @@ export function createAdminApp(options: {
   token: string;
   log: Logger;
   metrics: Metrics;
+  usage: UsageLog;
 }): Koa<RequestState> {
   const expected = Buffer.from(`Bearer ${options.token}`);
   const app = new Koa<RequestState>();
@@ -115,6 +118,7 @@ export function createAdminApp(options: {
   });
   invites.register(router, options);
   webhooks.register(router, options);
+  usage.register(router, options);
   // Loads what DATA_DIR's pointer names now; a release that cannot be loaded leaves
   // the served one serving and says why.
   router.post('/releases/reload', async (ctx) => {

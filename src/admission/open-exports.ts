@@ -8,6 +8,11 @@ export class OpenExports {
 
   constructor(readonly perKey: number) {}
 
+  /** Exports of `key` streaming now, counting nothing (GET /v1/usage). */
+  openFor(key: string): number {
+    return this.open.get(key) ?? 0;
+  }
+
   /** Counts an export of `key` as open and returns what closes it (once), or undefined when the key has `perKey` open. */
   begin(key: string): (() => void) | undefined {
     const count = this.open.get(key) ?? 0;

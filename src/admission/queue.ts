@@ -73,6 +73,16 @@ export class Admission {
     return this.options.maxWaitMs;
   }
 
+  /** Heavy jobs one key may have running at once (ADMISSION_PER_KEY). */
+  get perKey(): number {
+    return this.options.perKey;
+  }
+
+  /** Jobs of `key` running now (GET /v1/usage). */
+  runningFor(key: string): number {
+    return this.running.get(key) ?? 0;
+  }
+
   /** Jobs waiting for a turn, across keys. */
   get queued(): number {
     let n = 0;

@@ -195,6 +195,75 @@ program
     );
   });
 
+interface UsageDay {
+  date: string;
+  requests: number;
+  by_status: Record<string, number>;
+  refused: Record<string, number>;
+  exports: number;
+  bytes_sent: number;
+  heavy_seconds: number;
+}
+
+interface UsageRow {
+  id: string;
+  client: string | null;
+  requests: number;
+  refused: number;
+  exports: number;
+  heavy_seconds: number;
+  bytes_sent: number;
+}
+
+const tallyText = (tally: Record<string, number>) =>
+  Object.entries(tally)
+    .map(([name, n]) => `${name} ${n}`)
+    .join(', ') || '-';
+
+program
+  .command('usage [key-or-id]')
+  .description("A key's usage per UTC day, or with --top the keys that use the service most; read from the store /v1/usage/daily reads")
+  .option('--days <n>', 'the last N UTC days, today included (at most 92)', '7')
+  .option('--top <n>', 'list the N keys with the most usage instead of one key')
+  .option('--by <measure>', 'with --top: order by requests, refused, exports or heavy_seconds', 'requests')
+  .option('--json', 'print JSON instead of a table')
+  .action(async (ref: string | undefined, options: { days: string; top?: string; by: string; json?: boolean }) => {
+    if (options.top !== undefined) {
+      const query = new URLSearchParams({ days: options.days, top: options.top, by: options.by });
+      const top = await call<{ start: string; end: string; keys: UsageRow[] }>('GET', `/usage?${query}`);
+      if (options.json) return console.log(JSON.stringify(top, null, 2));
+      console.log(`Usage from ${top.start} to ${top.end} (UTC), by ${options.by}:`);
+      if (top.keys.length === 0) return console.log('No requests with a key in these days.');
+      return printTable(
+        ['ID', 'CLIENT', 'REQUESTS', 'REFUSED', 'EXPORTS', 'HEAVY S', 'BYTES SENT'],
+        top.keys.map((k) => [
+          k.id,
+          k.client ?? '(unknown)',
+          ...[k.requests, k.refused, k.exports, k.heavy_seconds, k.bytes_sent].map(String),
+        ]),
+      );
+    }
+    if (!ref) throw new CliError('name a key (its id key_… or the full key), or give --top N');
+    const usage = await call<{ key: { id: string; client: string }; start: string; end: string; days: UsageDay[] }>('POST', '/usage/key', {
+      ref,
+      days: options.days,
+    });
+    if (options.json) return console.log(JSON.stringify(usage, null, 2));
+    console.log(`Usage of ${usage.key.id} (${usage.key.client}) from ${usage.start} to ${usage.end} (UTC):`);
+    printTable(
+      ['DATE', 'REQUESTS', 'STATUS', 'REFUSED', 'EXPORTS', 'HEAVY S', 'BYTES SENT'],
+      usage.days.map((d) => [
+        d.date,
+        String(d.requests),
+        tallyText(d.by_status),
+        tallyText(d.refused),
+        String(d.exports),
+        String(d.heavy_seconds),
+        String(d.bytes_sent),
+      ]),
+    );
+  });
+
 await program.parseAsync().catch((err: Error) => {
   console.error(`admin: ${err instanceof CliError || err instanceof ConfigError ? err.message : err.stack}`);
   process.exit(1);

@@ -324,6 +324,19 @@ function program(env: NodeJS.ProcessEnv): Command {
       await write(`${JSON.stringify(await connect().releases(), null, 2)}\n`);
     });
   addWebhookCommands(cli, () => connect(), write);
+  cli
+    .command('usage')
+    .description(
+      "Where the key stands, every limit that can refuse it, as JSON (GET /v1/usage); with --daily, its usage per UTC day (GET /v1/usage/daily). Counts against no limit but the key's usage guard",
+    )
+    .option('--daily', 'the usage per UTC day instead, by default the last 7 days')
+    .option('--start <YYYY-MM-DD>', 'with --daily: the first day')
+    .option('--end <YYYY-MM-DD>', 'with --daily: the last day (default: today)')
+    .action(async ({ daily, start, end }: { daily?: boolean; start?: string; end?: string }) => {
+      if (!daily && (start !== undefined || end !== undefined)) throw new CliError('--start and --end go with --daily');
+      const answer = daily ? await connect().usageDaily({ start, end }) : await connect().usage();
+      await write(`${JSON.stringify(answer, null, 2)}\n`);
+    });
   return cli;
 }
 

@@ -36,6 +36,35 @@ export class TooManyRequestsError extends ApiError {
   }
 }
 
+/** GET /v1/usage and /v1/usage/daily asked more than USAGE_LIMIT_PER_MINUTE times in a rolling minute by one key; its data requests are not affected. */
+export class UsageLimitError extends ApiError {
+  override readonly code = 'usage_limited';
+
+  constructor(limit: number, retryAfterSeconds: number) {
+    super(
+      429,
+      {
+        error: `Too many usage requests: at most ${limit} per key per minute to /v1/usage and /v1/usage/daily (USAGE_LIMIT_PER_MINUTE); this does not limit data requests; try again in ${retryAfterSeconds} seconds`,
+        retryAfterSeconds,
+      },
+      { 'Retry-After': String(retryAfterSeconds) },
+    );
+  }
+}
+
+/** GET /v1/usage/daily while Redis (REDIS_URL), where the days are kept, does not answer. */
+export class UsageUnavailableError extends ApiError {
+  override readonly code = 'usage_unavailable';
+
+  constructor() {
+    super(
+      503,
+      { error: 'Cannot read usage history right now: its store (Redis) is not answering; try again shortly' },
+      { 'Retry-After': '5' },
+    );
+  }
+}
+
 /** The shared key store cannot be reached and this replica has never seen the key. */
 export class KeysUnavailableError extends ApiError {
   override readonly code = 'keys_unavailable';

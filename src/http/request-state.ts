@@ -13,6 +13,8 @@ export interface RequestState {
   route?: string;
   /** The key a /v1 request was admitted with (respond/request-key.ts). */
   key?: KeyRecord;
+  /** The request window of the key's rate limit that refused it (middleware/api-key.ts), for its usage (GET /v1/usage/daily). */
+  refusedWindow?: 'minute' | 'day';
   /** The error catalog's code of an error answer, for the log line and the metrics. */
   errorCode?: string;
   /** A cacheable 200 answered (respond/cacheable.ts), which the replay table records. */

@@ -13,6 +13,12 @@ export interface BudgetState {
   readonly remainingMs: number;
   /** When spent: whole seconds (at least 1) until enough of the spending is older than 60 s. */
   readonly retryAfterSeconds: number;
+  /** Milliseconds charged in the rolling minute, an overshoot included (GET /v1/usage). */
+  readonly usedMs: number;
+  /** Whole seconds until the oldest charge leaves the window (0 when none). */
+  readonly resetSeconds: number;
+  /** True when the shared store did not answer and this replica's own count stands in (RedisBudget). */
+  readonly unavailable?: boolean;
 }
 
 export interface HeavyBudget {
@@ -35,12 +41,14 @@ export interface Spent {
 export function budgetState(perMinuteMs: number, spent: readonly Spent[], now: number): BudgetState {
   let used = 0;
   for (const { ms } of spent) used += ms;
-  if (used < perMinuteMs) return { remainingMs: perMinuteMs - used, retryAfterSeconds: 0 };
+  const resetSeconds = spent.length === 0 ? 0 : Math.max(1, Math.ceil((spent[0]!.at + MINUTE_MS - now) / 1000));
+  if (used < perMinuteMs) return { remainingMs: perMinuteMs - used, retryAfterSeconds: 0, usedMs: used, resetSeconds };
   // Room comes back when the oldest charges leave the window: the first one after which what is left is under the limit.
   let left = used;
   for (const { at, ms } of spent) {
     left -= ms;
-    if (left < perMinuteMs) return { remainingMs: 0, retryAfterSeconds: Math.max(1, Math.ceil((at + MINUTE_MS - now) / 1000)) };
+    if (left < perMinuteMs)
+      return { remainingMs: 0, retryAfterSeconds: Math.max(1, Math.ceil((at + MINUTE_MS - now) / 1000)), usedMs: used, resetSeconds };
   }
-  return { remainingMs: 0, retryAfterSeconds: 1 };
+  return { remainingMs: 0, retryAfterSeconds: 1, usedMs: used, resetSeconds };
 }

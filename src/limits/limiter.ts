@@ -38,6 +38,8 @@ export interface Decision {
   /** When refused: whole seconds (at least 1) until this id's next request would be admitted. */
   readonly retryAfterSeconds: number;
   readonly windows: readonly WindowState[];
+  /** True when the shared store did not answer: nothing was counted, and the windows show the whole quota (RedisLimiter). */
+  readonly unavailable?: boolean;
 }
 
 /** Counts requests per id (an API key's id, a client address) against one policy. */

@@ -5,11 +5,11 @@ export class NoopBudget implements HeavyBudget {
   constructor(readonly perMinuteMs: number) {}
 
   async read(_id: string): Promise<BudgetState> {
-    return { remainingMs: this.perMinuteMs, retryAfterSeconds: 0 };
+    return { remainingMs: this.perMinuteMs, retryAfterSeconds: 0, usedMs: 0, resetSeconds: 0 };
   }
 
   async charge(_id: string, _ms: number): Promise<BudgetState> {
-    return { remainingMs: this.perMinuteMs, retryAfterSeconds: 0 };
+    return { remainingMs: this.perMinuteMs, retryAfterSeconds: 0, usedMs: 0, resetSeconds: 0 };
   }
 
   async close(): Promise<void> {}

@@ -71,7 +71,7 @@ export class RedisBudget implements HeavyBudget {
         this.lastLogged = now;
         this.options.log.error({ err }, 'heavy budget unavailable in Redis: this replica counts it alone until Redis answers');
       }
-      return fallback;
+      return { ...fallback, unavailable: true };
     }
   }
 

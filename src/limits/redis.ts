@@ -88,7 +88,7 @@ export class RedisLimiter implements Limiter {
     } catch (err) {
       this.options.onError?.();
       this.logFailure(err as Error);
-      return uncounted(this.policy, clock ? clock() : Date.now());
+      return { ...uncounted(this.policy, clock ? clock() : Date.now()), unavailable: true };
     }
   }
 

@@ -37,6 +37,8 @@ import type {
   RevisionPage,
   RevisionQuery,
   RevisionRow,
+  UsageAnswer,
+  UsageDay,
 } from './types.ts';
 import { Webhooks } from './webhooks.ts';
 
@@ -212,6 +214,17 @@ export class DataQueryClient {
   async releases(): Promise<ReleaseInfo[]> {
     const answer = await this.send('/v1/releases', {}, 'json');
     return (JSON.parse(answer.body.toString('utf8')) as { releases: ReleaseInfo[] }).releases;
+  }
+
+  /** Where the key stands now: every limit that can refuse it (GET /v1/usage); counts against no limit but its own small guard. */
+  async usage(): Promise<UsageAnswer> {
+    return JSON.parse((await this.send('/v1/usage', {}, 'json')).body.toString('utf8')) as UsageAnswer;
+  }
+
+  /** The key's usage per UTC day from `start` to `end` (YYYY-MM-DD; by default the last 7 days) (GET /v1/usage/daily). */
+  async usageDaily(range: { start?: string; end?: string } = {}): Promise<UsageDay[]> {
+    const answer = await this.send('/v1/usage/daily', { start: range.start, end: range.end }, 'json');
+    return (JSON.parse(answer.body.toString('utf8')) as { days: UsageDay[] }).days;
   }
 
   async catalog(options: ReleaseChoice = {}): Promise<CatalogEntry[]> {

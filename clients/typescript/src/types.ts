@@ -293,3 +293,48 @@ export interface AggregatePage<M extends Metric> {
   readonly data: AggregateRow<M>[];
   readonly pagination: { cursor: string; has_more: boolean };
 }
+
+/** One limit that can refuse the key (GET /v1/usage); docs/api.md "Usage" says which setting sets each. */
+export interface UsageLimit {
+  readonly limit: number;
+  /** Null while the service's Redis does not answer (`limiter: 'unavailable'`). */
+  readonly used: number | null;
+  readonly remaining: number | null;
+  /** Whole seconds until a unit comes back; null for a limit on work at once. */
+  readonly reset: number | null;
+  readonly reset_at: string | null;
+  /** The window in seconds; null for a limit on work at once. */
+  readonly window: number | null;
+}
+
+/** Where the key stands now (GET /v1/usage). */
+export interface UsageAnswer {
+  readonly key: { readonly id: string; readonly client: string; readonly created_at: string; readonly last_used_at: string | null };
+  readonly as_of: string;
+  readonly limiter: 'redis' | 'memory' | 'unavailable' | 'disabled';
+  /** The window the X-RateLimit-* headers describe. */
+  readonly binding: 'minute' | 'day';
+  readonly limits: Readonly<
+    Record<'minute' | 'day' | 'exports_day' | 'exports_open' | 'heavy_seconds_minute' | 'heavy_running', UsageLimit>
+  >;
+  readonly last_refused: {
+    readonly at: string;
+    readonly limit: string;
+    readonly path: string;
+    readonly request_id: string;
+    readonly retry_after: number | null;
+  } | null;
+}
+
+/** One UTC day of the key's usage (GET /v1/usage/daily). */
+export interface UsageDay {
+  readonly date: string;
+  readonly requests: number;
+  readonly by_status: Readonly<Record<string, number>>;
+  readonly by_endpoint: Readonly<Record<string, number>>;
+  /** Refusals by the limit that refused: minute, day, exports_day, exports_open, heavy_seconds_minute, busy, timeout… */
+  readonly refused: Readonly<Record<string, number>>;
+  readonly exports: number;
+  readonly bytes_sent: number;
+  readonly heavy_seconds: number;
+}

@@ -29,6 +29,12 @@ export class ApiFailure extends Error {
   }
 }
 
+let answered: () => void = () => {};
+/** Told after each answer the API gives the page (the usage panel's own excepted), whatever its status. */
+export const onAnswered = (listener: () => void) => {
+  answered = listener;
+};
+
 async function send(pathAndQuery: string, headers: Record<string, string> = {}): Promise<Response> {
   let res: Response;
   try {
@@ -40,6 +46,7 @@ async function send(pathAndQuery: string, headers: Record<string, string> = {}):
   } catch (err) {
     throw new ApiFailure(0, `The service could not be reached: ${(err as Error).message}`, undefined, undefined);
   }
+  if (!pathAndQuery.startsWith('/v1/usage')) answered();
   if (res.ok || res.status === 304) return res;
   const text = await res.text();
   let body: { error?: string; details?: unknown; hint?: string } = {};

@@ -1,7 +1,7 @@
 import 'uplot/dist/uPlot.min.css';
 import './style.css';
 import { ENDPOINTS } from '../views.ts';
-import { forgetKey, readKey, saveKey } from './api.ts';
+import { forgetKey, onAnswered, readKey, saveKey } from './api.ts';
 import { renderCatalog } from './catalog.ts';
 import { TABLE_ID } from './chart.ts';
 import { announce, h } from './dom.ts';
@@ -9,6 +9,7 @@ import { rememberFocus, restoreFocus } from './focus-keeper.ts';
 import { operations } from './openapi.ts';
 import { renderQuery } from './query-view.ts';
 import { currentView, navigate, pageUrl, setNavigateHandler } from './url-state.ts';
+import { hideUsage, refreshUsage, usagePanel } from './usage-panel.ts';
 import { updateViewLinks } from './view-links.ts';
 
 // The Explore page: the key form, the links to each view, and the view the URL names.
@@ -48,6 +49,7 @@ function shell(): void {
   });
   keyForm.querySelector('#forget-key')!.addEventListener('click', () => {
     forgetKey();
+    hideUsage();
     keyInput.value = '';
     keyInput.placeholder = '';
     announce('Key forgotten.');
@@ -78,7 +80,15 @@ function shell(): void {
   });
   document.body.append(
     skipLinks,
-    h('header', {}, h('h1', {}, 'Explore'), h('p', { class: 'muted' }, 'Data Query Service: every view is a /v1 request.'), keyForm, links),
+    h(
+      'header',
+      {},
+      h('h1', {}, 'Explore'),
+      h('p', { class: 'muted' }, 'Data Query Service: every view is a /v1 request.'),
+      keyForm,
+      usagePanel,
+      links,
+    ),
     h('p', { id: 'status', role: 'status', 'aria-live': 'polite', class: 'muted' }),
     view,
   );
@@ -118,6 +128,7 @@ async function show(): Promise<void> {
 }
 
 shell();
+onAnswered(refreshUsage);
 keyInput.placeholder = readKey() ? 'saved for this tab' : '';
 setNavigateHandler(() => void show());
 addEventListener('popstate', () => void show());

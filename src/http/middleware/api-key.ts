@@ -5,18 +5,21 @@ import {
   KeysUnavailableError,
   MissingKeyError,
   TooManyRequestsError,
+  UsageLimitError,
 } from '../../errors/index.ts';
 import { looksLikeKey } from '../../keys/key-format.ts';
 import type { KeyRecord } from '../../keys/store.ts';
 import type { Services } from '../../services.ts';
 import type { RequestContext } from '../request-state.ts';
 import { setRequestKey } from '../respond/request-key.ts';
-import { setLimitHeaders } from './limit-headers.ts';
+import { setLimitHeaders, tightestWindow } from './limit-headers.ts';
 
-type KeyServices = Pick<Services, 'keys' | 'limits' | 'clock' | 'metrics' | 'notifications'>;
+type KeyServices = Pick<Services, 'keys' | 'limits' | 'clock' | 'metrics' | 'notifications' | 'usage'>;
 
 /** As case-insensitive as the router, so /V1/catalog cannot slip past the key check. */
 const isV1 = (path: string) => /^\/v1(\/|$)/i.test(path);
+/** The usage endpoints, which count against their own guard only (docs/api.md "Usage"). */
+const isUsage = (path: string) => /^\/v1\/usage(?:\/daily)?$/i.test(path);
 
 /** The feeds of the publication log, as the router matches them (any case, a trailing slash or not). */
 const isFeed = (path: string) => /^\/v1\/releases\.(atom|json)\/?$/i.test(path);
@@ -69,14 +72,29 @@ export async function admitKey(ctx: RequestContext, services: KeyServices): Prom
     throw new TooManyRequestsError(guard.retryAfterSeconds);
   }
   setRequestKey(ctx, found);
+  if (isUsage(ctx.path)) return admitUsage(ctx, services, found.id);
   services.keys.recordUse(found.id, services.clock());
   // A refusal charges nothing.
   const decision = await services.limits.requests.consume(found.id);
   setLimitHeaders(ctx, decision);
   if (!decision.allowed) {
     services.metrics.limiterRefusals.inc({ limiter: 'key' });
+    ctx.state.refusedWindow = tightestWindow(decision.windows).name;
     throw new TooManyRequestsError(decision.retryAfterSeconds);
   }
+}
+
+/**
+ * A usage request counts against the key's usage guard alone, so a key its other
+ * limits refuse can still ask where it stands; its limit headers are the key's request
+ * limits, read without counting, or the guard's on its own 429.
+ */
+async function admitUsage(ctx: RequestContext, services: KeyServices, id: string): Promise<void> {
+  const guard = await services.usage.guard.consume(id);
+  if (guard.allowed) return setLimitHeaders(ctx, await services.limits.requests.peek(id));
+  setLimitHeaders(ctx, guard, 'usage-');
+  services.metrics.limiterRefusals.inc({ limiter: 'usage' });
+  throw new UsageLimitError(guard.windows[0]!.limit, guard.retryAfterSeconds);
 }
 
 /** The request's one x-api-key ('' when it sent none), or the 401 for a key sent twice: no guessing which one the client meant. */

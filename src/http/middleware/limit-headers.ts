@@ -11,12 +11,11 @@ import type { RequestContext } from '../request-state.ts';
 export function limitHeaders(decision: Decision, prefix = ''): string[] {
   // Plain loops: this runs on every answer.
   const { windows } = decision;
-  let tightest = windows[0]!;
+  const tightest = tightestWindow(windows);
   let policy = '';
   let state = '';
   for (let i = 0; i < windows.length; i++) {
     const w: WindowState = windows[i]!;
-    if (w.remaining < tightest.remaining || (w.remaining === tightest.remaining && w.resetSeconds > tightest.resetSeconds)) tightest = w;
     const name = `${i === 0 ? '' : ', '}"${prefix}${w.name}"`;
     policy += `${name};q=${w.limit};w=${w.windowSeconds}`;
     state += `${name};r=${w.remaining};t=${w.resetSeconds}`;
@@ -33,6 +32,16 @@ export function limitHeaders(decision: Decision, prefix = ''): string[] {
     'RateLimit',
     state,
   ];
+}
+
+/** The window `X-RateLimit-*` describe: the one with the least remaining; on a tie, the one that comes back later. */
+export function tightestWindow(windows: readonly WindowState[]): WindowState {
+  let tightest = windows[0]!;
+  for (let i = 1; i < windows.length; i++) {
+    const w = windows[i]!;
+    if (w.remaining < tightest.remaining || (w.remaining === tightest.remaining && w.resetSeconds > tightest.resetSeconds)) tightest = w;
+  }
+  return tightest;
 }
 
 export function setLimitHeaders(ctx: RequestContext, decision: Decision, prefix?: string): void {

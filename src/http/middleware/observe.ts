@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import type { Metrics } from '../../metrics.ts';
 import { refusalInstead } from '../connection-refusal.ts';
 import { EVERY_ANSWER } from '../every-answer.ts';
-import type { RequestState } from '../request-state.ts';
+import type { RequestContext, RequestState } from '../request-state.ts';
 import { renderError } from './errors.ts';
 import { nameRequest } from './request-id.ts';
 import { logRequest } from './request-log.ts';
@@ -22,6 +22,8 @@ export function observeRequests(options: {
   listener: 'public' | 'admin';
   router: Router<RequestState>;
   log: Logger;
+  /** Told of each answered request after it is counted and logged (its key's usage). */
+  record?: (ctx: RequestContext) => void;
 }): Middleware<RequestState> {
   const { log } = options;
   const count = requestCounter(options.metrics, options.listener, options.router);
@@ -44,6 +46,7 @@ export function observeRequests(options: {
       const ms = performance.now() - started;
       count(ctx, ms);
       logRequest(log, ctx, ms);
+      options.record?.(ctx);
     }
   };
 }

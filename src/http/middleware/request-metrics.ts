@@ -42,7 +42,7 @@ export function requestCounter(
  * router matches for its path and method (the claim and Explore pages, the admin
  * routes, a request refused before routing), else `unmatched`.
  */
-function routeOf(ctx: RequestContext, router: Router<RequestState>): string {
+export function routeOf(ctx: RequestContext, router: Router<RequestState>): string {
   if (ctx.state.route !== undefined) return ctx.state.route;
   const layer = router.match(ctx.path, ctx.method).pathAndMethod.find((l) => typeof l.path === 'string');
   return typeof layer?.path === 'string' ? layer.path : 'unmatched';

@@ -16,6 +16,7 @@ import { releasesAtom, releasesJsonFeed } from './release-feeds.ts';
 import { releases } from './releases.ts';
 import { revisions } from './revisions.ts';
 import type { Route } from './route.ts';
+import { usage, usageDaily } from './usage.ts';
 
 // Every endpoint of the public listener, one line each: the app registers them, and
 // the OpenAPI document describes them in this order.
@@ -32,6 +33,8 @@ export const ROUTES: readonly Route[] = [
   releasesAtom,
   releasesJsonFeed,
   catalog,
+  usage,
+  usageDaily,
   healthz,
   frontDoor,
   clients,
