@@ -83,7 +83,7 @@ export function streamRevisions(
   async function* columns(): AsyncGenerator<ColumnRows> {
     for await (const rows of batches) {
       const dimensions = rows.dimensions.map(
-        (dimension, i): RowsColumn => ({ ...heads[i]!, type: heads[i]!.type as 'text' | 'integer', ...dimension }),
+        ({ name, values, codes }, i): RowsColumn => ({ name, type: heads[i]!.type as 'text' | 'integer', values, codes }),
       );
       const change: RowsColumn = { name: heads[d]!.name, type: 'text', values: changes, codes: rows.change };
       const values = [...rows.before, ...rows.after].map(
