@@ -21,3 +21,7 @@ export function dictionary(name: string, list: unknown): Dictionary {
   const code = values.length === 0 ? 'NULL' : `enum_code(CAST(${quoteIdent(name)} AS VARCHAR)::ENUM(${texts.join(', ')}))`;
   return { name, values, json: values.map((value) => JSON.stringify(value)), code };
 }
+
+/** The bytes a row's codes take in a kept table: 1, 2 or 4 per dimension, by its dictionary's size. */
+export const codeBytes = (dictionaries: readonly Dictionary[]): number =>
+  dictionaries.reduce((sum, d) => sum + (d.values.length <= 0x100 ? 1 : d.values.length <= 0x10000 ? 2 : 4), 0);

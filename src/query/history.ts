@@ -2,8 +2,7 @@ import type { Database } from '../duckdb/database.ts';
 import { quoteIdent, quoteLiteral } from '../duckdb/sql-text.ts';
 import { type DatasetDef, INTEGER_DIMENSIONS } from '../registry.ts';
 import type { HistoryColumn, HistoryRows } from '../render/history.ts';
-import { Turns } from '../store/slices.ts';
-import { type Dictionary, dictionary } from './dictionary.ts';
+import { codeBytes, type Dictionary, dictionary } from './dictionary.ts';
 import { type Filters, fileConditions, type YearRange } from './filters.ts';
 import { KeptTable } from './kept-table.ts';
 
@@ -43,7 +42,7 @@ let tables = 0;
 const BYTES = { release: 4, change: 1, value: 8 } as const;
 
 /** A computed history: `count` rows in a DuckDB table, numbered 0… in page order. */
-export class HistoryTable extends KeptTable {
+export class HistoryTable extends KeptTable<HistoryRows> {
   private constructor(
     db: Database,
     table: string,
@@ -77,11 +76,13 @@ export class HistoryTable extends KeptTable {
         const [row] = (await connection.runAndReadAll(`SELECT count(*), ${lists.join(', ')} FROM ${computed}`)).getRows();
         const dictionaries = dimensions.map((name, d) => dictionary(name, row![d + 1]));
         signal?.throwIfAborted();
-        const coded = columns.map((column) =>
-          column.role === 'dimension'
-            ? `${dictionaries.find((d) => d.name === column.name)!.code} AS ${quoteIdent(column.name)}`
-            : quoteIdent(column.name),
-        );
+        // Numbers only, as a diff keeps them: a release with none is the code after the last release, a value with none NaN.
+        const coded = columns.map((column) => {
+          const name = quoteIdent(column.name);
+          if (column.role === 'dimension') return `${dictionaries.find((d) => d.name === column.name)!.code} AS ${name}`;
+          if (column.role === 'release') return `coalesce(${name}, ${query.releases.length}) AS ${name}`;
+          return column.role === 'value' ? `coalesce(${name}, 'NaN'::DOUBLE) AS ${name}` : name;
+        });
         // Sorted by the values, not the codes: a dictionary is sorted as DuckDB sorts its values, so the order is the same.
         await connection.run(`CREATE TABLE ${table} AS SELECT ${coded.join(', ')} FROM ${computed} ORDER BY ${order}`);
         return { count: Number(row![0]), dictionaries };
@@ -104,45 +105,32 @@ export class HistoryTable extends KeptTable {
 
   /** About the bytes its table holds: each dimension's code (1, 2 or 4 bytes, by its dictionary's size), then its other columns. */
   get bytes(): number {
-    const codes = this.dictionaries.reduce((sum, d) => sum + (d.values.length <= 0x100 ? 1 : d.values.length <= 0x10000 ? 2 : 4), 0);
-    return this.count * this.columns.reduce((sum, c) => sum + (c.role === 'dimension' ? 0 : BYTES[c.role]), codes);
+    return this.count * this.columns.reduce((sum, c) => sum + (c.role === 'dimension' ? 0 : BYTES[c.role]), codeBytes(this.dictionaries));
   }
 
-  /** Rows [start, end) in page order, decoded: a dimension's value from its dictionary, a release's id, a change's name. */
+  /** Rows [start, end) in page order: codes into a dimension's dictionary, the releases' ids (then null) and the changes' names; doubles. */
   async rows(start: number, end: number): Promise<HistoryRows> {
-    const { columns, ids, dictionaries } = this;
+    const { columns, dictionaries } = this;
     const count = Math.max(0, end - start);
-    const values = columns.map(() => new Array<string | number | null>(count));
-    if (count === 0) return { count, columns, values };
-    const decode = columns.map((column): ((item: number | null) => string | number | null) => {
-      if (column.role === 'dimension') {
-        const { values } = dictionaries.find((d) => d.name === column.name)!;
-        return (code) => (code === null ? null : values[code]!);
-      }
-      if (column.role === 'release') return (seq) => (seq === null ? null : ids[seq]!);
-      if (column.role === 'change') return (code) => (code === null ? null : HISTORY_CHANGES[code]!);
-      return (value) => value;
-    });
-    return this.whileReading(async () => {
-      // Rows were inserted in page order (preserve_insertion_order), so a row's id is its position.
-      const sql = `SELECT * FROM ${this.table} WHERE rowid >= $1::BIGINT AND rowid < $2::BIGINT ORDER BY rowid`;
-      const result = await this.db.use(({ connection }) => connection.run(sql, [start, end]));
-      // A chunk (2,048 rows) at a time, taking turns with the event loop, as a diff's rows are read.
-      const turns = new Turns();
-      let at = 0;
-      for (let k = 0; k < result.chunkCount; k++) {
-        await turns.turn();
-        const chunk = result.getChunk(k);
-        const n = chunk.rowCount;
-        values.forEach((target, c) => {
-          const vector = chunk.getColumnVector(c);
-          const read = decode[c]!;
-          for (let i = 0; i < n; i++) target[at + i] = read(vector.getItem(i) as number | null);
-        });
-        at += n;
-      }
-      return { count: at, columns, values };
-    });
+    const releases = [...this.ids, null];
+    const rows: HistoryRows = {
+      count,
+      columns: columns.map(({ name, role, type }) => {
+        if (type === 'double') return { name, role, type, doubles: new Float64Array(count) };
+        if (role === 'change') return { name, role, type, values: HISTORY_CHANGES, codes: new Uint8Array(count) };
+        const values = role === 'release' ? releases : dictionaries.find((d) => d.name === name)!.values;
+        return { name, role, type, values, codes: new Uint32Array(count) };
+      }),
+    };
+    if (count === 0) return rows;
+    const targets = rows.columns.map((column) => (column.type === 'double' ? column.doubles : column.codes));
+    await this.read(
+      columns.map((c) => c.name),
+      start,
+      end,
+      targets,
+    );
+    return rows;
   }
 }
 

@@ -1,8 +1,7 @@
 import type { Database } from '../duckdb/database.ts';
 import { quoteIdent, quoteLiteral } from '../duckdb/sql-text.ts';
 import type { DatasetDef } from '../registry.ts';
-import { Turns } from '../store/slices.ts';
-import { type Dictionary, dictionary } from './dictionary.ts';
+import { codeBytes, type Dictionary, dictionary } from './dictionary.ts';
 import { type Filters, fileConditions, type YearRange } from './filters.ts';
 import { KeptTable } from './kept-table.ts';
 
@@ -56,7 +55,7 @@ const SCHEMA = 'revisions';
 let tables = 0;
 
 /** A computed diff: `count` rows in a DuckDB table, numbered 0… in page order. */
-export class RevisionDiff extends KeptTable {
+export class RevisionDiff extends KeptTable<RevisedRows> {
   private constructor(
     db: Database,
     private readonly def: DatasetDef,
@@ -114,8 +113,7 @@ export class RevisionDiff extends KeptTable {
    * its change, and a double per metric before and after.
    */
   get bytes(): number {
-    const codes = this.dictionaries.reduce((sum, d) => sum + (d.values.length <= 0x100 ? 1 : d.values.length <= 0x10000 ? 2 : 4), 0);
-    return this.count * (codes + 1 + 16 * this.def.metrics.length);
+    return this.count * (codeBytes(this.dictionaries) + 1 + 16 * this.def.metrics.length);
   }
 
   /**
@@ -134,29 +132,9 @@ export class RevisionDiff extends KeptTable {
       after: def.metrics.map(() => new Float64Array(count)),
     };
     if (count === 0) return rows;
-    return this.whileReading(async () => {
-      const columns = [...def.dimensions, 'change', ...def.metrics.map((m) => `before_${m}`), ...def.metrics.map((m) => `after_${m}`)].map(
-        quoteIdent,
-      );
-      // Rows were inserted in page order (preserve_insertion_order), so a row's id is its position.
-      const sql = `SELECT ${columns.join(', ')} FROM ${this.table} WHERE rowid >= $1::BIGINT AND rowid < $2::BIGINT ORDER BY rowid`;
-      const result = await this.db.use(({ connection }) => connection.run(sql, [start, end]));
-      const targets = [...rows.dimensions.map((d) => d.codes), rows.change, ...rows.before, ...rows.after];
-      // A chunk (2,048 rows) at a time, taking turns with the event loop: a whole batch in one step held it for tens of ms on a busy machine.
-      const turns = new Turns();
-      let at = 0;
-      for (let k = 0; k < result.chunkCount; k++) {
-        await turns.turn();
-        const chunk = result.getChunk(k);
-        const n = chunk.rowCount;
-        targets.forEach((target, c) => {
-          const vector = chunk.getColumnVector(c);
-          for (let i = 0; i < n; i++) target[at + i] = vector.getItem(i) as number;
-        });
-        at += n;
-      }
-      return rows;
-    });
+    const columns = [...def.dimensions, 'change', ...def.metrics.map((m) => `before_${m}`), ...def.metrics.map((m) => `after_${m}`)];
+    await this.read(columns, start, end, [...rows.dimensions.map((d) => d.codes), rows.change, ...rows.before, ...rows.after]);
+    return rows;
   }
 }
 

@@ -1,3 +1,4 @@
+import { type ColumnRows, columnValue, type RowsColumn } from './columns.ts';
 import { jsonNumber, type TableColumn, type TablePage } from './table.ts';
 
 /**
@@ -11,11 +12,9 @@ export interface HistoryColumn {
   readonly type: 'text' | 'integer' | 'double';
 }
 
-/** Rows of a history, column by column in `columns`' order: releases as their ids, changes as their names. */
-export interface HistoryRows {
-  readonly count: number;
-  readonly columns: readonly HistoryColumn[];
-  readonly values: ReadonlyArray<ReadonlyArray<string | number | null>>;
+/** Rows of a history in `columns`' order: dimensions, releases and changes as codes into their values, values as doubles. */
+export interface HistoryRows extends ColumnRows {
+  readonly columns: ReadonlyArray<RowsColumn & Pick<HistoryColumn, 'role'>>;
 }
 
 /**
@@ -24,7 +23,9 @@ export interface HistoryRows {
  * `{dimensions, <release fields>, values}` rows, `values` null on a `removed` row.
  */
 export function historyTable(rows: HistoryRows): TablePage {
-  const columns = rows.columns.map((column, c): TableColumn => ({ ...column, value: (r) => rows.values[c]![r]! }));
+  const columns = rows.columns.map(
+    (column): TableColumn => ({ name: column.name, type: column.type, value: (r) => columnValue(column, r) }),
+  );
   const key = (name: string) => `${JSON.stringify(name)}:`;
   // An integer column (year) is written as an integer, a double as the other endpoints write doubles.
   const text = (value: string | number | null, type: HistoryColumn['type']) =>
@@ -35,14 +36,15 @@ export function historyTable(rows: HistoryRows): TablePage {
   const fields = [...at('change'), ...at('release')].sort((a, b) => a.c - b.c);
   const values = at('value');
   const change = rows.columns.findIndex((column) => column.role === 'change');
+  const value = (c: number, r: number) => columns[c]!.value(r);
   return {
     columns,
     start: 0,
     end: rows.count,
     json: (r) => {
-      const of = (list: typeof values) => list.map(({ key, c, type }) => key + text(rows.values[c]![r]!, type)).join(',');
-      const removed = change >= 0 && rows.values[change]![r] === 'removed';
-      const fieldText = fields.map(({ key, c, type }) => `,${key}${text(rows.values[c]![r]!, type)}`).join('');
+      const of = (list: typeof values) => list.map(({ key, c, type }) => key + text(value(c, r), type)).join(',');
+      const removed = change >= 0 && value(change, r) === 'removed';
+      const fieldText = fields.map(({ key, c, type }) => `,${key}${text(value(c, r), type)}`).join('');
       return `{"dimensions":{${of(dimensions)}}${fieldText},"values":${removed ? 'null' : `{${of(values)}}`}}`;
     },
   };

@@ -8,9 +8,10 @@ import { dimensionFilters, filtersApplied } from '../../query/options/filter-val
 import { keyParts } from '../../query/options/option.ts';
 import { withdrawnReleases } from '../../releases/publication-log.ts';
 import type { Releases } from '../../releases/releases.ts';
+import { streamColumns } from '../../render/columns.ts';
 import { PAGE_FORMATS } from '../../render/formats.ts';
 import { historyTable } from '../../render/history.ts';
-import { renderTable, streamTable, type TablePage } from '../../render/table.ts';
+import { renderTable } from '../../render/table.ts';
 import { HISTORY_SCHEMAS, historyOperation } from '../openapi/operations/history.ts';
 import { respondWithExportStream } from '../respond/export-stream.ts';
 import { readKept, respondWithKeptPage } from '../respond/kept-page.ts';
@@ -20,15 +21,6 @@ import type { Route } from './route.ts';
 
 // GET /v1/history: each observation of a financial dataset release after release,
 // over the published releases (docs/api.md "History").
-
-/** Rows of a history read from DuckDB per batch of a whole answer, as a diff's are (routes/revisions.ts). */
-const BATCH = 16_384;
-
-/** Rows `start` to the end of a history, BATCH rows at a time; one empty page for an empty one (the header comes from a page's columns). */
-async function* historyPages(history: HistoryTable, start: number): AsyncGenerator<TablePage> {
-  if (start >= history.count) yield historyTable(await history.rows(0, 0));
-  for (let at = start; at < history.count; at += BATCH) yield historyTable(await history.rows(at, Math.min(at + BATCH, history.count)));
-}
 
 const exists = (file: string) =>
   fs.access(file).then(
@@ -112,7 +104,7 @@ export const history: Route = {
             holdUntilClosed(ctx, table.hold());
             return table;
           });
-          return streamTable(format.name as 'csv' | 'arrow', historyPages(table, after + 1));
+          return streamColumns(format.name as 'csv' | 'arrow', table.columns, table.batches(after + 1));
         },
         contentType: format.contentType,
         filename: `${def.name}-history-${output}-${from}-${to}.${format.extension}`,

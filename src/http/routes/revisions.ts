@@ -5,7 +5,7 @@ import { parseOptions } from '../../query/options/endpoint.ts';
 import { REVISIONS } from '../../query/options/endpoints.ts';
 import { dimensionFilters, filtersApplied } from '../../query/options/filter-values.ts';
 import { keyParts } from '../../query/options/option.ts';
-import { CHANGES, type RevisedRows, RevisionDiff } from '../../query/revisions.ts';
+import { CHANGES, RevisionDiff } from '../../query/revisions.ts';
 import { PAGE_FORMATS } from '../../render/formats.ts';
 import { revisionTable, streamRevisions } from '../../render/revisions.ts';
 import { renderTable } from '../../render/table.ts';
@@ -19,14 +19,6 @@ import type { Route } from './route.ts';
 
 // GET /v1/revisions: the rows of a financial dataset that differ between two
 // published releases (docs/api.md "Revisions").
-
-/** Rows of a diff read from DuckDB per batch of a whole answer: a few MB of text, so memory stays flat whatever the diff's size. */
-const BATCH = 16_384;
-
-/** Rows `start` to the end of a diff, BATCH rows at a time. */
-async function* diffBatches(diff: RevisionDiff, start: number): AsyncGenerator<RevisedRows> {
-  for (let at = start; at < diff.count; at += BATCH) yield await diff.rows(at, Math.min(at + BATCH, diff.count));
-}
 
 const exists = (file: string) =>
   fs.access(file).then(
@@ -77,7 +69,7 @@ export const revisions: Route = {
             holdUntilClosed(ctx, diff.hold());
             return diff;
           });
-          return streamRevisions(format.name as 'csv' | 'arrow', def, CHANGES, diffBatches(diff, after + 1));
+          return streamRevisions(format.name as 'csv' | 'arrow', def, CHANGES, diff.batches(after + 1));
         },
         contentType: format.contentType,
         filename: `${def.name}-revisions-${from}-${to}.${format.extension}`,
