@@ -114,14 +114,18 @@ export class WebhookDelivery {
       await store.advance(log.at(-1)?.seq ?? 0);
       return;
     }
+    // Queued first, the cursor moved after: a replica that dies between the two leaves the
+    // line to be queued again once its lease lapses (at worst a message sent twice with one
+    // webhook-id, which receivers dedupe), never a line whose messages nobody queued.
     for (const line of log) {
-      if (line.seq <= cursor || !(await store.advance(line.seq))) continue;
+      if (line.seq <= cursor || !(await store.lease(`queue:${line.seq}`, LEASE_MS))) continue;
       const now = clock();
       const serves = line.type === 'release.published' ? line.release : line.previous;
       for (const endpoint of await store.list()) {
         if (!endpoint.enabled || !endpoint.events.includes(line.type)) continue;
         await store.schedule({ endpoint_id: endpoint.id, seq: line.seq, attempt: 1, due_at: now, serves, queued_at: now });
       }
+      await store.advance(line.seq);
     }
   }
 
