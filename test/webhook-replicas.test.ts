@@ -209,5 +209,22 @@ if (missing.length) {
     );
   });
 
+  test('while Redis does not answer, /v1/webhooks is a 503 to retry, not a 500', async () => {
+    const alive = [a, b].find((r) => r.child.exitCode === null && r.child.signalCode === null)!;
+    // The key is checked first: asked once while Redis answers, this replica knows it.
+    assert.is((await send(`${alive.url}/v1/webhooks`, { headers: { 'x-api-key': key } })).status, 200);
+    redis.pause();
+    try {
+      const res = await send(`${alive.url}/v1/webhooks`, { headers: { 'x-api-key': key } });
+      assert.is(res.status, 503, res.text);
+      assert.equal(res.json, {
+        error: 'Cannot read or change webhooks right now: their store (Redis) is not answering, so nothing was changed; try again shortly',
+      });
+      assert.is(res.headers['retry-after'], '5');
+    } finally {
+      redis.resume();
+    }
+  });
+
   test.run();
 }

@@ -24,3 +24,17 @@ export class TooManyWebhooksError extends ApiError {
     super(409, { error: `This API key already has ${most} webhooks, the most it may have; delete one first` });
   }
 }
+
+/** /v1/webhooks while Redis (REDIS_URL), where endpoints and their deliveries are kept, does not answer. */
+export class WebhooksUnavailableError extends ApiError {
+  override readonly code = 'webhooks_unavailable';
+  constructor() {
+    super(
+      503,
+      {
+        error: 'Cannot read or change webhooks right now: their store (Redis) is not answering, so nothing was changed; try again shortly',
+      },
+      { 'Retry-After': '5' },
+    );
+  }
+}

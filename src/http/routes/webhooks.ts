@@ -1,9 +1,10 @@
 import { bodyParser } from '@koa/bodyparser';
 import type Router from '@koa/router';
 import * as v from 'valibot';
-import { InvalidParametersError, NotFoundError } from '../../errors/index.ts';
+import { InvalidParametersError, NotFoundError, WebhooksUnavailableError } from '../../errors/index.ts';
 import { invalidParameters } from '../../query/options/params.ts';
 import type { Services } from '../../services.ts';
+import { RedisUnavailableError } from '../../state/redis-unavailable.ts';
 import { seqOf } from '../../webhooks/delivery.ts';
 import { endpointView } from '../../webhooks/manage.ts';
 import { EVENTS } from '../../webhooks/store.ts';
@@ -52,7 +53,10 @@ export function registerWebhooks(router: Router<RequestState>, services: Service
   const route = (pattern: string, handle: (ctx: RequestContext) => Promise<void>) => async (ctx: RequestContext) => {
     ctx.state.route = pattern;
     ctx.set('Cache-Control', 'no-store');
-    await handle(ctx);
+    // A store that did not answer changed nothing: a 503 to retry, not a 500.
+    await handle(ctx).catch((err: unknown) => {
+      throw err instanceof RedisUnavailableError ? new WebhooksUnavailableError() : err;
+    });
   };
   const own = (ctx: RequestContext) => webhooks.own(requestKey(ctx).id, ctx.params.id!);
 

@@ -3,8 +3,11 @@ import {
   ConflictError,
   EndpointUnreachableError,
   InvalidParametersError,
+  KeysUnavailableError,
   NotFoundError,
+  NotReadyError,
   TooManyWebhooksError,
+  WebhooksUnavailableError,
 } from '../../../errors/index.ts';
 import { EVENTS } from '../../../webhooks/store.ts';
 import type { Json } from '../json.ts';
@@ -24,6 +27,11 @@ const errors = (extra: Record<string, Json> = {}) => ({
   404: errorResponse("No such webhook for this API key (another key's answers 404 too).", {
     notFound: new NotFoundError('No webhook wh_0123456789abcdef for this API key'),
   }),
+  503: errorResponse(
+    'Data is still loading, the key cannot be verified right now, or Redis (REDIS_URL), where webhooks are kept, is not answering (nothing was changed); retry after `Retry-After` seconds.',
+    { loading: new NotReadyError(), keys: new KeysUnavailableError(), unavailable: new WebhooksUnavailableError() },
+    headerRefs(['Retry-After']),
+  ),
   ...extra,
 });
 const refused = () =>
