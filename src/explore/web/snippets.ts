@@ -67,7 +67,12 @@ function clientSnippet(s: SnippetInput, language: 'python' | 'r'): string {
   for (const k of new Set(p.keys())) {
     if (DATASET_PARAMS.has(k) || k === 'limit' || k === 'cursor' || k === 'format') continue;
     const shape = shapeOf(s.parameters.find((parameter) => parameter.name === k));
-    const values = p.getAll(k).flatMap(shape.split).map(quoteStr);
+    // Typed as the document types it, as in the TypeScript snippet: numbers and flags unquoted.
+    const flag = (v: string) => (python ? (v === 'true' ? 'True' : 'False') : v === 'true' ? 'TRUE' : 'FALSE');
+    const values = p
+      .getAll(k)
+      .flatMap(shape.split)
+      .map((v) => (shape.integer && /^-?\d+$/.test(v) ? v : shape.flag ? flag(v) : quoteStr(v)));
     // Python's client reads a trailing underscore as freeing a keyword (from_ sends from).
     const keyword = python && k === 'from' ? 'from_' : k;
     const value = values.length === 1 ? values[0] : python ? `[${values.join(', ')}]` : `c(${values.join(', ')})`;
