@@ -9,7 +9,8 @@ import { startTestService, type TestService, tempDir } from './helpers/service.t
 import { skippedSuite } from './helpers/skip.ts';
 
 // The R client as a user gets it: the source package built for the server's
-// info.version, installed into an empty library with install.packages(repos = NULL),
+// info.version into its CLIENTS_DIR, installed from the URL the front door gives into
+// an empty library with install.packages(repos = NULL),
 // run against a live server and compared with the JSON answer; then R CMD check.
 
 const run = promisify(execFile);
@@ -24,6 +25,7 @@ let work: string;
 let library: string;
 let version: string;
 let tarball: string;
+let served: string;
 
 /** What `code` prints to stdout as JSON, with the installed package's library first and DQS_URL and DQS_API_KEY set. */
 async function rscript(code: string): Promise<any> {
@@ -39,15 +41,18 @@ const flat = (row: { dimensions: Record<string, unknown>; values: Record<string,
 
 const r = suite('R client installed from its source package');
 r.before(async () => {
-  service = await startTestService();
-  version = (await service.get('/openapi.json')).json.info.version;
   work = await tempDir('dqs-r-client-');
   library = path.join(work, 'library');
   await fs.mkdir(library);
-  tarball = await buildRClient(version, path.join(work, 'dist'));
+  // The service reads CLIENTS_DIR per request, so the tarball can be built for the version it reports.
+  service = await startTestService({ env: { CLIENTS_DIR: path.join(work, 'clients') } });
+  version = (await service.get('/openapi.json')).json.info.version;
+  tarball = await buildRClient(version, path.join(work, 'clients', 'r'));
+  served = (await service.get('/')).json.clients.r.url;
+  // install.packages() downloads a URL itself when repos = NULL, as the install line has it.
   await run('Rscript', [
     '-e',
-    `install.packages(${JSON.stringify(tarball)}, lib = ${JSON.stringify(library)}, repos = NULL, type = "source")`,
+    `install.packages(${JSON.stringify(served)}, lib = ${JSON.stringify(library)}, repos = NULL, type = "source")`,
   ]);
 });
 r.after(async () => {
@@ -57,6 +62,7 @@ r.after(async () => {
 
 r("the tarball and the installed package carry the OpenAPI document's info.version", async () => {
   assert.is(path.basename(tarball), `dqs_${version}.tar.gz`);
+  assert.is(served, `${service.url}/clients/r/${path.basename(tarball)}`, 'installed from the URL the front door gives');
   assert.is(await rscript(`cat(jsonlite::toJSON(as.character(packageVersion("dqs")), auto_unbox = TRUE))`), version);
 });
 

@@ -4,7 +4,7 @@ import type { BrowserContext, Page } from 'playwright-core';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { CHROMIUM_MISSING } from '../tools/chromium.ts';
-import { jsonGrid, PYTHON, RSCRIPT, runSnippet, sameRows, tableOnPage } from './helpers/explore.ts';
+import { jsonGrid, PYTHON, RSCRIPT, runSnippet, sameRows, snippetClientsDir, tableOnPage } from './helpers/explore.ts';
 import { type ExploreBrowser, launchExplore, seriousViolations as violationsOf } from './helpers/explore-browser.ts';
 import { startTestService, type TestService, tempDir } from './helpers/service.ts';
 import { skippedSuite } from './helpers/skip.ts';
@@ -34,7 +34,8 @@ if (CHROMIUM_MISSING) {
   const cspErrors: string[] = [];
   test.before(async () => {
     images = UPDATE ? path.resolve(import.meta.dirname, '../docs/img') : await tempDir('dqs-screenshots-');
-    service = await startTestService();
+    // The pandas and R snippets install their client from this server, as they show.
+    service = await startTestService({ env: { CLIENTS_DIR: await snippetClientsDir() } });
     ours.add(new URL(service.url).origin);
     chromium = await launchExplore(service.url);
     ({ browser, page } = chromium);

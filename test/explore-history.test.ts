@@ -4,7 +4,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { CHROMIUM_MISSING } from '../tools/chromium.ts';
 import { parseCsv } from './helpers/csv.ts';
-import { type Grid, jsonGrid, PYTHON, RSCRIPT, runSnippet, sameRows, tableOnPage } from './helpers/explore.ts';
+import { type Grid, jsonGrid, PYTHON, RSCRIPT, runSnippet, sameRows, snippetClientsDir, tableOnPage } from './helpers/explore.ts';
 import { type ExploreBrowser, launchExplore, seriousViolations } from './helpers/explore-browser.ts';
 import { startTestService, type TestService } from './helpers/service.ts';
 import { skippedSuite } from './helpers/skip.ts';
@@ -25,7 +25,8 @@ if (CHROMIUM_MISSING) {
   let page: Page;
   test.before(async () => {
     data = await vintages({ rolledBack: false });
-    service = await startTestService({ dataDir: data.dataDir });
+    // The pandas and R snippets install their client from this server, as they show.
+    service = await startTestService({ dataDir: data.dataDir, env: { CLIENTS_DIR: await snippetClientsDir() } });
     chromium = await launchExplore(service.url);
     page = chromium.page;
     await page.goto(`${service.url}/explore`);

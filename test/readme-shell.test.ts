@@ -66,7 +66,8 @@ withShell('every example answers as the README says, and what it saved holds the
     .replace('export BASE=http://127.0.0.1:3000', `export BASE=${service.url}`)
     .replace('export ADMIN_PORT=3001', `export ADMIN_PORT=${adminPort}`);
   // Each request's status on stderr, beside what the README prints on stdout.
-  const prelude = `set -e\ncurl() { command curl -w '%{stderr}HTTP %{http_code} %{url_effective}\\n' "$@"; }\n`;
+  // python3 is Debian's, with python3-pandas, as the README asks, whatever python3 comes first on PATH here.
+  const prelude = `set -e\ncurl() { command curl -w '%{stderr}HTTP %{http_code} %{url_effective}\\n' "$@"; }\npython3() { /usr/bin/python3 "$@"; }\n`;
   const { stdout, stderr } = await run('/bin/bash', ['-c', prelude + script], {
     cwd: root,
     env: { PATH: process.env.PATH, HOME: process.env.HOME, LANG: 'C.UTF-8', DATA_DIR: dataDir, STATE_DIR: stateDir },
@@ -82,6 +83,8 @@ withShell('every example answers as the README says, and what it saved holds the
     assert.ok(onPurpose ? status >= 400 && status < 500 : status >= 200 && status < 300, `${status} ${url}`);
   }
   assert.ok(stdout.includes('(current)'), 'the second release is listed as current');
+  // The Python and R clients, installed from the server under downloads/, printed their frames' headers.
+  assert.is(stdout.match(/^ +region +year +ggr_sum +rows$/gm)?.length, 2, 'a pandas and an R frame of region, year, ggr_sum, rows');
 
   // The query CLI's walks saved every page: as many rows as the JSON pages hold.
   const releases = (await service.get('/v1/releases')).json.releases.map((r: any) => r.id);

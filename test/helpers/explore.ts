@@ -4,7 +4,11 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import type { Page } from 'playwright-core';
+import { SERVICE_VERSION } from '../../src/version.ts';
+import { buildPythonClient } from '../../tools/clients/python.ts';
+import { buildRClient } from '../../tools/clients/r.ts';
 import { parseCsv } from './csv.ts';
+import { tempDir } from './service.ts';
 
 // What the Explore page's browser test reads and runs: the page's table, the rows of a
 // /v1 JSON answer in the same flat columns, and the "Copy as" snippets run for real.
@@ -13,6 +17,47 @@ const exec = promisify(execFile);
 const ROOT = path.resolve(import.meta.dirname, '../..');
 export const PYTHON = '/usr/bin/python3'; // Debian's, with python3-pandas; the python3 on PATH may be another
 export const RSCRIPT = ['/usr/bin/Rscript', '/usr/local/bin/Rscript'].find((file) => existsSync(file));
+
+let clientsDir: Promise<string> | undefined;
+
+/** A CLIENTS_DIR holding the Python and R clients at the service's version, built once per process, for the snippets to install from. */
+export function snippetClientsDir(): Promise<string> {
+  clientsDir ??= (async () => {
+    const dir = await tempDir('dqs-snippet-clients-');
+    await buildPythonClient(SERVICE_VERSION, path.join(dir, 'python'));
+    if (RSCRIPT) await buildRClient(SERVICE_VERSION, path.join(dir, 'r'));
+    return dir;
+  })();
+  return clientsDir;
+}
+
+const installed = new Map<string, Promise<string>>();
+
+/**
+ * Runs the install line a pandas or R snippet shows on its first line (`# pip install <url>`,
+ * `# install.packages("<url>", …)`), once per URL, into a folder of its own rather than the
+ * system library: the folder, for PYTHONPATH or R_LIBS.
+ */
+function installShown(kind: 'pandas' | 'R', code: string): Promise<string> {
+  const url = /https?:\/\/[^\s"]+/.exec(code.split('\n')[0] ?? '')?.[0];
+  if (!url) throw new Error(`no install line with a URL atop the ${kind} snippet: ${code.slice(0, 200)}`);
+  let done = installed.get(url);
+  if (!done) {
+    done = (async () => {
+      const dir = await tempDir('dqs-snippet-client-');
+      if (kind === 'pandas')
+        await exec(PYTHON, ['-m', 'pip', 'install', '--quiet', '--no-index', '--disable-pip-version-check', '--target', dir, url]);
+      else
+        await exec(RSCRIPT!, [
+          '-e',
+          `install.packages(${JSON.stringify(url)}, lib = ${JSON.stringify(dir)}, repos = NULL, type = "source")`,
+        ]);
+      return dir;
+    })();
+    installed.set(url, done);
+  }
+  return done;
+}
 
 export interface Grid {
   readonly columns: string[];
@@ -89,14 +134,18 @@ export async function runSnippet(kind: string, code: string, key: string): Promi
     case 'CLI':
       return csvGrid((await exec('bash', ['-c', code], opts)).stdout);
     // pandas and R: the snippet prints `df`, then its rows are written whole, as CSV, after a marker.
-    case 'pandas':
+    case 'pandas': {
+      const withClient = { ...opts, env: { ...env, PYTHONPATH: await installShown(kind, code) } };
       return afterMarker(
-        (await exec(PYTHON, ['-c', `${code}\nimport sys\nprint("${MARK}")\ndf.to_csv(sys.stdout, index=False)`], opts)).stdout,
+        (await exec(PYTHON, ['-c', `${code}\nimport sys\nprint("${MARK}")\ndf.to_csv(sys.stdout, index=False)`], withClient)).stdout,
       );
-    case 'R':
+    }
+    case 'R': {
+      const withClient = { ...opts, env: { ...env, R_LIBS: await installShown(kind, code) } };
       return afterMarker(
-        (await exec(RSCRIPT!, ['-e', `${code}\ncat("${MARK}\\n")\nwrite.csv(df, stdout(), row.names = FALSE)`], opts)).stdout,
+        (await exec(RSCRIPT!, ['-e', `${code}\ncat("${MARK}\\n")\nwrite.csv(df, stdout(), row.names = FALSE)`], withClient)).stdout,
       );
+    }
     case 'TypeScript': {
       // Inside the repository, where `data-query-client` resolves to its source (tsconfig.json "paths").
       const file = path.join(ROOT, 'tmp', `explore-snippet-${process.pid}.ts`);

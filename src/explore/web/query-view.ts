@@ -200,7 +200,7 @@ function renderAnswer(
     pages.append(more);
   }
   into.append(pages);
-  into.append(copyPanel(endpoint, params, flat.columns, operation), downloads(endpoint, params, dataset, answer));
+  into.append(copyPanel(endpoint, params, operation), downloads(endpoint, params, dataset, answer));
 }
 
 /** The chart of an answer, with the measure it draws to pick: none when the answer has no rows or no measure. */
@@ -285,8 +285,7 @@ function mixedForecast(flat: Flat, params: URLSearchParams, dataset: CatalogEntr
   return projected.length && projected.length < read.length ? projected.sort((a, b) => a - b) : [];
 }
 
-function copyPanel(endpoint: Endpoint, params: URLSearchParams, columns: readonly string[], operation: readonly OperationParameter[]) {
-  const input = { origin: location.origin, endpoint, params, columns, parameters: operation };
+function copyPanel(endpoint: Endpoint, params: URLSearchParams, operation: readonly OperationParameter[]) {
   const shown = h('pre', { id: 'snippet', role: 'region', tabindex: '0', 'aria-label': 'Snippet' });
   const panel = h(
     'section',
@@ -299,7 +298,9 @@ function copyPanel(endpoint: Endpoint, params: URLSearchParams, columns: readonl
   for (const kind of SNIPPET_KINDS) {
     const button = h('button', { type: 'button', 'data-snippet': kind }, kind);
     button.addEventListener('click', async () => {
-      const text = snippet(kind, input);
+      // The document is the one the view was drawn from, already asked: its version is the clients'.
+      const { info } = await operations();
+      const text = snippet(kind, { origin: location.origin, version: info.version, endpoint, params, parameters: operation });
       shown.textContent = text;
       shown.dataset.kind = kind;
       try {

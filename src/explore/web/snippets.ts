@@ -5,17 +5,17 @@ import { type OperationParameter, shapeOf } from './api.ts';
 // The view's request as code, each returning the rows the page shows. The key is never
 // written into a snippet: each reads DQS_API_KEY from the environment (the query CLI's
 // variable), so a snippet pasted into a notebook, a script or shell history holds no
-// secret. CSV snippets (pandas, R) ask the same query with format=csv.
+// secret. The pandas and R snippets call the clients the server serves (src/clients.ts).
 
 export type SnippetKind = 'curl' | 'pandas' | 'R' | 'TypeScript' | 'CLI';
 export const SNIPPET_KINDS: readonly SnippetKind[] = ['curl', 'pandas', 'R', 'TypeScript', 'CLI'];
 
 export interface SnippetInput {
   readonly origin: string;
+  /** The service's info.version: the clients' version, in their install lines. */
+  readonly version: string;
   readonly endpoint: Endpoint;
   readonly params: URLSearchParams;
-  /** Columns of the answer, so R reads a text column as text. */
-  readonly columns: readonly string[];
   /** The endpoint's parameters in /openapi.json: which repeat, which are numbers or flags, and the page size when `limit` is absent. */
   readonly parameters: readonly OperationParameter[];
 }
@@ -33,24 +33,9 @@ export function snippet(kind: SnippetKind, s: SnippetInput): string {
     case 'curl':
       return `curl -s ${quoteSh(url(s))} -H "x-api-key: $DQS_API_KEY"`;
     case 'pandas':
-      return [
-        'import os',
-        '',
-        'import pandas as pd',
-        '',
-        `url = ${quoteStr(csvUrl(s))}`,
-        'df = pd.read_csv(url, storage_options={"x-api-key": os.environ["DQS_API_KEY"]}, keep_default_na=False)',
-        'print(df)',
-      ].join('\n');
-    case 'R': {
-      const texts = s.columns.filter((c) => c === 'state');
-      const classes = texts.length ? `, colClasses = c(${texts.map((c) => `${c} = "character"`).join(', ')})` : '';
-      return [
-        'key <- c("x-api-key" = Sys.getenv("DQS_API_KEY"))',
-        `df <- read.csv(url(${quoteStr(csvUrl(s))}, headers = key), na.strings = character(0)${classes})`,
-        'print(df)',
-      ].join('\n');
-    }
+      return clientSnippet(s, 'python');
+    case 'R':
+      return clientSnippet(s, 'r');
     case 'TypeScript':
       return typescript(s);
     case 'CLI':
@@ -64,16 +49,49 @@ export const installLines = (origin: string, version: string): string =>
     .map(({ install }) => install)
     .join('\n');
 
-/** A cursor pages only the format it came with, so the CSV snippets ask the first page of the view's query. */
-const csvUrl = (s: SnippetInput) => {
-  const query = new URLSearchParams(s.params);
-  query.delete('cursor');
-  query.set('format', 'csv');
-  return `${s.origin}/v1/${s.endpoint}?${query}`;
-};
-
 const DATASET_PARAMS = new Set(['metric', 'dataset']);
 const WALK = new Set(['limit', 'cursor', 'release', 'as_of']);
+/** Endpoints that answer pages in every format: the view shows the first `limit` rows of the whole answer. */
+const PAGED = new Set<Endpoint>(['financials', 'reference']);
+
+/**
+ * The view's query as one call of the Python or R client, after the line installing it
+ * from this server: every parameter a keyword but the cursor and `limit`, since the
+ * client walks every page; a view of one page keeps that page's rows with `head`.
+ */
+function clientSnippet(s: SnippetInput, language: 'python' | 'r'): string {
+  const p = s.params;
+  const name = p.get(s.endpoint === 'reference' ? 'dataset' : 'metric') ?? '';
+  const python = language === 'python';
+  const args = [quoteStr(name)];
+  for (const k of new Set(p.keys())) {
+    if (DATASET_PARAMS.has(k) || k === 'limit' || k === 'cursor' || k === 'format') continue;
+    const shape = shapeOf(s.parameters.find((parameter) => parameter.name === k));
+    // Typed as the document types it, as in the TypeScript snippet: numbers and flags unquoted.
+    const flag = (v: string) => (python ? (v === 'true' ? 'True' : 'False') : v === 'true' ? 'TRUE' : 'FALSE');
+    const values = p
+      .getAll(k)
+      .flatMap(shape.split)
+      .map((v) => (shape.integer && /^-?\d+$/.test(v) ? v : shape.flag ? flag(v) : quoteStr(v)));
+    // Python's client reads a trailing underscore as freeing a keyword (from_ sends from).
+    const keyword = python && k === 'from' ? 'from_' : k;
+    const value = values.length === 1 ? values[0] : python ? `[${values.join(', ')}]` : `c(${values.join(', ')})`;
+    args.push(`${keyword}${python ? '=' : ' = '}${value}`);
+  }
+  const limit = p.get('limit') ?? (PAGED.has(s.endpoint) ? String(defaultLimit(s)) : undefined);
+  const install = clientInstalls(s.origin, s.version)[language].install;
+  if (python) {
+    return [
+      `# ${install}`,
+      'from dqs_client import Client',
+      '',
+      `df = Client(base_url=${quoteStr(s.origin)}).${s.endpoint}(${args.join(', ')})${limit ? `.head(${limit})` : ''}`,
+      'print(df)',
+    ].join('\n');
+  }
+  const call = `dqs::client(base_url = ${quoteStr(s.origin)})$${s.endpoint}(${args.join(', ')})`;
+  return [`# ${install}`, `df <- ${limit ? `head(${call}, ${limit})` : call}`, 'print(df)'].join('\n');
+}
 
 /** The endpoint's own page size when `limit` is absent (the client and CLI default to another). */
 const defaultLimit = (s: SnippetInput) => Number(s.parameters.find((p) => p.name === 'limit')?.schema?.default ?? 100);
