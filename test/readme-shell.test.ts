@@ -74,7 +74,9 @@ withShell('every example answers as the README says, and what it saved holds the
     timeout: 540_000,
     maxBuffer: 256 << 20,
   }).catch((err: { stdout?: string; stderr?: string; message: string }) => {
-    throw new Error(`the README's shell examples failed: ${err.message}\n${(err.stderr ?? '').slice(-3000)}`);
+    throw new Error(
+      `the README's shell examples failed: ${err.message}\nstdout: ${(err.stdout ?? '').slice(-3000)}\nstderr: ${(err.stderr ?? '').slice(-3000)}`,
+    );
   });
   const statuses = [...stderr.matchAll(/^HTTP (\d{3}) (\S+)$/gm)].map((m) => ({ status: Number(m[1]), url: m[2]! }));
   assert.ok(statuses.length > 30, `${statuses.length} requests seen`);

@@ -113,6 +113,14 @@ class Client:
         """The published and withdrawn releases, newest first (GET /v1/releases), as its JSON."""
         return self._json("/v1/releases", {})
 
+    def usage(self):
+        """Where the key stands: every limit that can refuse it (GET /v1/usage), as its JSON; counts against no quota."""
+        return self._json("/v1/usage", {})
+
+    def usage_daily(self, **options):
+        """The key's usage per UTC day (GET /v1/usage/daily; ``start``, ``end``), as its JSON: {"days": [...]}."""
+        return self._json("/v1/usage/daily", _params(options))
+
     def catalog(self, **options):
         """The datasets, their dimensions and metrics (GET /v1/catalog), as its JSON."""
         return self._json("/v1/catalog", _params(options))
