@@ -268,6 +268,10 @@ codes('every error in the catalog has its own stable snake_case code', () => {
     new errors.StoreUnavailableError(),
     new errors.UsageLimitError(30, 1),
     new errors.UsageUnavailableError(),
+    new errors.EndpointUnreachableError('answered 500'),
+    new errors.BlockedAddressError('127.0.0.1 is a loopback address'),
+    new errors.TooManyWebhooksError(5),
+    new errors.WebhooksUnavailableError(),
   ];
   const catalog = Object.values(errors).filter((e) => typeof e === 'function' && e.prototype instanceof errors.ApiError);
   assert.is(instances.length, catalog.length, 'every class of the catalog is listed here');

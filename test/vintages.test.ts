@@ -340,6 +340,7 @@ vintages("README's vintage examples answer", async () => {
     const res = await state.service!.get(pathAndQuery, accept ? { headers: { accept } } : {});
     assert.is(res.status, 200, `${pathAndQuery}: ${res.text}`);
     if (accept || pathAndQuery.includes('format=csv')) assert.ok(res.text.split('\r\n').length > 3, pathAndQuery);
+    else if (pathAndQuery.endsWith('.atom')) assert.match(res.text, /<entry>/, pathAndQuery);
     else assert.ok((res.json.data ?? res.json.releases).length > 0, pathAndQuery);
   }
 });
