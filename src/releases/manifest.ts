@@ -88,8 +88,8 @@ export async function writeManifest(dir: string, manifest: Manifest): Promise<vo
   await fs.rename(tmp, path.join(dir, MANIFEST_FILE));
 }
 
-export async function sha256File(file: string): Promise<string> {
+export async function sha256File(file: string, signal?: AbortSignal): Promise<string> {
   const hash = createHash('sha256');
-  for await (const chunk of createReadStream(file)) hash.update(chunk as Buffer);
+  for await (const chunk of createReadStream(file, { signal })) hash.update(chunk as Buffer);
   return hash.digest('hex');
 }

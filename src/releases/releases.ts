@@ -272,7 +272,7 @@ export class Releases {
     if (onDemand) log.info({ release: id, dir: onDisk.dir }, 'loading a release on demand');
     try {
       load.running(true);
-      await verifyRelease(onDisk);
+      await verifyRelease(onDisk, stop.signal);
       load.running(false);
       let inTurn: Promise<LoadedRelease> | undefined;
       const release = await db
