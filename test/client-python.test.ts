@@ -5,8 +5,19 @@ import { promisify } from 'node:util';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { buildPythonClient, PYTHON } from '../tools/clients/python.ts';
-import { startTestService, type TestService, tempDir, walkPages } from './helpers/service.ts';
+import { until } from './helpers/redis.ts';
+import {
+  FIXTURE_RELEASE,
+  ownFixtureDataDir,
+  publishNextMonth,
+  startTestService,
+  type TestService,
+  tempDir,
+  walkPages,
+} from './helpers/service.ts';
 import { skippedSuite } from './helpers/skip.ts';
+import { WEBHOOK_METHODS } from './helpers/webhook-methods.ts';
+import { LOOPBACK_WEBHOOKS, type Receiver, startReceiver, verified } from './helpers/webhook-receiver.ts';
 
 // The Python client as a user gets it: the wheel built for the server's info.version
 // into its CLIENTS_DIR, pip-installed from the URL the front door gives, with no index,
@@ -28,6 +39,9 @@ let site: string;
 let version: string;
 let wheel: string;
 let served: string;
+let receiver: Receiver;
+let dataDir: string;
+let release = FIXTURE_RELEASE;
 
 /** What `code` prints to stdout as JSON, run in the empty folder with the installed client, DQS_URL and DQS_API_KEY. */
 async function python(code: string, options: { url?: string; key?: string; stdin?: string } = {}): Promise<any> {
@@ -65,7 +79,13 @@ client.before(async () => {
   work = await tempDir('dqs-python-client-');
   site = path.join(work, 'site-packages');
   // The service reads CLIENTS_DIR per request, so the wheel can be built for the version it reports.
-  service = await startTestService({ env: { CLIENTS_DIR: path.join(work, 'clients') } });
+  receiver = await startReceiver();
+  // A DATA_DIR of its own: the webhooks test publishes into it.
+  dataDir = await ownFixtureDataDir('dqs-python-client-data-');
+  service = await startTestService({
+    dataDir,
+    env: { CLIENTS_DIR: path.join(work, 'clients'), ...LOOPBACK_WEBHOOKS, RELEASE_POLL_MS: '100' },
+  });
   version = (await service.get('/openapi.json')).json.info.version;
   wheel = await buildPythonClient(version, path.join(work, 'clients', 'python'));
   served = (await service.get('/')).json.clients.python.url;
@@ -73,6 +93,8 @@ client.before(async () => {
 });
 client.after(async () => {
   await service.stop();
+  await receiver.close();
+  await fs.rm(dataDir, { recursive: true, force: true });
 });
 
 client("the wheel and the installed package carry the OpenAPI document's info.version", async () => {
@@ -100,7 +122,7 @@ for name, method in inspect.getmembers(Client, inspect.isfunction):
     }
 print(json.dumps(out))`);
   // The release feeds (/v1/releases.atom, /v1/releases.json) are documents for feed readers, not frames;
-  // webhooks are managed from the typed client and the query CLI (docs/api.md "The Python and R clients").
+  // webhooks are client.webhooks' methods (the next test).
   const endpoints = Object.entries(document.paths as Record<string, any>).filter(
     ([p]) => p.startsWith('/v1/') && !p.includes('.') && !p.startsWith('/v1/webhooks'),
   );
@@ -118,6 +140,83 @@ print(json.dumps(out))`);
     assert.is(shape.rest, optional.length > 0, `${p}: its other parameters (${optional.join(', ')}) as keywords`);
     for (const own of shape.own) assert.not.ok(optional.includes(own), `${p}: the client's ${own} hides no parameter`);
   }
+});
+
+client('client.webhooks has a method per /v1/webhooks operation, named as the typed client names it', async () => {
+  const document = (await service.get('/openapi.json')).json;
+  const operations = Object.entries(document.paths as Record<string, any>)
+    .filter(([p]) => p.startsWith('/v1/webhooks'))
+    .flatMap(([, item]) => Object.values(item).flatMap((operation: any) => operation.operationId ?? []));
+  assert.equal(operations.sort(), Object.keys(WEBHOOK_METHODS).sort());
+  const methods = await python(`
+import inspect, json
+from dqs_client import Client
+print(json.dumps([n for n, _ in inspect.getmembers(type(Client().webhooks), inspect.isfunction) if not n.startswith("_")]))`);
+  assert.equal(methods.sort(), Object.values(WEBHOOK_METHODS).sort());
+});
+
+client('client.webhooks makes, tests, rotates, logs, redelivers and deletes an endpoint, signed for the secret it gave', async () => {
+  const made = await python(`
+import json
+from dqs_client import Client
+hooks = Client().webhooks
+made = hooks.create(${JSON.stringify(`${receiver.url}/python`)}, events=["release.published"])
+print(json.dumps({"made": made, "listed": hooks.list(), "off": hooks.update(made["id"], enabled=False),
+                  "on": hooks.update(made["id"], enabled=True), "attempt": hooks.test(made["id"]),
+                  "rotated": hooks.rotate_secret(made["id"])}))`);
+  const { id, secret, events } = made.made;
+  assert.match(secret, /^whsec_/);
+  assert.equal(events, ['release.published']);
+  const arrived = () => receiver.received.filter((r) => r.path === '/python');
+  assert.is((verified(secret, arrived()[0]!) as { type: string }).type, 'webhook.test');
+  assert.equal(
+    made.listed.map((w: any) => [w.id, 'secret' in w]),
+    [[id, false]],
+  );
+  assert.equal([made.off.enabled, made.on.enabled, made.attempt.status_code], [false, true, 200]);
+  assert.ok(made.rotated.secret !== secret && made.rotated.previous_expires_at);
+
+  // A release event, the kind of message the log can send again.
+  release = await publishNextMonth(dataDir, release);
+  assert.ok(await until(() => arrived().length === 3, 30_000), 'the publication delivered');
+  const event = arrived()[2]!;
+  assert.is((verified(made.rotated.secret, event) as { data: { release: string } }).data.release, release);
+  const got = await python(`
+import json
+from dqs_client import Client, DqsError
+hooks = Client().webhooks
+log = list(hooks.deliveries(${JSON.stringify(id)}))
+again = hooks.redeliver(${JSON.stringify(id)}, ${JSON.stringify(event.headers['webhook-id'])})
+deleted = hooks.delete(${JSON.stringify(id)})
+try:
+    hooks.get(${JSON.stringify(id)})
+    after = None
+except DqsError as err:
+    after = err.code
+print(json.dumps({"log": log, "again": again, "deleted": deleted, "after": after}))`);
+  assert.equal(
+    got.log.map((d: any) => d.msg_id),
+    [event.headers['webhook-id'], made.attempt.msg_id],
+    "every attempt since it was made, newest first (the creation's test came before)",
+  );
+  assert.is(got.again.status_code, 200);
+  assert.is(arrived()[3]!.headers['webhook-id'], event.headers['webhook-id'], 'sent again with the same webhook-id');
+  assert.equal([got.deleted, got.after], [null, 404]);
+});
+
+client('usage() and usage_daily() are the JSON of /v1/usage and /v1/usage/daily, and count against nothing', async () => {
+  const got = await python(`
+import json
+from dqs_client import Client
+client = Client()
+print(json.dumps({"now": client.usage(), "daily": client.usage_daily(), "again": client.usage()}))`);
+  const now = (await service.get('/v1/usage')).json;
+  const daily = (await service.get('/v1/usage/daily')).json;
+  assert.equal(got.now.key, now.key);
+  assert.equal(Object.keys(got.now.limits).sort(), Object.keys(now.limits).sort());
+  assert.is(got.again.limits.day.used, got.now.limits.day.used, "a usage call uses none of the day's requests");
+  assert.is(now.limits.day.used, got.now.limits.day.used);
+  assert.equal(got.daily, daily);
 });
 
 client(

@@ -5,8 +5,11 @@ import { promisify } from 'node:util';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { buildRClient } from '../tools/clients/r.ts';
-import { startTestService, type TestService, tempDir } from './helpers/service.ts';
+import { until } from './helpers/redis.ts';
+import { FIXTURE_RELEASE, ownFixtureDataDir, publishNextMonth, startTestService, type TestService, tempDir } from './helpers/service.ts';
 import { skippedSuite } from './helpers/skip.ts';
+import { WEBHOOK_METHODS } from './helpers/webhook-methods.ts';
+import { LOOPBACK_WEBHOOKS, type Receiver, startReceiver, verified } from './helpers/webhook-receiver.ts';
 
 // The R client as a user gets it: the source package built for the server's
 // info.version into its CLIENTS_DIR, installed from the URL the front door gives into
@@ -26,6 +29,9 @@ let library: string;
 let version: string;
 let tarball: string;
 let served: string;
+let receiver: Receiver;
+let dataDir: string;
+let release = FIXTURE_RELEASE;
 
 /** What `code` prints to stdout as JSON, with the installed package's library first and DQS_URL and DQS_API_KEY set. */
 async function rscript(code: string): Promise<any> {
@@ -45,7 +51,13 @@ r.before(async () => {
   library = path.join(work, 'library');
   await fs.mkdir(library);
   // The service reads CLIENTS_DIR per request, so the tarball can be built for the version it reports.
-  service = await startTestService({ env: { CLIENTS_DIR: path.join(work, 'clients') } });
+  receiver = await startReceiver();
+  // A DATA_DIR of its own: the webhooks test publishes into it.
+  dataDir = await ownFixtureDataDir('dqs-r-client-data-');
+  service = await startTestService({
+    dataDir,
+    env: { CLIENTS_DIR: path.join(work, 'clients'), ...LOOPBACK_WEBHOOKS, RELEASE_POLL_MS: '100' },
+  });
   version = (await service.get('/openapi.json')).json.info.version;
   tarball = await buildRClient(version, path.join(work, 'clients', 'r'));
   served = (await service.get('/')).json.clients.r.url;
@@ -57,6 +69,8 @@ r.before(async () => {
 });
 r.after(async () => {
   await service.stop();
+  await receiver.close();
+  await fs.rm(dataDir, { recursive: true, force: true });
   await fs.rm(work, { recursive: true, force: true });
 });
 
@@ -87,6 +101,63 @@ r('aggregate(decimal = TRUE) gives each sum as the exact decimal the service pri
   assert.is(printed.length, sums.json.data.length);
   const got = await rscript(`cat(jsonlite::toJSON(dqs::client()$aggregate("country", group_by = "year", decimal = TRUE)$gdp_usd_sum))`);
   assert.equal(got, printed);
+});
+
+r('has a function per /v1 endpoint of /openapi.json, and webhooks one per /v1/webhooks operation', async () => {
+  const document = (await service.get('/openapi.json')).json;
+  const paths = Object.entries(document.paths as Record<string, any>);
+  // The release feeds are documents for feed readers; webhooks are their own list.
+  const endpoints = paths.filter(([p]) => p.startsWith('/v1/') && !p.includes('.') && !p.startsWith('/v1/webhooks'));
+  const operations = paths
+    .filter(([p]) => p.startsWith('/v1/webhooks'))
+    .flatMap(([, item]) => Object.values(item).flatMap((operation: any) => operation.operationId ?? []));
+  assert.equal(operations.sort(), Object.keys(WEBHOOK_METHODS).sort());
+  const got = await rscript('dqs <- dqs::client(); cat(jsonlite::toJSON(list(client = names(dqs), webhooks = names(dqs$webhooks))))');
+  assert.equal(got.client.sort(), [...endpoints.map(([p]) => p.slice('/v1/'.length).replaceAll('/', '_')), 'webhooks'].sort());
+  assert.equal(got.webhooks.sort(), Object.values(WEBHOOK_METHODS).sort());
+});
+
+r('usage() and usage_daily() are the JSON of /v1/usage and /v1/usage/daily', async () => {
+  const got = await rscript(`
+dqs <- dqs::client()
+cat(jsonlite::toJSON(list(now = dqs$usage(), daily = dqs$usage_daily()), auto_unbox = TRUE, null = "null", digits = NA))`);
+  const now = (await service.get('/v1/usage')).json;
+  assert.equal(got.now.key, now.key);
+  assert.is(got.now.limits.day.used, now.limits.day.used, 'usage calls count against nothing');
+  assert.equal(got.daily, (await service.get('/v1/usage/daily')).json);
+});
+
+r('webhooks makes, updates, tests, logs, redelivers and deletes an endpoint, signed for the secret it gave', async () => {
+  const made = await rscript(`
+hooks <- dqs::client()$webhooks
+made <- hooks$create(${JSON.stringify(`${receiver.url}/r`)}, events = "release.published")
+off <- hooks$update(made$id, enabled = FALSE)
+on <- hooks$update(made$id, enabled = TRUE)
+cat(jsonlite::toJSON(list(made = made, off = off, on = on, attempt = hooks$test(made$id),
+  listed = I(vapply(hooks$list(), function(w) w$id, ""))), auto_unbox = TRUE, null = "null"))`);
+  const { id, secret } = made.made;
+  assert.match(secret, /^whsec_/);
+  assert.equal(made.made.events, ['release.published'], 'one event is still a list');
+  const arrived = () => receiver.received.filter((r) => r.path === '/r');
+  assert.is((verified(secret, arrived()[0]!) as { type: string }).type, 'webhook.test');
+  assert.equal([made.off.enabled, made.on.enabled, made.attempt.status_code], [false, true, 200]);
+  assert.equal(made.listed, [id]);
+
+  // A release event, the kind of message the log can send again.
+  release = await publishNextMonth(dataDir, release);
+  assert.ok(await until(() => arrived().length === 3, 30_000), 'the publication delivered');
+  const msg = arrived()[2]!.headers['webhook-id']!;
+  const got = await rscript(`
+hooks <- dqs::client()$webhooks
+log <- hooks$deliveries(${JSON.stringify(id)})
+again <- hooks$redeliver(${JSON.stringify(id)}, ${JSON.stringify(msg)})
+hooks$delete(${JSON.stringify(id)})
+after <- tryCatch(hooks$get(${JSON.stringify(id)}), dqs_error = function(e) e$code)
+cat(jsonlite::toJSON(list(log = I(vapply(log, function(d) d$msg_id, "")), again = again, after = after), auto_unbox = TRUE, null = "null"))`);
+  assert.equal(got.log, [msg, made.attempt.msg_id], "every attempt since it was made, newest first (the creation's test came before)");
+  assert.is(got.again.status_code, 200);
+  assert.is(arrived()[3]!.headers['webhook-id'], msg, 'sent again with the same webhook-id');
+  assert.is(got.after, 404);
 });
 
 r('an error is a dqs_error condition with the status as code, the message, the hint and the request id', async () => {

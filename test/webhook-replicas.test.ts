@@ -4,15 +4,14 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { loadDrop } from '../etl/load.ts';
 import { createLogger } from '../src/log.ts';
 import { connectRedis } from '../src/redis.ts';
 import { freePort } from '../tools/free-port.ts';
 import { type RedisServer, startRedis } from '../tools/redis-server.ts';
 import { until } from './helpers/redis.ts';
-import { FIXTURE_RELEASE, fixtureDataDir, nextMonth, send, tempDir } from './helpers/service.ts';
+import { FIXTURE_RELEASE, fixtureDataDir, publishNextMonth, send, tempDir } from './helpers/service.ts';
 import { skippedSuite } from './helpers/skip.ts';
-import { type Receiver, startReceiver, verified } from './helpers/webhook-receiver.ts';
+import { LOOPBACK_WEBHOOKS, type Receiver, startReceiver, verified } from './helpers/webhook-receiver.ts';
 
 // Two replicas behind haproxy sharing one redis-server, as deployed: a webhook goes out
 // only once both serve the release, each endpoint gets each attempt once, and a replica
@@ -96,9 +95,7 @@ if (missing.length) {
   let receiver: Receiver;
 
   const publish = async () => {
-    release = nextMonth(release);
-    const drop = path.join(await fixtureDataDir(), FIXTURE_RELEASE);
-    await loadDrop({ drop, dataDir, release, force: true, minYear: 1990, maxYear: 2100, maxRowChange: 0.25 });
+    release = await publishNextMonth(dataDir, release);
     return { release, loaded: Date.now() };
   };
   const create = (url: string) =>
@@ -132,8 +129,7 @@ if (missing.length) {
       REDIS_TIMEOUT_MS: '1000',
       DATA_DIR: dataDir,
       STATE_DIR: path.join(work, 'state'),
-      WEBHOOK_ALLOW_CIDRS: '127.0.0.0/8',
-      WEBHOOK_ALLOW_HTTP: 'true',
+      ...LOOPBACK_WEBHOOKS,
       WEBHOOK_RETRY_SCHEDULE: '2s,2s,2s',
     };
     // B reads DATA_DIR's pointer seldom: without the wait for every replica, A would send before B serves.

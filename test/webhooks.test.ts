@@ -5,12 +5,11 @@ import { promisify } from 'node:util';
 import { DataQueryClient, DataQueryError } from 'data-query-client';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { loadDrop } from '../etl/load.ts';
 import { adminCli } from './helpers/admin-cli.ts';
 import { runQueryCli } from './helpers/query-cli.ts';
 import { until } from './helpers/redis.ts';
-import { FIXTURE_RELEASE, fixtureDataDir, nextMonth, send, startTestService, type TestService, tempDir } from './helpers/service.ts';
-import { type Receiver, startReceiver, verified } from './helpers/webhook-receiver.ts';
+import { FIXTURE_RELEASE, ownFixtureDataDir, publishNextMonth, send, startTestService, type TestService } from './helpers/service.ts';
+import { LOOPBACK_WEBHOOKS, type Receiver, startReceiver, verified } from './helpers/webhook-receiver.ts';
 
 // Webhooks end to end: a real service on a DATA_DIR of its own, `etl load` publishing
 // into it, and a real receiver on loopback verifying with the reference verifier.
@@ -24,8 +23,6 @@ let receiver: Receiver;
 let dataDir: string;
 let release = FIXTURE_RELEASE;
 
-const LOOPBACK = { WEBHOOK_ALLOW_CIDRS: '127.0.0.0/8', WEBHOOK_ALLOW_HTTP: 'true' };
-
 async function call(method: string, pathName: string, body?: unknown, key = service.key) {
   return send(`${service.url}${pathName}`, {
     method,
@@ -36,21 +33,18 @@ async function call(method: string, pathName: string, body?: unknown, key = serv
 
 /** Publishes the next month with `etl load`'s own function; returns its id. */
 async function publish(): Promise<string> {
-  release = nextMonth(release);
-  const drop = path.join(await fixtureDataDir(), FIXTURE_RELEASE);
-  await loadDrop({ drop, dataDir, release, force: true, minYear: 1990, maxYear: 2100, maxRowChange: 0.25 });
+  release = await publishNextMonth(dataDir, release);
   return release;
 }
 
 const newKey = async () => (await service.admin('POST', '/keys', { client: `other-${Math.random()}` })).json.key as string;
 
 test.before(async () => {
-  dataDir = await tempDir('dqs-webhooks-');
-  await fs.cp(await fixtureDataDir(), dataDir, { recursive: true });
+  dataDir = await ownFixtureDataDir('dqs-webhooks-');
   receiver = await startReceiver();
   service = await startTestService({
     dataDir,
-    env: { ...LOOPBACK, RELEASE_POLL_MS: '100', WEBHOOK_RETRY_SCHEDULE: '1500ms,1500ms,1500ms' },
+    env: { ...LOOPBACK_WEBHOOKS, RELEASE_POLL_MS: '100', WEBHOOK_RETRY_SCHEDULE: '1500ms,1500ms,1500ms' },
   });
 });
 

@@ -105,6 +105,21 @@ export async function twoReleaseDataDir(
 
 export const tempDir = (prefix = 'dqs-test-') => fs.mkdtemp(path.join(os.tmpdir(), prefix));
 
+/** A DATA_DIR of its own holding the fixture's release, for a test that publishes into it. */
+export async function ownFixtureDataDir(prefix: string): Promise<string> {
+  const dataDir = await tempDir(prefix);
+  await fs.cp(await fixtureDataDir(), dataDir, { recursive: true });
+  return dataDir;
+}
+
+/** Publishes the fixture's files again into `dataDir` as the month after `release`, with `etl load`'s own function; returns the new release. */
+export async function publishNextMonth(dataDir: string, release: string): Promise<string> {
+  const next = nextMonth(release);
+  const drop = path.join(await fixtureDataDir(), FIXTURE_RELEASE);
+  await loadDrop({ drop, dataDir, release: next, force: true, minYear: 1990, maxYear: 2100, maxRowChange: 0.25 });
+  return next;
+}
+
 export interface Response {
   status: number;
   headers: Record<string, string | string[] | undefined>;

@@ -29,6 +29,9 @@ export interface Receiver {
   close(): Promise<void>;
 }
 
+/** The settings that let a server's webhooks reach a receiver on loopback over http. */
+export const LOOPBACK_WEBHOOKS = { WEBHOOK_ALLOW_CIDRS: '127.0.0.0/8', WEBHOOK_ALLOW_HTTP: 'true' };
+
 /** `before`, when given, runs on each request before it is answered (what a subscriber does on arrival). */
 export async function startReceiver(before?: (request: Received) => Promise<void>): Promise<Receiver> {
   const received: Received[] = [];

@@ -51,6 +51,9 @@ client <- function(base_url = Sys.getenv("DQS_URL"), api_key = Sys.getenv("DQS_A
     export = function(metric, ..., decimal = FALSE) table("/v1/export", metric, c(list(metric = metric), list(...)), decimal),
     facets = function(metric, ...) get_json("/v1/facets", c(list(metric = metric), list(...))),
     releases = function() get_json("/v1/releases", list()),
-    catalog = catalog
+    usage = function() get_json("/v1/usage", list()),
+    usage_daily = function(...) get_json("/v1/usage/daily", list(...)),
+    catalog = catalog,
+    webhooks = webhooks(policy)
   )
 }

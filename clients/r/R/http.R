@@ -79,3 +79,20 @@ http_get <- function(policy, path, params, accept) {
     attempt <- attempt + 1
   }
 }
+
+# The JSON answer (NULL for 204) to one `method` request with a JSON `body`; never
+# retried, as a repeated POST could act twice (a webhook's creation sends a test event).
+http_send <- function(policy, method, path, body = NULL) {
+  response <- tryCatch(
+    httr::VERB(
+      method, paste0(policy$base_url, path),
+      httr::add_headers(`x-api-key` = policy$api_key, accept = "application/json"), httr::timeout(policy$timeout),
+      body = if (is.null(body)) NULL else jsonlite::toJSON(body, auto_unbox = TRUE), httr::content_type_json()
+    ),
+    error = function(e) stop(dqs_error(0, paste0("Cannot reach ", policy$base_url, ": ", conditionMessage(e))))
+  )
+  if (httr::status_code(response) >= 300) stop(answer_error(response))
+  text <- httr::content(response, as = "text", encoding = "UTF-8")
+  if (is.na(text) || !nzchar(text)) return(invisible(NULL))
+  jsonlite::fromJSON(text, simplifyVector = FALSE)
+}

@@ -4,10 +4,10 @@ import json
 import os
 
 from . import _table
-from ._http import DqsError, Transport
+from ._http import JSON, DqsError, Transport
+from ._webhooks import Webhooks
 
 CSV = "text/csv"
-JSON = "application/json"
 
 # The spec's largest page (section 8): the fewest requests for a paged walk.
 _PAGE = 1000
@@ -34,7 +34,8 @@ class Client:
     429s are retried after their Retry-After; 5xx and network failures after a
     jittered back-off; at most ``max_retries`` times and ``max_wait`` seconds in all.
     ``on_retry`` is called before each wait with a dict of its reason, attempt, wait
-    (seconds), status and the error that caused it.
+    (seconds), status and the error that caused it. ``webhooks`` manages this key's
+    webhooks (/v1/webhooks), whose calls are never retried.
     """
 
     def __init__(
@@ -55,6 +56,7 @@ class Client:
             raise ValueError("Client needs base_url and api_key, or DQS_URL and DQS_API_KEY in the environment")
         self._http = Transport(base_url, api_key, max_retries, max_wait, base_delay, max_delay, timeout, on_retry)
         self._catalogs = {}
+        self.webhooks = Webhooks(self._http)
 
     def _json(self, path, params):
         return json.loads(self._http.get(path, params, JSON)[1].decode("utf-8"))
