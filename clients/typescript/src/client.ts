@@ -206,30 +206,31 @@ export class DataQueryClient {
    * still lists every country.
    */
   async facets<M extends Metric>(metric: M, filters: Filters<M> = {} as Filters<M>, options: ReleaseChoice = {}): Promise<FacetsAnswer<M>> {
-    const answer = await this.send('/v1/facets', { metric, ...filters, ...releaseParams(options) } as Params, 'json');
-    return JSON.parse(answer.body.toString('utf8')) as FacetsAnswer<M>;
+    return this.json<FacetsAnswer<M>>('/v1/facets', { metric, ...filters, ...releaseParams(options) } as Params);
   }
 
   /** The published releases, newest first (GET /v1/releases). */
   async releases(): Promise<ReleaseInfo[]> {
-    const answer = await this.send('/v1/releases', {}, 'json');
-    return (JSON.parse(answer.body.toString('utf8')) as { releases: ReleaseInfo[] }).releases;
+    return (await this.json<{ releases: ReleaseInfo[] }>('/v1/releases', {})).releases;
   }
 
   /** Where the key stands now: every limit that can refuse it (GET /v1/usage); counts against no limit but its own small guard. */
   async usage(): Promise<UsageAnswer> {
-    return JSON.parse((await this.send('/v1/usage', {}, 'json')).body.toString('utf8')) as UsageAnswer;
+    return this.json<UsageAnswer>('/v1/usage', {});
   }
 
   /** The key's usage per UTC day from `start` to `end` (YYYY-MM-DD; by default the last 7 days) (GET /v1/usage/daily). */
   async usageDaily(range: { start?: string; end?: string } = {}): Promise<UsageDay[]> {
-    const answer = await this.send('/v1/usage/daily', { start: range.start, end: range.end }, 'json');
-    return (JSON.parse(answer.body.toString('utf8')) as { days: UsageDay[] }).days;
+    return (await this.json<{ days: UsageDay[] }>('/v1/usage/daily', { start: range.start, end: range.end })).days;
   }
 
   async catalog(options: ReleaseChoice = {}): Promise<CatalogEntry[]> {
-    const answer = await this.send('/v1/catalog', releaseParams(options), 'json');
-    return [...(JSON.parse(answer.body.toString('utf8')) as CatalogAnswer).datasets];
+    return [...(await this.json<CatalogAnswer>('/v1/catalog', releaseParams(options))).datasets];
+  }
+
+  /** A JSON answer that is one document, not pages. */
+  private async json<T>(path: string, params: Params): Promise<T> {
+    return JSON.parse((await this.send(path, params, 'json')).body.toString('utf8')) as T;
   }
 
   /** Pages as CSV text, each with its own header row; paged by the X-Next-Cursor header. */

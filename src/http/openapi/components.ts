@@ -8,6 +8,18 @@ import { ref } from './responses.ts';
 /** The id of a monthly release, as the serving release's manifest names it. */
 export const releaseId: Json = { type: 'string', pattern: '^\\d{4}-(0[1-9]|1[0-2])$' };
 
+/** The rows one dataset added, removed and changed between two releases (the manifest's counts, or a release event's). */
+export const changeCounts: Json = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['added', 'removed', 'changed'],
+  properties: {
+    added: { type: 'integer', minimum: 0 },
+    removed: { type: 'integer', minimum: 0 },
+    changed: { type: 'integer', minimum: 0 },
+  },
+};
+
 /** `as_of` of an answer read at `as_of=`. */
 export const asOfMeta: Json = {
   type: 'object',

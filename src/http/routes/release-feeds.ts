@@ -4,7 +4,7 @@ import { ATOM_TYPE, atomFeed, FEED_ENTRIES, type FeedEntry, JSON_FEED_TYPE, json
 import type { ReleaseEvents } from '../../notify/release-event.ts';
 import { unknownKeys } from '../../query/options/params.ts';
 import type { Services } from '../../services.ts';
-import { releaseId } from '../openapi/components.ts';
+import { changeCounts, releaseId } from '../openapi/components.ts';
 import { exampleRequest } from '../openapi/examples.ts';
 import type { Json } from '../openapi/json.ts';
 import { headerRefs, keyedErrors, ref } from '../openapi/responses.ts';
@@ -86,17 +86,6 @@ function feedRoute(format: keyof Bodies, path: string, contentType: string, oper
 
 const ENTRIES = `one entry per line of the publication log, newest first (the ${FEED_ENTRIES} newest): each publication or withdrawal (a rollback), with the rows added, removed and changed per dataset from the release served before it to the one served after, and links to the catalog of the release served after it and to the revisions between the two. Ids, dates and counts, never values: no key is needed unless the server sets FEED_PUBLIC=false. Links are under PUBLIC_URL, or the request's own address when the server sets none. An entry's id ends in \`#msg_<seq>\`, the \`webhook-id\` of its webhook deliveries.`;
 
-const counts = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['added', 'removed', 'changed'],
-  properties: {
-    added: { type: 'integer', minimum: 0 },
-    removed: { type: 'integer', minimum: 0 },
-    changed: { type: 'integer', minimum: 0 },
-  },
-};
-
 const schemas: Record<string, Json> = {
   ReleaseEvent: {
     type: 'object',
@@ -118,7 +107,7 @@ const schemas: Record<string, Json> = {
           },
           published_at: { type: 'string', format: 'date-time', description: 'When `release` was first published.' },
           changes: {
-            oneOf: [{ type: 'object', additionalProperties: counts }, { type: 'null' }],
+            oneOf: [{ type: 'object', additionalProperties: changeCounts }, { type: 'null' }],
             description:
               'Rows added, removed and changed per dataset, from the release served before the event to the one served after (for the first release, every row added); null when a release compared was removed by `etl prune` before they were known.',
           },

@@ -5,7 +5,7 @@ import { DATASETS } from '../../registry.ts';
 import { firstPublished, withdrawnReleases } from '../../releases/publication-log.ts';
 import { type ReleaseCalendar, releaseCalendar } from '../../releases/release-calendar.ts';
 import type { Releases } from '../../releases/releases.ts';
-import { releaseId } from '../openapi/components.ts';
+import { changeCounts, releaseId } from '../openapi/components.ts';
 import { exampleRequest } from '../openapi/examples.ts';
 import { headerRefs, keyedErrors, LIMIT_HEADERS, ref } from '../openapi/responses.ts';
 import { respondCacheable } from '../respond/cacheable.ts';
@@ -160,16 +160,7 @@ export const releases: Route = {
                 type: 'object',
                 description:
                   'Rows added, removed and changed per dataset against `changes_against`; absent for the first release and for generated ones.',
-                additionalProperties: {
-                  type: 'object',
-                  additionalProperties: false,
-                  required: ['added', 'removed', 'changed'],
-                  properties: {
-                    added: { type: 'integer', minimum: 0 },
-                    removed: { type: 'integer', minimum: 0 },
-                    changed: { type: 'integer', minimum: 0 },
-                  },
-                },
+                additionalProperties: changeCounts,
               },
               changes_against: releaseId,
             },
