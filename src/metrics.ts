@@ -52,6 +52,28 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  /** Label `outcome`: what followed one attempt of a release event (docs/deploy.md "Metrics"). */
+  readonly webhookAttempts = new Counter({
+    name: 'dqs_webhook_attempts_total',
+    help: 'Attempts to deliver a release event to a webhook, by what followed: delivered (2xx), retry (a later attempt is due), given_up (the last attempt failed), gone (410: the webhook is disabled)',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+
+  readonly webhookDeliverySeconds = new Histogram({
+    name: 'dqs_webhook_delivery_seconds',
+    help: 'Time from a release event being queued for a webhook to the attempt its URL answered 2xx, the wait for every replica and retries included',
+    buckets: [0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 1800, 7200, 43200, 86400],
+    registers: [this.registry],
+  });
+
+  readonly webhooksDisabled = new Counter({
+    name: 'dqs_webhooks_disabled_total',
+    help: 'Webhooks the service disabled, by reason: gone (a 410), failing (two messages in a row failed every attempt)',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+
   readonly limiterRefusals = new Counter({
     name: 'dqs_limiter_refusals_total',
     help: 'Requests refused with 429, by limiter (key: per API key; bad_key: per address for missing or invalid keys; usage: per API key, calls to /v1/usage)',

@@ -155,6 +155,7 @@ export async function startService(config: Config, log: Logger, options: StartOp
     baseUrl: () => config.PUBLIC_URL ?? listening,
     clock,
     log,
+    metrics,
   });
   const cache = config.CACHE_MAX_BYTES > 0 ? new LruResponseCache(config.CACHE_MAX_BYTES) : new NoopResponseCache();
   const aggregates = new KeptResults({

@@ -1,3 +1,5 @@
+import fs from 'node:fs/promises';
+import path from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import * as errors from '../src/errors/index.ts';
@@ -82,6 +84,17 @@ ops('/metrics after known traffic counts requests by route, status and error cod
   assert.ok(value(after, 'dqs_process_resident_memory_bytes') > 0);
   assert.ok(value(after, 'dqs_nodejs_heap_size_used_bytes') > 0);
   assert.is(value(after, 'dqs_redis_errors_total'), 0);
+});
+
+ops('docs/deploy.md "Metrics" lists every metric /metrics exposes, and no other', async () => {
+  const exposed = [...(await send(`${service.adminUrl}/metrics`)).text.matchAll(/^# HELP (dqs_\w+)/gm)]
+    .map((m) => m[1]!)
+    // prom-client's defaults, one row of the table.
+    .filter((name) => !/^dqs_(process|nodejs)_/.test(name));
+  const doc = await fs.readFile(path.join(import.meta.dirname, '..', 'docs', 'deploy.md'), 'utf8');
+  const table = doc.slice(doc.indexOf('## Metrics'));
+  const listed = [...table.matchAll(/^\| `(dqs_\w+)` \|/gm)].map((m) => m[1]!);
+  assert.equal([...new Set(exposed)].sort(), listed.sort());
 });
 
 ops('the Explore and claim pages and their files are counted under their route patterns, none as unmatched', async () => {

@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import fs from 'node:fs/promises';
 import path from 'node:path';
@@ -8,6 +8,7 @@ import * as assert from 'uvu/assert';
 import { REDIS_BINARY, REDIS_SKIP_REASON, type RedisServer, startRedis } from '../tools/redis-server.ts';
 import { openInvite, postClaim, shownKey } from './helpers/claim.ts';
 import { SERVER_ARGS } from './helpers/processes.ts';
+import { type Replica, startReplica } from './helpers/replica.ts';
 import { fixtureDataDir, send, tempDir } from './helpers/service.ts';
 import { skippedSuite } from './helpers/skip.ts';
 
@@ -17,49 +18,6 @@ import { skippedSuite } from './helpers/skip.ts';
 const ROOT = path.resolve(import.meta.dirname, '..');
 const TOO_MANY = 'Too many requests — please try again later';
 const TIMEOUT_MS = 250;
-
-interface Replica {
-  url: string;
-  adminUrl: string;
-  logs: any[];
-  stop(): Promise<void>;
-}
-
-async function startReplica(env: Record<string, string>): Promise<Replica> {
-  const child: ChildProcess = spawn(process.execPath, [...SERVER_ARGS], {
-    cwd: ROOT,
-    env: { ...process.env, PORT: '0', ADMIN_PORT: '0', DUCKDB_CONNECTIONS: '1', LOG_LEVEL: 'info', ...env },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const logs: any[] = [];
-  let url = '';
-  let adminUrl = '';
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('replica not ready within 60 s')), 60_000);
-    child.once('exit', (code) => reject(new Error(`replica exited with ${code}: ${JSON.stringify(logs.slice(-3))}`)));
-    createInterface({ input: child.stdout! }).on('line', (line) => {
-      const entry = JSON.parse(line);
-      logs.push(entry);
-      if (entry.msg === 'listening') ({ url, adminUrl } = entry);
-      if (entry.msg === 'ready') {
-        clearTimeout(timer);
-        resolve();
-      }
-    });
-  });
-  child.removeAllListeners('exit');
-  return {
-    url,
-    adminUrl,
-    logs,
-    stop: () =>
-      new Promise<void>((resolve) => {
-        if (child.exitCode !== null) return resolve();
-        child.once('exit', () => resolve());
-        child.kill('SIGTERM');
-      }),
-  };
-}
 
 const start = suite('REDIS_URL at start');
 start('a Redis that cannot be reached stops the start with one line naming REDIS_URL', async () => {

@@ -1,7 +1,6 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createLogger } from '../src/log.ts';
@@ -9,6 +8,7 @@ import { connectRedis } from '../src/redis.ts';
 import { freePort } from '../tools/free-port.ts';
 import { type RedisServer, startRedis } from '../tools/redis-server.ts';
 import { until } from './helpers/redis.ts';
+import { type Replica, startReplica } from './helpers/replica.ts';
 import { FIXTURE_RELEASE, fixtureDataDir, publishNextMonth, send, tempDir } from './helpers/service.ts';
 import { skippedSuite } from './helpers/skip.ts';
 import { LOOPBACK_WEBHOOKS, type Receiver, startReceiver, verified } from './helpers/webhook-receiver.ts';
@@ -17,49 +17,7 @@ import { LOOPBACK_WEBHOOKS, type Receiver, startReceiver, verified } from './hel
 // only once both serve the release, each endpoint gets each attempt once, and a replica
 // killed while it sends an attempt is taken over by the other with the same webhook-id.
 
-const ROOT = path.resolve(import.meta.dirname, '..');
 const missing = ['redis-server', 'haproxy'].filter((bin) => spawnSync('sh', ['-c', `command -v ${bin}`]).status !== 0);
-
-interface Replica {
-  readonly url: string;
-  readonly adminUrl: string;
-  readonly pid: number;
-  readonly logs: any[];
-  readonly child: ChildProcess;
-}
-
-async function startReplica(env: Record<string, string>): Promise<Replica> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    cwd: ROOT,
-    env: { ...process.env, PORT: '0', ADMIN_PORT: '0', DUCKDB_CONNECTIONS: '1', LOG_LEVEL: 'info', ...env },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const logs: any[] = [];
-  let url = '';
-  let adminUrl = '';
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('replica not ready within 120 s')), 120_000);
-    child.once('exit', (code) => reject(new Error(`replica exited with ${code}: ${JSON.stringify(logs.slice(-3))}`)));
-    createInterface({ input: child.stdout! }).on('line', (line) => {
-      const entry = JSON.parse(line);
-      logs.push(entry);
-      if (entry.msg === 'listening') ({ url, adminUrl } = entry);
-      if (entry.msg === 'ready') {
-        clearTimeout(timer);
-        resolve();
-      }
-    });
-  });
-  child.removeAllListeners('exit');
-  return { url, adminUrl, pid: child.pid!, logs, child };
-}
-
-const stopReplica = (replica: Replica, signal: NodeJS.Signals = 'SIGTERM') =>
-  new Promise<void>((resolve) => {
-    if (replica.child.exitCode !== null || replica.child.signalCode !== null) return resolve();
-    replica.child.once('exit', () => resolve());
-    replica.child.kill(signal);
-  });
 
 async function startBalancer(work: string, replicas: readonly Replica[]): Promise<{ url: string; child: ChildProcess }> {
   const port = await freePort();
@@ -146,7 +104,7 @@ if (missing.length) {
   });
 
   test.after(async () => {
-    await Promise.all([a, b].filter(Boolean).map((r) => stopReplica(r)));
+    await Promise.all([a, b].filter(Boolean).map((r) => r.stop()));
     balancer?.child.kill('SIGTERM');
     await receiver?.close();
     await redis?.stop();
@@ -192,7 +150,7 @@ if (missing.length) {
     client.disconnect();
     const sender = [a, b].find((r) => holder?.endsWith(`:${r.pid}`))!;
     assert.ok(sender, `the lease holder ${holder} is one of the replicas`);
-    await stopReplica(sender, 'SIGKILL');
+    await sender.stop('SIGKILL');
     hold = undefined;
     release2();
     const survivor = sender === a ? b : a;

@@ -37,6 +37,10 @@ async function publish(): Promise<string> {
   return release;
 }
 
+/** The value of a sample of /metrics (0 when absent). */
+const metric = async (sample: string) =>
+  Number(new RegExp(`^${sample.replace(/[{}"]/g, '\\$&')} (\\S+)$`, 'm').exec((await send(`${service.adminUrl}/metrics`)).text)?.[1] ?? 0);
+
 const newKey = async () => (await service.admin('POST', '/keys', { client: `other-${Math.random()}` })).json.key as string;
 
 test.before(async () => {
@@ -130,10 +134,15 @@ test('a publication is delivered signed, msg_<seq>, and a flipped byte does not 
   await call('DELETE', `/v1/webhooks/${made.id}`);
 });
 
-test('answers 500, 500, 200: three attempts, one webhook-id, rising timestamps', async () => {
+test('answers 500, 500, 200: three attempts, one webhook-id, rising timestamps; /metrics counts two retries and a delivery', async () => {
   receiver.script([]);
+  const retries = await metric('dqs_webhook_attempts_total{outcome="retry"}');
+  const delivered = await metric('dqs_webhook_attempts_total{outcome="delivered"}');
+  const timed = await metric('dqs_webhook_delivery_seconds_count');
   const made = (await call('POST', '/v1/webhooks', { url: `${receiver.url}/flaky` })).json;
   receiver.script([{ status: 500 }, { status: 500 }], '/flaky');
+  // Every enabled endpoint (earlier tests' too) gets this publication.
+  const endpoints = (await call('GET', '/v1/webhooks')).json.webhooks.filter((w: { enabled: boolean }) => w.enabled).length;
   const published = await publish();
   const attempts = () => receiver.received.filter((r) => r.path === '/flaky' && r.body.includes(`"release":"${published}"`));
   assert.ok(await until(() => attempts().length >= 3, 60_000), `${attempts().length} attempts`);
@@ -153,6 +162,11 @@ test('answers 500, 500, 200: three attempts, one webhook-id, rising timestamps',
   );
   const rest = (await call('GET', `/v1/webhooks/${made.id}/deliveries?limit=2&cursor=${log.pagination.cursor}`)).json;
   assert.equal(rest.deliveries[0].attempt, 1);
+  // At least: the earlier test's publication may still be settling with its other endpoints.
+  const deliveredNow = () => metric('dqs_webhook_attempts_total{outcome="delivered"}');
+  assert.ok(await until(async () => (await deliveredNow()) >= delivered + endpoints, 5000), `${await deliveredNow()} delivered`);
+  assert.ok((await metric('dqs_webhook_delivery_seconds_count')) >= timed + endpoints);
+  assert.is(await metric('dqs_webhook_attempts_total{outcome="retry"}'), retries + 2, 'only /flaky failed');
   await call('DELETE', `/v1/webhooks/${made.id}`);
 });
 
@@ -168,6 +182,8 @@ test("a 410 disables the endpoint, which says why, and the next publication send
   assert.ok(await until(() => got('/kept', first) && got('/gone', first) && got('/revoked', first), 60_000));
   assert.ok(await until(async () => (await call('GET', `/v1/webhooks/${gone.id}`)).json.enabled === false, 10_000));
   assert.match((await call('GET', `/v1/webhooks/${gone.id}`)).json.disabled_reason, /^msg_\d+ was answered 410 Gone at /);
+  assert.is(await metric('dqs_webhooks_disabled_total{reason="gone"}'), 1);
+  assert.is(await metric('dqs_webhook_attempts_total{outcome="gone"}'), 1);
   assert.is((await service.admin('POST', '/keys/revoke', { ref: otherKey })).status, 200);
   const second = await publish();
   assert.ok(await until(() => got('/kept', second), 60_000));

@@ -37,6 +37,7 @@ import {
   uncachedScenarios,
   withKey,
 } from '../scenarios/suite.ts';
+import { USAGE_SERVERS, type UsageServers, usageFigures } from '../scenarios/usage-counting.ts';
 import { WHOLE_DIFF_HEADER, wholeDiffFigures, wholeDiffRow } from '../scenarios/whole-diff.ts';
 import { compareResults, formatComparison } from './compare.ts';
 import type { Stats } from './load.ts';
@@ -460,36 +461,17 @@ async function main(): Promise<void> {
   } finally {
     await cached.stop();
   }
-  // Usage counting (issue 54): the same hits from a server counting each answer in its
-  // key's usage and one started with BENCH_DISABLE_USAGE, alternated in the same rounds.
+  // Usage counting (issue 54): a counting server beside two that do not (bench/scenarios/usage-counting.ts).
   {
-    const uncounted = await serve('uncounted-baseline', { BENCH_DISABLE_USAGE: 'true' });
-    const counted = await serve('counted', {}).catch(async (err) => {
-      await uncounted.stop();
-      throw err;
-    });
+    const servers: Partial<UsageServers> = {};
     try {
-      const side = (server: ServiceProcess, headers: Record<string, string>): ServerSide => ({
-        url: server.url,
-        requests: withKey([{ path: PAGE, headers, status: 200 }], server.headers),
-        pid: server.pid,
-      });
-      for (const [id, coding] of [
-        ['usage-counted-br', 'br'],
-        ['usage-counted-json', 'identity'],
-      ] as const) {
-        const headers = { 'accept-encoding': coding };
-        await against(
-          id,
-          `cached hit, JSON ${coding}, usage counted vs not`,
-          'uncounted',
-          side(uncounted, headers),
-          side(counted, headers),
-        );
-        for (const f of figures.filter((f) => f.scenario === id)) line(usageCost(f));
+      for (const [name, env] of Object.entries(USAGE_SERVERS)) servers[name as keyof UsageServers] = await serve(`usage-${name}`, env);
+      for (const f of await usageFigures(servers as UsageServers, settings.timing, [1, 16], (text) => progress(text, false))) {
+        record(f);
+        line(usageCost(f));
       }
     } finally {
-      await Promise.all([uncounted.stop(), counted.stop()]);
+      await Promise.all(Object.values(servers).map((s) => s.stop()));
     }
   }
   if (options.baseline) {

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.ts';
+import type { Metrics } from '../metrics.ts';
 import type { Publication } from '../releases/publication-log.ts';
 import type { AddressPolicy } from './address-policy.ts';
 import { ATTEMPT_TIMEOUT_MS, type AttemptResult, attempt, type Message } from './attempt.ts';
@@ -35,6 +36,7 @@ export interface DeliveryOptions {
   readonly settleMaxMs: number;
   readonly clock: Clock;
   readonly log: Logger;
+  readonly metrics: Pick<Metrics, 'webhookAttempts' | 'webhookDeliverySeconds' | 'webhooksDisabled'>;
   /** How often the log and the attempts due are looked at. */
   readonly tickMs?: number;
 }
@@ -180,16 +182,20 @@ export class WebhookDelivery {
 
   /** What follows an attempt: done, disabled, a retry, or the message given up. */
   private async settle(p: Pending, result: AttemptResult): Promise<void> {
-    const { store, clock, retrySchedule } = this.options;
+    const { store, clock, retrySchedule, metrics } = this.options;
     const now = clock();
     const fresh = await store.get(p.endpoint_id);
     if (!fresh) return;
     if (result.error === null) {
+      metrics.webhookAttempts.inc({ outcome: 'delivered' });
+      metrics.webhookDeliverySeconds.observe((now - p.queued_at) / 1000);
       await store.unschedule(p.endpoint_id, p.seq);
       if (fresh.exhausted_in_row > 0) await store.put({ ...fresh, exhausted_in_row: 0 });
       return;
     }
     if (result.status_code === 410) {
+      metrics.webhookAttempts.inc({ outcome: 'gone' });
+      metrics.webhooksDisabled.inc({ reason: 'gone' });
       await store.unschedule(p.endpoint_id, p.seq);
       await store.put({
         ...fresh,
@@ -200,13 +206,16 @@ export class WebhookDelivery {
     }
     const delay = retrySchedule[p.attempt - 1];
     if (delay !== undefined) {
+      metrics.webhookAttempts.inc({ outcome: 'retry' });
       // ±10%, so that endpoints failing together do not retry together; a longer Retry-After wins.
       const due = now + Math.max(delay * (0.9 + Math.random() * 0.2), result.retry_after_ms ?? 0);
       await store.schedule({ ...p, attempt: p.attempt + 1, due_at: due });
       return;
     }
+    metrics.webhookAttempts.inc({ outcome: 'given_up' });
     await store.unschedule(p.endpoint_id, p.seq);
     const inRow = fresh.exhausted_in_row + 1;
+    if (inRow >= 2 && fresh.enabled) metrics.webhooksDisabled.inc({ reason: 'failing' });
     await store.put({
       ...fresh,
       exhausted_in_row: inRow,

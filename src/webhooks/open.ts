@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import type { KeyStore } from '../keys/store.ts';
+import type { Metrics } from '../metrics.ts';
 import type { ReleaseEvents } from '../notify/release-event.ts';
 import type { Releases } from '../releases/releases.ts';
 import { AddressPolicy } from './address-policy.ts';
@@ -26,6 +27,7 @@ export async function openWebhooks(options: {
   baseUrl: () => string;
   clock: Clock;
   log: Logger;
+  metrics: Metrics;
 }): Promise<Webhooks> {
   const { config, redis, keys, releases, clock } = options;
   const store = redis ? new RedisWebhookStore(redis) : await FileWebhookStore.open(config.STATE_DIR);
@@ -42,6 +44,7 @@ export async function openWebhooks(options: {
     settleMaxMs: config.WEBHOOK_SETTLE_MAX_MS,
     clock,
     log: options.log.child({ component: 'webhooks' }),
+    metrics: options.metrics,
   });
   return new Webhooks(store, delivery, policy, clock);
 }
