@@ -7,25 +7,13 @@ import type { Services } from '../../services.ts';
 import { RedisUnavailableError } from '../../state/redis-unavailable.ts';
 import { seqOf } from '../../webhooks/delivery.ts';
 import { endpointView } from '../../webhooks/manage.ts';
-import { EVENTS } from '../../webhooks/store.ts';
+import { createBody, patchBody } from '../../webhooks/request-bodies.ts';
 import type { RequestContext, RequestState } from '../request-state.ts';
 import { requestKey } from '../respond/request-key.ts';
 
 // /v1/webhooks: each API key's endpoints, their tests, secrets and delivery logs
 // (docs/api.md "Webhooks"). The key check has run before any of these.
 
-const url = v.pipe(
-  v.string(),
-  v.maxLength(2000),
-  v.check((text) => URL.canParse(text) && /^https?:$/.test(new URL(text).protocol), 'Expected an https:// URL'),
-);
-const events = v.pipe(
-  v.array(v.picklist(EVENTS, `Expected event types among ${EVENTS.join(', ')}`)),
-  v.minLength(1, 'Name at least one event type'),
-  v.transform((list) => [...new Set(list)]),
-);
-const createBody = v.strictObject({ url, events: v.optional(events, [...EVENTS]) });
-const patchBody = v.strictObject({ url: v.optional(url), events: v.optional(events), enabled: v.optional(v.boolean()) });
 const pageQuery = v.strictObject({
   limit: v.optional(
     v.pipe(v.string(), v.regex(/^\d{1,3}$/, 'Expected 1 to 100'), v.transform(Number), v.minValue(1), v.maxValue(100)),

@@ -1,3 +1,5 @@
+import { toJsonSchema } from '@valibot/to-json-schema';
+import type * as v from 'valibot';
 import {
   BlockedAddressError,
   ConflictError,
@@ -9,6 +11,7 @@ import {
   TooManyWebhooksError,
   WebhooksUnavailableError,
 } from '../../../errors/index.ts';
+import { createBody, patchBody } from '../../../webhooks/request-bodies.ts';
 import { EVENTS } from '../../../webhooks/store.ts';
 import type { Json } from '../json.ts';
 import { errorResponse, headerRefs, keyedErrors, LIMIT_HEADERS, ref } from '../responses.ts';
@@ -44,7 +47,11 @@ const refused = () =>
       unreachable: new EndpointUnreachableError('answered 404'),
     },
   );
-const events = { type: 'array', items: { enum: [...EVENTS] }, minItems: 1, uniqueItems: true };
+/** A request body, converted from the schema the route validates it with. */
+function jsonBody(schema: v.GenericSchema): Json {
+  const { $schema: _, ...converted } = toJsonSchema(schema, { errorMode: 'ignore' }) as Json & { $schema?: string };
+  return { required: true, content: { 'application/json': { schema: converted } } };
+}
 
 const operation = (operationId: string, summary: string, description: string, more: Json) => ({
   operationId,
@@ -61,19 +68,7 @@ export const WEBHOOK_PATHS: Readonly<Record<string, Json>> = {
       'Subscribe a URL to release events',
       'Sends the URL a signed `webhook.test` event first; only a 2xx within 15 s makes the endpoint. The secret is shown once, here. At most 5 per key.',
       {
-        requestBody: {
-          required: true,
-          content: {
-            'application/json': {
-              schema: {
-                type: 'object',
-                additionalProperties: false,
-                required: ['url'],
-                properties: { url: { type: 'string', format: 'uri' }, events },
-              },
-            },
-          },
-        },
+        requestBody: jsonBody(createBody),
         responses: {
           201: json(ref('WebhookCreated'), 'Made; `secret` is never shown again.'),
           ...errors({ 409: errorResponse('The key has 5 webhooks already.', { tooMany: new TooManyWebhooksError(5) }), 422: refused() }),
@@ -100,18 +95,7 @@ export const WEBHOOK_PATHS: Readonly<Record<string, Json>> = {
       'Change its URL or events, or enable it again',
       'A new URL must answer the signed `webhook.test` as a new endpoint does; `enabled: true` forgets the failures that disabled it.',
       {
-        requestBody: {
-          required: true,
-          content: {
-            'application/json': {
-              schema: {
-                type: 'object',
-                additionalProperties: false,
-                properties: { url: { type: 'string', format: 'uri' }, events, enabled: { type: 'boolean' } },
-              },
-            },
-          },
-        },
+        requestBody: jsonBody(patchBody),
         responses: { 200: json(ref('Webhook'), 'The webhook as changed.'), ...errors({ 422: refused() }) },
       },
     ),
@@ -202,7 +186,8 @@ const webhook = {
   properties: {
     id: { type: 'string', pattern: '^wh_[0-9a-f]{16}$' },
     url: { type: 'string', format: 'uri' },
-    events,
+    // As kept: each event type once.
+    events: { type: 'array', items: { enum: [...EVENTS] }, minItems: 1, uniqueItems: true },
     enabled: { type: 'boolean' },
     disabled_reason: {
       type: ['string', 'null'],
